@@ -1,0 +1,330 @@
+//! Reporters: pure functions from analysis results to text, JSON and CSV.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use collector::analysis::{OpRow, Summary};
+use collector::units::{bytes_iec, duration_us, torch_memory};
+use serde::Serialize;
+
+/// Facts shown around the per-op table.
+pub struct TableContext<'a> {
+    pub path: &'a Path,
+    pub total_rows: usize,
+    pub sort: &'a str,
+    pub window: Option<(f64, f64)>,
+    pub has_memory: bool,
+}
+
+/// torch's `_build_table` constants.
+const NAME_COLUMN_MAX: usize = 55;
+const COLUMN_WIDTH: usize = 12;
+const SPACING: usize = 2;
+
+/// The table as torch prints it (memory columns only): same headers, widths, truncation
+/// and units, "CUDA Mem" columns only when the trace has device memory.
+pub fn table_text(out: &mut impl Write, rows: &[OpRow], ctx: &TableContext<'_>) -> io::Result<()> {
+    if !ctx.has_memory {
+        writeln!(
+            out,
+            "note: {} has no memory events (was profile_memory=True?)",
+            ctx.path.display()
+        )?;
+    }
+    if rows.is_empty() {
+        writeln!(out, "no ops in {}", describe_window(ctx.window))?;
+        return Ok(());
+    }
+    let device = rows
+        .iter()
+        .any(|r| r.self_device_memory_usage > 0 || r.device_memory_usage != 0);
+    let name_width = rows
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        + 4;
+    let name_width = name_width.min(NAME_COLUMN_MAX);
+    let mut headers = vec!["Name", "CPU Mem", "Self CPU Mem"];
+    if device {
+        headers.extend(["CUDA Mem", "Self CUDA Mem"]);
+    }
+    headers.push("# of Calls");
+    let widths: Vec<usize> = std::iter::once(name_width)
+        .chain(std::iter::repeat_n(COLUMN_WIDTH, headers.len() - 1))
+        .collect();
+    let separator: String = widths
+        .iter()
+        .map(|w| format!("{}{}", "-".repeat(*w), " ".repeat(SPACING)))
+        .collect();
+    let line = |cells: &[String]| -> String {
+        cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:>w$}{}", " ".repeat(SPACING)))
+            .collect()
+    };
+    writeln!(out, "{separator}")?;
+    writeln!(
+        out,
+        "{}",
+        line(&headers.iter().map(|h| h.to_string()).collect::<Vec<_>>())
+    )?;
+    writeln!(out, "{separator}")?;
+    for r in rows {
+        let mut name = r.name.clone();
+        if name.chars().count() >= NAME_COLUMN_MAX - 3 {
+            name = name.chars().take(NAME_COLUMN_MAX - 3).collect::<String>() + "...";
+        }
+        let mut cells = vec![
+            name,
+            torch_memory(r.cpu_memory_usage),
+            torch_memory(r.self_cpu_memory_usage),
+        ];
+        if device {
+            cells.push(torch_memory(r.device_memory_usage));
+            cells.push(torch_memory(r.self_device_memory_usage));
+        }
+        cells.push(r.calls.to_string());
+        writeln!(out, "{}", line(&cells))?;
+    }
+    writeln!(out, "{separator}")?;
+    writeln!(
+        out,
+        "{} of {} rows, sorted by {}, {}",
+        rows.len(),
+        ctx.total_rows,
+        ctx.sort,
+        describe_window(ctx.window)
+    )?;
+    Ok(())
+}
+
+fn describe_window(window: Option<(f64, f64)>) -> String {
+    match window {
+        None => "whole trace".to_owned(),
+        Some((a, b)) => format!(
+            "window {} – {} after trace start",
+            duration_us(a),
+            duration_us(b)
+        ),
+    }
+}
+
+/// The table as a JSON array with torch's field names and integer bytes.
+pub fn table_json(out: &mut impl Write, rows: &[OpRow]) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, rows)?;
+    writeln!(out)
+}
+
+/// The table as CSV with a header row.
+pub fn table_csv(out: &mut impl Write, rows: &[OpRow]) -> io::Result<()> {
+    writeln!(
+        out,
+        "name,calls,self_cpu_memory_usage,cpu_memory_usage,self_device_memory_usage,device_memory_usage"
+    )?;
+    for r in rows {
+        writeln!(
+            out,
+            "{},{},{},{},{},{}",
+            csv_field(&r.name),
+            r.calls,
+            r.self_cpu_memory_usage,
+            r.cpu_memory_usage,
+            r.self_device_memory_usage,
+            r.device_memory_usage
+        )?;
+    }
+    Ok(())
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+#[derive(Serialize)]
+struct SummaryJson<'a> {
+    file: String,
+    #[serde(flatten)]
+    summary: &'a Summary,
+}
+
+/// The summary as JSON.
+pub fn summary_json(out: &mut impl Write, path: &Path, summary: &Summary) -> io::Result<()> {
+    let doc = SummaryJson {
+        file: path.display().to_string(),
+        summary,
+    };
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}
+
+/// The summary as text for a terminal.
+pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Result<()> {
+    writeln!(out, "{}", path.display())?;
+    writeln!(
+        out,
+        "  format     PyTorch profiler trace, {}{}",
+        s.era,
+        if s.compressed { ", gzip" } else { "" }
+    )?;
+    writeln!(
+        out,
+        "  contents   {} events, {} ops, {} steps, {} memory events, {} long",
+        group(s.events),
+        group(s.ops),
+        s.steps,
+        group(s.memory_events),
+        duration_us(s.duration_us)
+    )?;
+    if let Some(rank) = s.rank {
+        let world = s.world_size.map_or(String::new(), |w| format!(" of {w}"));
+        let backend = s
+            .backend
+            .as_deref()
+            .map_or(String::new(), |b| format!(" ({b})"));
+        writeln!(out, "  rank       {rank}{world}{backend}")?;
+    }
+    for g in &s.gpus {
+        let mem = g
+            .total_memory_bytes
+            .map_or(String::new(), |b| format!(", {}", bytes_iec(b as i64)));
+        writeln!(
+            out,
+            "  gpu        {} {}{mem}",
+            g.device,
+            g.name.as_deref().unwrap_or("?")
+        )?;
+    }
+    if !s.has_memory_data {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "No memory events in this trace: it was recorded without profile_memory=True,"
+        )?;
+        writeln!(
+            out,
+            "so there is nothing to say about memory. Ops and steps are listed above."
+        )?;
+    }
+    for d in &s.devices {
+        writeln!(out)?;
+        let name = d
+            .name
+            .as_deref()
+            .map_or(String::new(), |n| format!("  {n}"));
+        writeln!(out, "{}{name}", d.device)?;
+        let at = |us: Option<f64>| us.map_or(String::new(), |u| format!(" at {}", duration_us(u)));
+        let op = d
+            .peak_allocated_op
+            .as_deref()
+            .map_or(String::new(), |o| format!(" in {o}"));
+        writeln!(
+            out,
+            "  peak allocated   {}{}{op}",
+            bytes_iec(d.peak_allocated_bytes),
+            at(d.peak_allocated_at_us)
+        )?;
+        if let Some(r) = d.peak_reserved_bytes {
+            writeln!(
+                out,
+                "  peak reserved    {}{}",
+                bytes_iec(r),
+                at(d.peak_reserved_at_us)
+            )?;
+        }
+        if let Some(c) = d.cache_at_peak_bytes {
+            writeln!(
+                out,
+                "  cache at peak    {} (reserved but unallocated at the peak)",
+                bytes_iec(c)
+            )?;
+        }
+        let reserved = d
+            .final_reserved_bytes
+            .map_or(String::new(), |r| format!(", reserved {}", bytes_iec(r)));
+        writeln!(
+            out,
+            "  at the end       allocated {}{reserved}",
+            bytes_iec(d.final_allocated_bytes)
+        )?;
+        let totals = if d.totals == "trace" {
+            "allocator totals from the trace"
+        } else {
+            "totals reconstructed from Bytes"
+        };
+        let ooms = if d.ooms > 0 {
+            format!(", {} out-of-memory", d.ooms)
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "  events           {} ({} allocs, {} frees{ooms}); {totals}",
+            group(d.memory_events),
+            group(d.allocs),
+            group(d.frees)
+        )?;
+        if d.frees_without_alloc > 0 {
+            writeln!(
+                out,
+                "  note             {} frees of blocks allocated before the trace began",
+                group(d.frees_without_alloc)
+            )?;
+        }
+    }
+    if let Some(at) = s.truncated_at_byte {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "warning: the file ends early; complete events before byte {at} were read"
+        )?;
+    }
+    if !s.warnings.is_empty() {
+        writeln!(out)?;
+        let parts: Vec<String> = s
+            .warnings
+            .iter()
+            .map(|(k, v)| format!("{} {k}", group(*v)))
+            .collect();
+        writeln!(out, "warnings: {}", parts.join("; "))?;
+    }
+    Ok(())
+}
+
+/// 1234567 → "1,234,567".
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn csv_quotes_when_needed() {
+        assert_eq!(csv_field("aten::mm"), "aten::mm");
+        assert_eq!(csv_field("f(a, b)"), "\"f(a, b)\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+}

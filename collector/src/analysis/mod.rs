@@ -1,0 +1,8 @@
+//! Analyses: pure functions of a [`Recording`](crate::Recording) and its
+//! [`Timeline`](crate::Timeline).
+
+pub mod per_op;
+pub mod summary;
+
+pub use per_op::{OpRow, SortKey, TimeWindow, key_averages, sort_rows};
+pub use summary::{DeviceSummary, Summary, summarize};

@@ -1,0 +1,413 @@
+//! The per-op memory table, computed exactly as `torch.profiler`'s `key_averages()`.
+//!
+//! Torch's rules (torch/autograd/profiler.py `_parse_kineto_results`, profiler_util.py
+//! `EventList._build_tree` and `key_averages`), reproduced step by step:
+//! 1. Every host-side event (ops, annotations, Python frames, runtime calls) gets the sum of
+//!    the `[memory]` records whose time lies in its *closed* interval, on any thread — so an
+//!    op's memory includes its nested ops. CPU, MKLDNN and IDEEP bytes count as CPU memory;
+//!    CUDA, HIP, XPU and PrivateUse1 as device memory.
+//! 2. Records inside no event become events named `[memory]`; `[OutOfMemory]` records always do.
+//! 3. Events are sorted by (start, −end). Per thread, a stack nests them: a child starts
+//!    before its parent ends and ends no later. Python frames take part in the nesting but
+//!    are not rows.
+//! 4. A child with its parent's name that is its parent's only child is folded into the
+//!    parent (`_remove_dup_nodes`), repeatedly until nothing changes.
+//! 5. Self memory = memory − Σ children's memory (zero for device-side events).
+//! 6. Rows group by name (`ProfilerStep#N` → `ProfilerStep*`), host-vs-device and
+//!    user-annotation-or-not, in order of first appearance; `# of Calls` counts events.
+
+use serde::Serialize;
+
+use crate::model::{DeviceClass, MemEventKind, OpCategory, Recording, StrId, ThreadIdx};
+
+/// A time range, closed at both ends, in the recording's clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimeWindow {
+    /// First instant included.
+    pub start_ns: i64,
+    /// Last instant included.
+    pub end_ns: i64,
+}
+
+impl TimeWindow {
+    fn contains(&self, t: i64) -> bool {
+        self.start_ns <= t && t <= self.end_ns
+    }
+}
+
+/// One row of the table. Field names are torch's `FunctionEventAvg` attribute names.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OpRow {
+    /// Op name (`ProfilerStep*` for all steps).
+    pub name: String,
+    /// Number of events ("# of Calls").
+    pub calls: u64,
+    /// "Self CPU Mem": bytes, signed.
+    pub self_cpu_memory_usage: i64,
+    /// "CPU Mem": bytes, signed, including nested ops.
+    pub cpu_memory_usage: i64,
+    /// "Self CUDA Mem".
+    pub self_device_memory_usage: i64,
+    /// "CUDA Mem".
+    pub device_memory_usage: i64,
+    /// Whether the row is device-side work (kernels, copies), which holds no memory.
+    #[serde(skip)]
+    pub on_device: bool,
+    /// Whether the row is a `record_function` range.
+    #[serde(skip)]
+    pub user_annotation: bool,
+}
+
+/// Ops torch leaves out of the table (`_filter_name`).
+const FILTERED_NAMES: &[&str] = &[
+    "[memory]",
+    "[OutOfMemory]",
+    "profiler::_record_function_enter",
+    "profiler::_record_function_enter_new",
+    "profiler::_record_function_exit",
+    "aten::is_leaf",
+    "aten::output_nr",
+    "aten::_version",
+];
+
+const MEMORY_ROW: &str = "[memory]";
+const OOM_ROW: &str = "[OutOfMemory]";
+const STEP_ROW: &str = "ProfilerStep*";
+
+/// Which of a recording's spans are torch `FunctionEvent`s.
+fn is_function_event(category: OpCategory) -> bool {
+    !matches!(category, OpCategory::GpuUserAnnotation | OpCategory::Other)
+}
+
+/// The name a row shows for an event.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum RowName {
+    Op(StrId),
+    Step,
+    Memory,
+    OutOfMemory,
+}
+
+struct FunctionEvent {
+    name: RowName,
+    start_ns: i64,
+    end_ns: i64,
+    thread: ThreadIdx,
+    cpu_bytes: i64,
+    device_bytes: i64,
+    host: bool,
+    python: bool,
+    user_annotation: bool,
+}
+
+/// Compute the key_averages table, for the whole recording or for `window`.
+///
+/// With a window, the table covers the ops that overlap it and the memory records that
+/// lie in it — what torch would report had the profiler run for just that range.
+pub fn key_averages(rec: &Recording, window: Option<TimeWindow>) -> Vec<OpRow> {
+    let in_window = |t: i64| window.is_none_or(|w| w.contains(t));
+    let class_of = |device: u16| {
+        rec.devices
+            .get(device as usize)
+            .map_or(DeviceClass::Uncounted, |d| d.key.device_type.class())
+    };
+    let split = |bytes: i64, device: u16| match class_of(device) {
+        DeviceClass::Host => (bytes, 0),
+        DeviceClass::Accelerator => (0, bytes),
+        DeviceClass::Uncounted => (0, 0),
+    };
+
+    // Memory records sorted by time (stable), with prefix sums for O(log n) interval sums.
+    let mut records: Vec<u32> = rec
+        .mem_events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind != MemEventKind::OutOfMemory && in_window(e.time_ns))
+        .map(|(i, _)| i as u32)
+        .collect();
+    records.sort_by_key(|&i| rec.mem_events[i as usize].time_ns);
+    let times: Vec<i64> = records
+        .iter()
+        .map(|&i| rec.mem_events[i as usize].time_ns)
+        .collect();
+    let mut cpu_prefix = Vec::with_capacity(records.len() + 1);
+    let mut dev_prefix = Vec::with_capacity(records.len() + 1);
+    let (mut cpu_sum, mut dev_sum) = (0i64, 0i64);
+    cpu_prefix.push(0);
+    dev_prefix.push(0);
+    for &i in &records {
+        let e = &rec.mem_events[i as usize];
+        let (c, d) = split(e.bytes, e.device);
+        cpu_sum = cpu_sum.wrapping_add(c);
+        dev_sum = dev_sum.wrapping_add(d);
+        cpu_prefix.push(cpu_sum);
+        dev_prefix.push(dev_sum);
+    }
+    // Coverage as a difference array: records inside some host event are not `[memory]` rows.
+    let mut coverage = vec![0i32; records.len() + 1];
+
+    let filtered: Vec<StrId> = FILTERED_NAMES
+        .iter()
+        .filter_map(|n| rec.strings.find(n))
+        .collect();
+    let mut events: Vec<FunctionEvent> = Vec::new();
+    for op in &rec.ops {
+        if !is_function_event(op.category) || filtered.contains(&op.name) {
+            continue;
+        }
+        if let Some(w) = window
+            && (op.end_ns < w.start_ns || op.start_ns > w.end_ns)
+        {
+            continue;
+        }
+        let host = op.category.is_host();
+        let (mut cpu_bytes, mut device_bytes) = (0, 0);
+        if host {
+            let lo = times.partition_point(|&t| t < op.start_ns);
+            let hi = times.partition_point(|&t| t <= op.end_ns);
+            if lo < hi {
+                cpu_bytes = cpu_prefix[hi].wrapping_sub(cpu_prefix[lo]);
+                device_bytes = dev_prefix[hi].wrapping_sub(dev_prefix[lo]);
+                coverage[lo] += 1;
+                coverage[hi] -= 1;
+            }
+        }
+        let name = if rec.strings.get(op.name).starts_with("ProfilerStep#") {
+            RowName::Step
+        } else {
+            RowName::Op(op.name)
+        };
+        events.push(FunctionEvent {
+            name,
+            start_ns: op.start_ns,
+            end_ns: op.end_ns,
+            thread: op.thread,
+            cpu_bytes,
+            device_bytes,
+            host,
+            python: op.category == OpCategory::PythonFunction,
+            user_annotation: op.category == OpCategory::UserAnnotation,
+        });
+    }
+
+    // Records covered by no event, in source order, then every OOM record.
+    let mut covered = vec![false; rec.mem_events.len()];
+    let mut depth = 0i32;
+    for (k, &i) in records.iter().enumerate() {
+        depth += coverage[k];
+        covered[i as usize] = depth > 0;
+    }
+    let mut in_records = vec![false; rec.mem_events.len()];
+    for &i in &records {
+        in_records[i as usize] = true;
+    }
+    for (i, e) in rec.mem_events.iter().enumerate() {
+        if in_records[i] && !covered[i] {
+            events.push(memory_event(
+                RowName::Memory,
+                e.time_ns,
+                e.thread,
+                split(e.bytes, e.device),
+            ));
+        }
+    }
+    for e in &rec.mem_events {
+        if e.kind == MemEventKind::OutOfMemory && in_window(e.time_ns) {
+            events.push(memory_event(
+                RowName::OutOfMemory,
+                e.time_ns,
+                e.thread,
+                split(e.bytes, e.device),
+            ));
+        }
+    }
+
+    events.sort_by_key(|e| (e.start_ns, std::cmp::Reverse(e.end_ns)));
+    let children = nest(&events);
+    let (alive, children) = fold_duplicates(&events, children);
+    aggregate(rec, &events, &alive, &children)
+}
+
+fn memory_event(
+    name: RowName,
+    time_ns: i64,
+    thread: ThreadIdx,
+    (cpu, dev): (i64, i64),
+) -> FunctionEvent {
+    FunctionEvent {
+        name,
+        start_ns: time_ns,
+        end_ns: time_ns,
+        thread,
+        cpu_bytes: cpu,
+        device_bytes: dev,
+        host: true,
+        python: false,
+        user_annotation: false,
+    }
+}
+
+/// Per-thread nesting of host events (`_populate_cpu_children`). Returns children lists;
+/// parents are implied.
+fn nest(events: &[FunctionEvent]) -> Vec<Vec<u32>> {
+    let mut children: Vec<Vec<u32>> = (0..events.len()).map(|_| Vec::new()).collect();
+    let mut by_thread: std::collections::HashMap<ThreadIdx, Vec<u32>> = Default::default();
+    for (i, e) in events.iter().enumerate() {
+        if !e.host {
+            continue;
+        }
+        let stack = by_thread.entry(e.thread).or_default();
+        while let Some(&top) = stack.last() {
+            let parent = &events[top as usize];
+            if e.start_ns >= parent.end_ns || e.end_ns > parent.end_ns {
+                stack.pop();
+            } else {
+                children[top as usize].push(i as u32);
+                break;
+            }
+        }
+        stack.push(i as u32);
+    }
+    children
+}
+
+/// `_remove_dup_nodes`: fold an only child that has its parent's name into the parent,
+/// pass after pass until a pass folds nothing. Returns which events remain and the
+/// updated children.
+fn fold_duplicates(
+    events: &[FunctionEvent],
+    mut children: Vec<Vec<u32>>,
+) -> (Vec<bool>, Vec<Vec<u32>>) {
+    let mut parent: Vec<Option<u32>> = vec![None; events.len()];
+    for (p, kids) in children.iter().enumerate() {
+        for &k in kids {
+            parent[k as usize] = Some(p as u32);
+        }
+    }
+    let mut alive = vec![true; events.len()];
+    loop {
+        let mut folded = Vec::new();
+        for idx in 0..events.len() {
+            if !alive[idx] {
+                continue;
+            }
+            let Some(p) = parent[idx] else { continue };
+            let p = p as usize;
+            if events[p].name == events[idx].name && children[p].len() == 1 {
+                let grandchildren = children[idx].clone();
+                for &g in &grandchildren {
+                    parent[g as usize] = Some(p as u32);
+                }
+                children[p] = grandchildren;
+                folded.push(idx);
+            }
+        }
+        if folded.is_empty() {
+            return (alive, children);
+        }
+        for idx in folded {
+            alive[idx] = false;
+        }
+    }
+}
+
+fn aggregate(
+    rec: &Recording,
+    events: &[FunctionEvent],
+    alive: &[bool],
+    children: &[Vec<u32>],
+) -> Vec<OpRow> {
+    let mut rows: Vec<OpRow> = Vec::new();
+    let mut index: std::collections::HashMap<(RowName, bool, bool), usize> = Default::default();
+    for (i, e) in events.iter().enumerate() {
+        if !alive[i] || e.python {
+            continue;
+        }
+        let key = (e.name, e.host, e.user_annotation);
+        let row = *index.entry(key).or_insert_with(|| {
+            rows.push(OpRow {
+                name: match e.name {
+                    RowName::Op(id) => rec.strings.get(id).to_owned(),
+                    RowName::Step => STEP_ROW.to_owned(),
+                    RowName::Memory => MEMORY_ROW.to_owned(),
+                    RowName::OutOfMemory => OOM_ROW.to_owned(),
+                },
+                calls: 0,
+                self_cpu_memory_usage: 0,
+                cpu_memory_usage: 0,
+                self_device_memory_usage: 0,
+                device_memory_usage: 0,
+                on_device: !e.host,
+                user_annotation: e.user_annotation,
+            });
+            rows.len() - 1
+        });
+        let (mut self_cpu, mut self_dev) = (0, 0);
+        if e.host {
+            let kids = &children[i];
+            let kids_cpu: i64 = kids.iter().map(|&k| events[k as usize].cpu_bytes).sum();
+            let kids_dev: i64 = kids.iter().map(|&k| events[k as usize].device_bytes).sum();
+            self_cpu = e.cpu_bytes - kids_cpu;
+            self_dev = e.device_bytes - kids_dev;
+        }
+        let r = &mut rows[row];
+        r.calls += 1;
+        r.cpu_memory_usage += e.cpu_bytes;
+        r.device_memory_usage += e.device_bytes;
+        r.self_cpu_memory_usage += self_cpu;
+        r.self_device_memory_usage += self_dev;
+    }
+    rows
+}
+
+/// Sort keys of torch's `table(sort_by=...)`, for the memory columns and the call count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortKey {
+    /// `self_cuda_memory_usage` (also `self_device_memory_usage`).
+    SelfDeviceMemory,
+    /// `cuda_memory_usage`.
+    DeviceMemory,
+    /// `self_cpu_memory_usage`.
+    SelfCpuMemory,
+    /// `cpu_memory_usage`.
+    CpuMemory,
+    /// `count`.
+    Calls,
+}
+
+impl SortKey {
+    /// Parse torch's spelling (`cuda`, `device`, `xpu` and `privateuse1` are synonyms).
+    pub fn parse(s: &str) -> Option<SortKey> {
+        let s = s
+            .replace("cuda", "device")
+            .replace("xpu", "device")
+            .replace("privateuse1", "device");
+        Some(match s.as_str() {
+            "self_device_memory_usage" => SortKey::SelfDeviceMemory,
+            "device_memory_usage" => SortKey::DeviceMemory,
+            "self_cpu_memory_usage" => SortKey::SelfCpuMemory,
+            "cpu_memory_usage" => SortKey::CpuMemory,
+            "count" | "calls" => SortKey::Calls,
+            _ => return None,
+        })
+    }
+
+    fn value(self, r: &OpRow) -> i128 {
+        match self {
+            SortKey::SelfDeviceMemory => i128::from(r.self_device_memory_usage),
+            SortKey::DeviceMemory => i128::from(r.device_memory_usage),
+            SortKey::SelfCpuMemory => i128::from(r.self_cpu_memory_usage),
+            SortKey::CpuMemory => i128::from(r.cpu_memory_usage),
+            SortKey::Calls => i128::from(r.calls),
+        }
+    }
+}
+
+/// Sort rows largest first, keeping the original order among equals — as torch's
+/// `sorted(..., reverse=True)` does.
+pub fn sort_rows(rows: &mut [OpRow], key: SortKey) {
+    rows.sort_by(|a, b| key.value(b).cmp(&key.value(a)));
+}
+
+#[cfg(test)]
+mod tests;

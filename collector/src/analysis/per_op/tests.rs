@@ -1,0 +1,242 @@
+use super::*;
+use crate::model::*;
+
+struct Fixture {
+    rec: Recording,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        Fixture {
+            rec: Recording {
+                meta: Meta {
+                    format: SourceFormat::TorchChromeTrace,
+                    era: String::new(),
+                    compressed: false,
+                    content_bytes: 0,
+                    base_time_ns: None,
+                    start_ns: 0,
+                    end_ns: 300,
+                    distributed: None,
+                    properties: Default::default(),
+                    events_read: 0,
+                },
+                strings: StringTable::default(),
+                devices: vec![
+                    DeviceInfo {
+                        key: DeviceKey::CPU,
+                        name: None,
+                        total_memory_bytes: None,
+                    },
+                    DeviceInfo {
+                        key: DeviceKey::cuda(0),
+                        name: None,
+                        total_memory_bytes: None,
+                    },
+                    DeviceInfo {
+                        key: DeviceKey {
+                            device_type: DeviceType::MPS,
+                            index: 0,
+                        },
+                        name: None,
+                        total_memory_bytes: None,
+                    },
+                ],
+                threads: vec![
+                    ThreadInfo {
+                        pid: "1".into(),
+                        tid: "1".into(),
+                        name: None,
+                    },
+                    ThreadInfo {
+                        pid: "1".into(),
+                        tid: "2".into(),
+                        name: None,
+                    },
+                ],
+                mem_events: vec![],
+                ops: vec![],
+                steps: vec![],
+                diagnostics: Diagnostics::default(),
+            },
+        }
+    }
+
+    fn op(
+        &mut self,
+        name: &str,
+        category: OpCategory,
+        thread: u32,
+        start_ns: i64,
+        end_ns: i64,
+    ) -> &mut Self {
+        let name = self.rec.strings.intern(name);
+        self.rec.ops.push(OpSpan {
+            name,
+            category,
+            thread,
+            start_ns,
+            end_ns,
+        });
+        self
+    }
+
+    fn mem(&mut self, time_ns: i64, bytes: i64, device: u16, thread: u32) -> &mut Self {
+        self.rec.mem_events.push(MemEvent {
+            time_ns,
+            bytes,
+            addr: None,
+            total_allocated_bytes: None,
+            total_reserved_bytes: None,
+            device,
+            thread,
+            kind: if bytes < 0 {
+                MemEventKind::Free
+            } else {
+                MemEventKind::Alloc
+            },
+        });
+        self
+    }
+}
+
+fn row(
+    name: &str,
+    calls: u64,
+    self_cpu: i64,
+    cpu: i64,
+    self_dev: i64,
+    dev: i64,
+) -> (String, u64, i64, i64, i64, i64) {
+    (name.to_owned(), calls, self_cpu, cpu, self_dev, dev)
+}
+
+fn rows(table: &[OpRow]) -> Vec<(String, u64, i64, i64, i64, i64)> {
+    table
+        .iter()
+        .map(|r| {
+            (
+                r.name.clone(),
+                r.calls,
+                r.self_cpu_memory_usage,
+                r.cpu_memory_usage,
+                r.self_device_memory_usage,
+                r.device_memory_usage,
+            )
+        })
+        .collect()
+}
+
+/// GIVEN a step with a nested duplicate op, a Python frame, a second thread and a stray
+/// allocation, the table follows torch's rules.
+fn scenario() -> Fixture {
+    use OpCategory::*;
+    let mut f = Fixture::new();
+    f.op("ProfilerStep#1", UserAnnotation, 0, 0, 100)
+        .op("model.py(12): forward", PythonFunction, 0, 5, 55)
+        .op("aten::linear", CpuOp, 0, 10, 50)
+        .op("aten::linear", CpuOp, 0, 10, 50)
+        .op("aten::mm", CpuOp, 0, 20, 30)
+        .op("aten::add", CpuOp, 1, 60, 70)
+        .op("aten::is_leaf", CpuOp, 0, 80, 90)
+        .op("void gemm_kernel<float>", Kernel, 0, 22, 40)
+        .mem(25, 100, 0, 0)
+        .mem(50, 10, 0, 0)
+        .mem(52, 3, 0, 0)
+        .mem(65, 1000, 1, 1)
+        .mem(66, 5000, 2, 1)
+        .mem(100, -5, 0, 0)
+        .mem(200, 7, 0, 0)
+        .mem(201, -7, 0, 1);
+    f
+}
+
+#[test]
+fn follows_torch_rules() {
+    let f = scenario();
+    let table = key_averages(&f.rec, None);
+    assert_eq!(
+        rows(&table),
+        vec![
+            // cpu 100+10+3-5; device 1000 (MPS is counted nowhere); child: the Python frame (113)
+            row("ProfilerStep*", 1, -5, 108, 1000, 1000),
+            // the inner duplicate folds into the outer; its child aten::mm remains
+            row("aten::linear", 1, 10, 110, 0, 0),
+            row("aten::mm", 1, 100, 100, 0, 0),
+            row("void gemm_kernel<float>", 1, 0, 0, 0, 0),
+            row("aten::add", 1, 0, 0, 1000, 1000),
+            // two records outside every op, one row with two calls
+            row("[memory]", 2, 0, 0, 0, 0),
+        ]
+    );
+    assert!(table[3].on_device);
+    assert!(table[0].user_annotation);
+}
+
+#[test]
+fn window_limits_ops_and_records() {
+    let f = scenario();
+    let table = key_averages(
+        &f.rec,
+        Some(TimeWindow {
+            start_ns: 0,
+            end_ns: 60,
+        }),
+    );
+    assert_eq!(
+        rows(&table),
+        vec![
+            row("ProfilerStep*", 1, 0, 113, 0, 0),
+            row("aten::linear", 1, 10, 110, 0, 0),
+            row("aten::mm", 1, 100, 100, 0, 0),
+            row("void gemm_kernel<float>", 1, 0, 0, 0, 0),
+            row("aten::add", 1, 0, 0, 0, 0),
+        ]
+    );
+}
+
+#[test]
+fn duplicate_chains_fold_completely() {
+    use OpCategory::*;
+    let mut f = Fixture::new();
+    f.op("block", UserAnnotation, 0, 0, 100)
+        .op("block", UserAnnotation, 0, 1, 99)
+        .op("block", UserAnnotation, 0, 2, 98)
+        .op("aten::empty", CpuOp, 0, 3, 4)
+        .op("aten::empty", CpuOp, 0, 5, 6)
+        .mem(3, 64, 0, 0)
+        .mem(5, 32, 0, 0);
+    // A parent with two same-named children keeps both.
+    assert_eq!(
+        rows(&key_averages(&f.rec, None)),
+        vec![
+            row("block", 1, 0, 96, 0, 0),
+            row("aten::empty", 2, 96, 96, 0, 0)
+        ]
+    );
+}
+
+#[test]
+fn sorting_is_stable_and_descending() {
+    let f = scenario();
+    let mut table = key_averages(&f.rec, None);
+    sort_rows(&mut table, SortKey::SelfCpuMemory);
+    let names: Vec<&str> = table.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        names,
+        vec![
+            "aten::mm",
+            "aten::linear",
+            "void gemm_kernel<float>",
+            "aten::add",
+            "[memory]",
+            "ProfilerStep*"
+        ]
+    );
+    assert_eq!(
+        SortKey::parse("self_cuda_memory_usage"),
+        Some(SortKey::SelfDeviceMemory)
+    );
+    assert_eq!(SortKey::parse("count"), Some(SortKey::Calls));
+    assert_eq!(SortKey::parse("cpu_time_total"), None);
+}

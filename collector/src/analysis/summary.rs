@@ -1,0 +1,181 @@
+//! Per-device memory summary: peaks (when, in which op), the allocator's cache at the
+//! peak, final state, and the trace facts that frame them.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::model::{MemEventKind, Recording};
+use crate::timeline::{DeviceTimeline, Timeline};
+
+/// The summary of one device.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DeviceSummary {
+    /// Torch's device string: `cpu`, `cuda:0`, …
+    pub device: String,
+    /// The c10 device type number the trace used (1 CUDA, 6 HIP, 0 CPU, …).
+    pub device_type: i16,
+    /// The device's name, where the trace has device properties.
+    pub name: Option<String>,
+    /// The device's total memory, where known.
+    pub total_memory_bytes: Option<u64>,
+    /// Number of memory events (allocations, frees, OOMs).
+    pub memory_events: u64,
+    /// Allocations.
+    pub allocs: u64,
+    /// Frees.
+    pub frees: u64,
+    /// Out-of-memory events.
+    pub ooms: u64,
+    /// Peak allocated bytes (the largest `Total Allocated` where the trace has totals).
+    pub peak_allocated_bytes: i64,
+    /// When the peak happened, in µs since the start of the trace.
+    pub peak_allocated_at_us: Option<f64>,
+    /// The innermost op running at the peak (on the allocating thread, else any thread).
+    pub peak_allocated_op: Option<String>,
+    /// Peak reserved bytes, where the trace has `Total Reserved`.
+    pub peak_reserved_bytes: Option<i64>,
+    /// When reserved peaked, µs since trace start.
+    pub peak_reserved_at_us: Option<f64>,
+    /// Reserved − allocated at the allocated peak: what the caching allocator held unused.
+    pub cache_at_peak_bytes: Option<i64>,
+    /// Allocated bytes after the last event.
+    pub final_allocated_bytes: i64,
+    /// Reserved bytes after the last event.
+    pub final_reserved_bytes: Option<i64>,
+    /// `trace` (allocator totals in the trace) or `reconstructed` (running sum of Bytes).
+    pub totals: &'static str,
+    /// Frees of blocks allocated before the trace started.
+    pub frees_without_alloc: u64,
+    /// Blocks still allocated at the end of the trace (by address).
+    pub live_at_end: u64,
+}
+
+/// The summary of a whole recording.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    /// Source format identifier.
+    pub format: &'static str,
+    /// Producer era.
+    pub era: String,
+    /// Whether the file was gzip.
+    pub compressed: bool,
+    /// First to last timestamp, µs.
+    pub duration_us: f64,
+    /// Trace events read.
+    pub events: u64,
+    /// Op spans (operators, annotations, kernels, …).
+    pub ops: u64,
+    /// Training steps (`ProfilerStep#N`).
+    pub steps: u64,
+    /// Memory events of all devices.
+    pub memory_events: u64,
+    /// Whether the trace has any memory events at all.
+    pub has_memory_data: bool,
+    /// Distributed rank, world size and backend, where present.
+    pub rank: Option<i64>,
+    /// Number of ranks.
+    pub world_size: Option<i64>,
+    /// Process-group backend.
+    pub backend: Option<String>,
+    /// One entry per device with memory events.
+    pub devices: Vec<DeviceSummary>,
+    /// GPUs the trace describes (name and memory), including those without memory events.
+    pub gpus: Vec<GpuInfo>,
+    /// What the parser skipped or repaired, with counts.
+    pub warnings: BTreeMap<String, u64>,
+    /// Set when the file was cut short and only its complete prefix was read.
+    pub truncated_at_byte: Option<u64>,
+}
+
+/// A GPU the trace describes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GpuInfo {
+    /// `cuda:N`.
+    pub device: String,
+    /// Marketing name.
+    pub name: Option<String>,
+    /// Total memory.
+    pub total_memory_bytes: Option<u64>,
+}
+
+/// Summarise a recording.
+pub fn summarize(rec: &Recording, timeline: &Timeline) -> Summary {
+    let devices: Vec<DeviceSummary> = timeline
+        .devices
+        .iter()
+        .filter(|d| !d.points.is_empty() || !d.ooms.is_empty())
+        .map(|d| device_summary(rec, timeline, d))
+        .collect();
+    let gpus = rec
+        .devices
+        .iter()
+        .filter(|d| d.key.is_accelerator() && (d.name.is_some() || d.total_memory_bytes.is_some()))
+        .map(|d| GpuInfo {
+            device: d.key.to_string(),
+            name: d.name.clone(),
+            total_memory_bytes: d.total_memory_bytes,
+        })
+        .collect();
+    let dist = rec.meta.distributed.clone().unwrap_or_default();
+    Summary {
+        format: rec.meta.format.as_str(),
+        era: rec.meta.era.clone(),
+        compressed: rec.meta.compressed,
+        duration_us: (rec.meta.end_ns - rec.meta.start_ns) as f64 / 1000.0,
+        events: rec.meta.events_read,
+        ops: rec.ops.len() as u64,
+        steps: rec.steps.len() as u64,
+        memory_events: rec.mem_events.len() as u64,
+        has_memory_data: !rec.mem_events.is_empty(),
+        rank: dist.rank,
+        world_size: dist.world_size,
+        backend: dist.backend,
+        devices,
+        gpus,
+        warnings: rec.diagnostics.counts.clone(),
+        truncated_at_byte: rec.diagnostics.truncated_at,
+    }
+}
+
+fn device_summary(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline) -> DeviceSummary {
+    let info = rec.devices.get(d.device as usize);
+    let key = info.map(|i| i.key).unwrap_or(crate::model::DeviceKey::CPU);
+    let (mut allocs, mut frees) = (0u64, 0u64);
+    for p in &d.points {
+        match rec.mem_events.get(p.event as usize).map(|e| e.kind) {
+            Some(MemEventKind::Alloc) => allocs += 1,
+            Some(MemEventKind::Free) => frees += 1,
+            _ => {}
+        }
+    }
+    let peak = d.peak_allocated.and_then(|i| d.points.get(i));
+    let peak_reserved = d.peak_reserved.and_then(|i| d.points.get(i));
+    let last = d.points.last();
+    let peak_op = peak.and_then(|p| {
+        let e = rec.mem_events.get(p.event as usize)?;
+        let op = timeline.ops.running_at(e.thread, p.time_ns)?;
+        rec.ops.get(op as usize).map(|o| rec.op_name(o).to_owned())
+    });
+    DeviceSummary {
+        device: key.to_string(),
+        device_type: key.device_type.0,
+        name: info.and_then(|i| i.name.clone()),
+        total_memory_bytes: info.and_then(|i| i.total_memory_bytes),
+        memory_events: (d.points.len() + d.ooms.len()) as u64,
+        allocs,
+        frees,
+        ooms: d.ooms.len() as u64,
+        peak_allocated_bytes: peak.map_or(0, |p| p.allocated_bytes),
+        peak_allocated_at_us: peak.map(|p| rec.us_since_start(p.time_ns)),
+        peak_allocated_op: peak_op,
+        peak_reserved_bytes: peak_reserved.and_then(|p| p.reserved_bytes),
+        peak_reserved_at_us: peak_reserved.map(|p| rec.us_since_start(p.time_ns)),
+        cache_at_peak_bytes: peak.and_then(|p| p.reserved_bytes.map(|r| r - p.allocated_bytes)),
+        final_allocated_bytes: last.map_or(0, |p| p.allocated_bytes),
+        final_reserved_bytes: last.and_then(|p| p.reserved_bytes),
+        totals: d.totals.as_str(),
+        frees_without_alloc: d.unmatched_frees,
+        live_at_end: d.allocations.iter().filter(|a| a.free_ns.is_none()).count() as u64,
+    }
+}

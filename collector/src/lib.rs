@@ -1,0 +1,15 @@
+//! vramscope's library: read GPU memory traces into one neutral model and analyse them.
+//!
+//! Data flows one way: a source file → [`parse::load`] → [`model::Recording`] →
+//! [`timeline::Timeline`] (built once) → [`analysis`] → reports and views. The CLI and
+//! the viewer read the same model, so they can never disagree.
+
+pub mod analysis;
+pub mod model;
+pub mod parse;
+pub mod timeline;
+pub mod units;
+
+pub use model::Recording;
+pub use parse::{LoadError, LoadOptions, load};
+pub use timeline::Timeline;

@@ -1,0 +1,114 @@
+//! Device identity: PyTorch's `c10::DeviceType` numbering and how vramscope names devices.
+
+use std::fmt;
+
+/// A `c10::DeviceType` value as written in traces (`Device Type` arg).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeviceType(pub i16);
+
+impl DeviceType {
+    /// Host memory.
+    pub const CPU: DeviceType = DeviceType(0);
+    /// NVIDIA GPU.
+    pub const CUDA: DeviceType = DeviceType(1);
+    /// oneDNN host memory.
+    pub const MKLDNN: DeviceType = DeviceType(2);
+    /// Intel IDEEP host memory.
+    pub const IDEEP: DeviceType = DeviceType(5);
+    /// AMD GPU under ROCm.
+    pub const HIP: DeviceType = DeviceType(6);
+    /// Intel GPU.
+    pub const XPU: DeviceType = DeviceType(12);
+    /// Apple GPU.
+    pub const MPS: DeviceType = DeviceType(13);
+    /// Out-of-tree accelerator backend.
+    pub const PRIVATE_USE1: DeviceType = DeviceType(20);
+
+    /// How torch's `key_averages()` counts memory on this device type.
+    pub fn class(self) -> DeviceClass {
+        match self {
+            DeviceType::CPU | DeviceType::MKLDNN | DeviceType::IDEEP => DeviceClass::Host,
+            DeviceType::CUDA | DeviceType::HIP | DeviceType::XPU | DeviceType::PRIVATE_USE1 => {
+                DeviceClass::Accelerator
+            }
+            _ => DeviceClass::Uncounted,
+        }
+    }
+}
+
+/// Which key_averages column a device's memory lands in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceClass {
+    /// "CPU Mem": CPU, MKLDNN, IDEEP.
+    Host,
+    /// "CUDA Mem": CUDA, HIP, XPU, PrivateUse1.
+    Accelerator,
+    /// Neither (MPS, XLA, …): torch counts it nowhere.
+    Uncounted,
+}
+
+/// A device as memory events name it: type and ordinal (−1 for the host).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeviceKey {
+    /// c10 device type.
+    pub device_type: DeviceType,
+    /// Ordinal, −1 for CPU.
+    pub index: i32,
+}
+
+impl DeviceKey {
+    /// The host.
+    pub const CPU: DeviceKey = DeviceKey {
+        device_type: DeviceType::CPU,
+        index: -1,
+    };
+
+    /// A CUDA device.
+    pub fn cuda(index: i32) -> DeviceKey {
+        DeviceKey {
+            device_type: DeviceType::CUDA,
+            index,
+        }
+    }
+
+    /// Whether this is accelerator memory (a GPU), as opposed to host memory.
+    pub fn is_accelerator(self) -> bool {
+        self.device_type.class() == DeviceClass::Accelerator
+    }
+}
+
+impl fmt::Display for DeviceKey {
+    /// Torch's device strings: `cpu`, `cuda:0` (ROCm GPUs are `cuda:N` in torch too), `xpu:1`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.device_type {
+            DeviceType::CPU => return f.write_str("cpu"),
+            DeviceType::MKLDNN => return f.write_str("mkldnn"),
+            DeviceType::IDEEP => return f.write_str("ideep"),
+            DeviceType::CUDA | DeviceType::HIP => "cuda",
+            DeviceType::XPU => "xpu",
+            DeviceType::MPS => "mps",
+            DeviceType::PRIVATE_USE1 => "privateuseone",
+            DeviceType(other) => return write!(f, "device-type-{other}:{}", self.index),
+        };
+        write!(f, "{kind}:{}", self.index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_torch() {
+        assert_eq!(DeviceKey::CPU.to_string(), "cpu");
+        assert_eq!(DeviceKey::cuda(3).to_string(), "cuda:3");
+        let hip = DeviceKey {
+            device_type: DeviceType::HIP,
+            index: 0,
+        };
+        assert_eq!(hip.to_string(), "cuda:0");
+        assert!(hip.is_accelerator());
+        assert_eq!(DeviceType::MKLDNN.class(), DeviceClass::Host);
+        assert_eq!(DeviceType::MPS.class(), DeviceClass::Uncounted);
+    }
+}

@@ -1,0 +1,283 @@
+//! The neutral model every source produces: a [`Recording`].
+//!
+//! A recording is what a trace *says*, normalised: memory events per device, op spans,
+//! training-step markers and metadata. Nothing here is derived; derived views (series,
+//! live allocations, op trees) live in [`crate::timeline`] and [`crate::analysis`].
+//! Times are `i64` nanoseconds on the source's own clock (absolute epoch ns for PyTorch
+//! traces), sizes are bytes.
+
+mod device;
+mod strings;
+
+pub use device::{DeviceClass, DeviceKey, DeviceType};
+pub use strings::{StrId, StringTable};
+
+use std::collections::BTreeMap;
+
+/// Index into [`Recording::devices`].
+pub type DeviceIdx = u16;
+/// Index into [`Recording::threads`].
+pub type ThreadIdx = u32;
+
+/// What a memory event did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemEventKind {
+    /// Bytes were handed out (`bytes > 0`).
+    Alloc,
+    /// Bytes were given back (`bytes < 0`).
+    Free,
+    /// The allocator failed to satisfy a request (`[OutOfMemory]`).
+    OutOfMemory,
+}
+
+/// One allocator record: an allocation, a free, or an allocation failure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemEvent {
+    /// When it happened.
+    pub time_ns: i64,
+    /// Signed size: positive for an allocation, negative for a free.
+    pub bytes: i64,
+    /// The block's address, where the source records it (PyTorch ≥ 1.10).
+    pub addr: Option<u64>,
+    /// Allocator's allocated bytes on this device *after* the event, if the source says.
+    pub total_allocated_bytes: Option<i64>,
+    /// Allocator's reserved (segment) bytes on this device after the event, if the source says.
+    pub total_reserved_bytes: Option<i64>,
+    /// Which device's allocator.
+    pub device: DeviceIdx,
+    /// The thread that allocated or freed.
+    pub thread: ThreadIdx,
+    /// Alloc, free or OOM.
+    pub kind: MemEventKind,
+}
+
+/// What kind of span an [`OpSpan`] is. The categories follow the Kineto trace's `cat`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OpCategory {
+    /// An ATen / TorchScript operator (`cpu_op`, legacy `Operator`).
+    CpuOp,
+    /// A `record_function` range, including `ProfilerStep#N` (`user_annotation`).
+    UserAnnotation,
+    /// A Python frame recorded with `with_stack=True` (`python_function`).
+    PythonFunction,
+    /// A CUDA/HIP runtime call on the host (`cuda_runtime`, legacy `Runtime`).
+    Runtime,
+    /// A CUDA driver call on the host (`cuda_driver`).
+    Driver,
+    /// A GPU kernel (`kernel`, legacy `Kernel`).
+    Kernel,
+    /// A GPU copy (`gpu_memcpy`, legacy `Memcpy`).
+    Memcpy,
+    /// A GPU memset (`gpu_memset`, legacy `Memset`).
+    Memset,
+    /// A user annotation mirrored onto the GPU timeline (`gpu_user_annotation`).
+    GpuUserAnnotation,
+    /// An NVTX range (Nsight Systems).
+    Nvtx,
+    /// Anything else with a duration.
+    Other,
+}
+
+impl OpCategory {
+    /// Whether the span runs on the host (PyTorch's `DeviceType.CPU` for kineto events).
+    pub fn is_host(self) -> bool {
+        !matches!(
+            self,
+            OpCategory::Kernel
+                | OpCategory::Memcpy
+                | OpCategory::Memset
+                | OpCategory::GpuUserAnnotation
+        )
+    }
+
+    /// Short stable name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpCategory::CpuOp => "cpu_op",
+            OpCategory::UserAnnotation => "user_annotation",
+            OpCategory::PythonFunction => "python_function",
+            OpCategory::Runtime => "cuda_runtime",
+            OpCategory::Driver => "cuda_driver",
+            OpCategory::Kernel => "kernel",
+            OpCategory::Memcpy => "gpu_memcpy",
+            OpCategory::Memset => "gpu_memset",
+            OpCategory::GpuUserAnnotation => "gpu_user_annotation",
+            OpCategory::Nvtx => "nvtx",
+            OpCategory::Other => "other",
+        }
+    }
+}
+
+/// A span of time during which an op (or annotation, kernel, …) ran.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpSpan {
+    /// Op name, interned in [`Recording::strings`].
+    pub name: StrId,
+    /// What kind of span.
+    pub category: OpCategory,
+    /// The thread (or stream) it ran on.
+    pub thread: ThreadIdx,
+    /// Start time.
+    pub start_ns: i64,
+    /// End time (`start_ns + duration`); equal to `start_ns` for zero-length spans.
+    pub end_ns: i64,
+}
+
+/// A training step (`ProfilerStep#N` in PyTorch traces).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepMarker {
+    /// The step number N.
+    pub number: i64,
+    /// Step start.
+    pub start_ns: i64,
+    /// Step end.
+    pub end_ns: i64,
+}
+
+/// A thread (or GPU stream) of the trace, as the source names it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadInfo {
+    /// Process id as written in the source (numbers normalised, strings kept).
+    pub pid: String,
+    /// Thread id as written in the source.
+    pub tid: String,
+    /// Name from the source's metadata, if any.
+    pub name: Option<String>,
+}
+
+/// A device that memory events refer to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceInfo {
+    /// Type and ordinal.
+    pub key: DeviceKey,
+    /// Marketing name ("NVIDIA H100 80GB HBM3"), where the source has device properties.
+    pub name: Option<String>,
+    /// Total memory of the device in bytes, where known.
+    pub total_memory_bytes: Option<u64>,
+}
+
+/// Distributed-training facts of the process that wrote the trace.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DistributedInfo {
+    /// `nccl`, `gloo`, …
+    pub backend: Option<String>,
+    /// This process's rank.
+    pub rank: Option<i64>,
+    /// Number of ranks.
+    pub world_size: Option<i64>,
+}
+
+/// Which file format a recording came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceFormat {
+    /// PyTorch profiler Chrome trace (Kineto JSON), plain or gzip.
+    TorchChromeTrace,
+}
+
+impl SourceFormat {
+    /// Stable identifier for reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceFormat::TorchChromeTrace => "pytorch-chrome-trace",
+        }
+    }
+}
+
+/// Facts about the source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Meta {
+    /// File format.
+    pub format: SourceFormat,
+    /// Producer era, e.g. "torch 2.x (relative µs, baseTimeNanoseconds)".
+    pub era: String,
+    /// Whether the input was gzip-compressed.
+    pub compressed: bool,
+    /// Size of the (decompressed) content in bytes.
+    pub content_bytes: u64,
+    /// `baseTimeNanoseconds` of modern traces.
+    pub base_time_ns: Option<i64>,
+    /// Earliest timestamp seen; "time since trace start" is measured from here.
+    pub start_ns: i64,
+    /// Latest end timestamp seen.
+    pub end_ns: i64,
+    /// Distributed facts, where present.
+    pub distributed: Option<DistributedInfo>,
+    /// Free-form key/value facts from the source (`traceName`, `profile_memory`, versions…).
+    pub properties: BTreeMap<String, String>,
+    /// Total number of trace events read.
+    pub events_read: u64,
+}
+
+/// Recoverable oddities met while reading: counted, reported, never fatal.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Diagnostics {
+    /// What was skipped or repaired, by kind, with counts.
+    pub counts: BTreeMap<String, u64>,
+    /// Set when the input ended early and the complete prefix was kept (salvage mode).
+    pub truncated_at: Option<u64>,
+}
+
+impl Diagnostics {
+    /// Count one occurrence of `what`.
+    pub fn note(&mut self, what: &str) {
+        self.note_n(what, 1);
+    }
+
+    /// Count `n` occurrences of `what`.
+    pub fn note_n(&mut self, what: &str, n: u64) {
+        if n == 0 {
+            return;
+        }
+        match self.counts.get_mut(what) {
+            Some(c) => *c += n,
+            None => {
+                self.counts.insert(what.to_owned(), n);
+            }
+        }
+    }
+
+    /// Total number of noted oddities.
+    pub fn total(&self) -> u64 {
+        self.counts.values().sum()
+    }
+}
+
+/// Everything one source said, in the neutral model.
+#[derive(Clone, Debug)]
+pub struct Recording {
+    /// Source facts.
+    pub meta: Meta,
+    /// Interned op names.
+    pub strings: StringTable,
+    /// Devices referenced by memory events (and described by the source).
+    pub devices: Vec<DeviceInfo>,
+    /// Threads and streams referenced by events.
+    pub threads: Vec<ThreadInfo>,
+    /// Memory events in source order (not necessarily sorted by time).
+    pub mem_events: Vec<MemEvent>,
+    /// Op spans in source order.
+    pub ops: Vec<OpSpan>,
+    /// Training steps, sorted by start.
+    pub steps: Vec<StepMarker>,
+    /// What was skipped or odd.
+    pub diagnostics: Diagnostics,
+}
+
+impl Recording {
+    /// The name of an op.
+    pub fn op_name(&self, op: &OpSpan) -> &str {
+        self.strings.get(op.name)
+    }
+
+    /// Time since the start of the recording, in µs, as reports show it.
+    pub fn us_since_start(&self, time_ns: i64) -> f64 {
+        (time_ns - self.meta.start_ns) as f64 / 1000.0
+    }
+
+    /// Absolute time of a point given in µs since the start of the recording.
+    pub fn ns_from_us_since_start(&self, us: f64) -> i64 {
+        self.meta
+            .start_ns
+            .saturating_add((us * 1000.0).round() as i64)
+    }
+}

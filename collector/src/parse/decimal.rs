@@ -1,0 +1,158 @@
+//! Exact conversion of JSON microsecond numbers to integer nanoseconds.
+//!
+//! Modern traces write `"ts": 5346740461457.269` (µs with a ns fraction). An `f64` holds
+//! that only to about 1 ns, and `× 1000` rounds again, so two events 1 ns apart can swap
+//! or merge — which moves memory across op boundaries in the key_averages table. Parsing
+//! the decimal text directly keeps every timestamp exact.
+
+/// Parse a JSON number given in microseconds into nanoseconds, rounding half away from
+/// zero below 1 ns. Returns `None` for text that is not a finite JSON number or overflows.
+pub fn micros_text_to_ns(text: &[u8]) -> Option<i64> {
+    let mut i = 0;
+    let negative = text.first() == Some(&b'-');
+    if negative {
+        i += 1;
+    }
+    // Mantissa digits (integer and fraction) as an integer, plus the decimal exponent.
+    let mut mantissa: i128 = 0;
+    let mut exp10: i32 = 0;
+    let mut digits = 0usize;
+    let mut seen_digit = false;
+    let mut push_digit = |d: u8, frac: bool, mantissa: &mut i128, exp10: &mut i32| {
+        // 36 significant digits fit an i128 with room; beyond that, digits only round.
+        if digits < 36 {
+            *mantissa = *mantissa * 10 + i128::from(d);
+            if *mantissa != 0 {
+                digits += 1;
+            }
+            if frac {
+                *exp10 -= 1;
+            }
+        } else {
+            let _ = d;
+            if !frac {
+                *exp10 += 1;
+            }
+        }
+    };
+    while let Some(&c) = text.get(i) {
+        if !c.is_ascii_digit() {
+            break;
+        }
+        push_digit(c - b'0', false, &mut mantissa, &mut exp10);
+        seen_digit = true;
+        i += 1;
+    }
+    if text.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        while let Some(&c) = text.get(i) {
+            if !c.is_ascii_digit() {
+                break;
+            }
+            push_digit(c - b'0', true, &mut mantissa, &mut exp10);
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+    }
+    if !seen_digit {
+        return None;
+    }
+    if matches!(text.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        let exp_negative = match text.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let start = i;
+        let mut e: i32 = 0;
+        while let Some(&c) = text.get(i) {
+            if !c.is_ascii_digit() {
+                break;
+            }
+            e = e.saturating_mul(10).saturating_add(i32::from(c - b'0'));
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        exp10 = exp10.saturating_add(if exp_negative { -e } else { e });
+    }
+    if i != text.len() {
+        return None;
+    }
+    // µs → ns is one more power of ten.
+    let scale = exp10.saturating_add(3);
+    let magnitude: i128 = if scale >= 0 {
+        if scale > 38 && mantissa != 0 {
+            return None;
+        }
+        let factor = 10i128.checked_pow(scale.min(38) as u32)?;
+        mantissa.checked_mul(factor)?
+    } else {
+        let shift = (-scale).min(40) as u32;
+        let divisor = 10i128.checked_pow(shift.min(38))?;
+        if shift > 38 {
+            0
+        } else {
+            let q = mantissa / divisor;
+            let r = mantissa % divisor;
+            // Half away from zero (digits past the 36th are below any tie that matters).
+            if r * 2 >= divisor { q + 1 } else { q }
+        }
+    };
+    let signed = if negative { -magnitude } else { magnitude };
+    i64::try_from(signed).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::micros_text_to_ns;
+
+    #[test]
+    fn exact_where_f64_is_not() {
+        let cases: &[(&str, Option<i64>)] = &[
+            ("5346740461457.269", Some(5_346_740_461_457_269)),
+            ("5346740461457.270", Some(5_346_740_461_457_270)),
+            ("1623143089861123", Some(1_623_143_089_861_123_000)),
+            ("0", Some(0)),
+            ("22.51", Some(22_510)),
+            ("-3.5", Some(-3_500)),
+            ("1.0005", Some(1_001)),
+            ("1.0004", Some(1_000)),
+            ("1.5e3", Some(1_500_000)),
+            ("15E-1", Some(1_500)),
+            ("2e-4", Some(0)),
+            ("1e30", None),
+            ("", None),
+            ("-", None),
+            ("1.", None),
+            ("1e", None),
+            ("abc", None),
+            ("12x", None),
+            ("\"12\"", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(micros_text_to_ns(text.as_bytes()), *want, "{text}");
+        }
+    }
+
+    #[test]
+    fn long_fractions_round() {
+        assert_eq!(
+            micros_text_to_ns(b"0.0004999999999999999999999999999999999999999"),
+            Some(0)
+        );
+        assert_eq!(micros_text_to_ns(b"1.00049999999"), Some(1_000));
+        assert_eq!(micros_text_to_ns(b"1.00050000001"), Some(1_001));
+    }
+}

@@ -1,0 +1,152 @@
+//! Opening an input: gzip is recognised by its magic bytes, never by the file name, and
+//! the compressed position is tracked so errors in a cut-off `.gz` can say where.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use flate2::read::MultiGzDecoder;
+
+/// Size of each read from disk. 1 MiB keeps syscalls rare without holding much memory.
+pub const READ_CHUNK_BYTES: usize = 1 << 20;
+
+/// An opened input: its decompressed byte stream and what we know about the container.
+pub struct Input {
+    /// The (decompressed) content.
+    pub reader: Box<dyn Read + Send>,
+    /// Whether the file is gzip.
+    pub compressed: bool,
+    /// Bytes of the file read so far (compressed bytes for gzip).
+    pub file_bytes_read: Arc<AtomicU64>,
+    /// Size of the file on disk.
+    pub file_len: u64,
+    /// The first bytes of the content (after decompression), for sniffing.
+    pub head: Vec<u8>,
+}
+
+/// Counts bytes as they are read, so a decoder error can report the file position.
+struct CountingReader<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// A reader that first replays already-read bytes, then continues with the rest.
+struct Replay<R> {
+    head: Vec<u8>,
+    pos: usize,
+    rest: R,
+}
+
+impl<R: Read> Read for Replay<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.pos < self.head.len() {
+            let n = (self.head.len() - self.pos).min(buf.len());
+            buf[..n].copy_from_slice(&self.head[self.pos..self.pos + n]);
+            self.pos += n;
+            return Ok(n);
+        }
+        self.rest.read(buf)
+    }
+}
+
+/// How many content bytes are kept for sniffing the format.
+pub const SNIFF_BYTES: usize = 4096;
+
+/// Open `path`, transparently decompressing gzip, and read the first bytes for sniffing.
+pub fn open(path: &Path) -> io::Result<Input> {
+    let file = File::open(path)?;
+    let file_len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let count = Arc::new(AtomicU64::new(0));
+    let counted = CountingReader {
+        inner: file,
+        count: Arc::clone(&count),
+    };
+    let mut raw = BufReader::with_capacity(READ_CHUNK_BYTES, counted);
+    let mut magic = Vec::with_capacity(2);
+    read_up_to(&mut raw, &mut magic, 2)?;
+    let compressed = magic == [0x1f, 0x8b];
+    let replay = Replay {
+        head: magic,
+        pos: 0,
+        rest: raw,
+    };
+    let mut reader: Box<dyn Read + Send> = if compressed {
+        Box::new(MultiGzDecoder::new(replay))
+    } else {
+        Box::new(replay)
+    };
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    read_up_to(&mut reader, &mut head, SNIFF_BYTES)?;
+    let reader = Box::new(Replay {
+        head: head.clone(),
+        pos: 0,
+        rest: reader,
+    });
+    Ok(Input {
+        reader,
+        compressed,
+        file_bytes_read: count,
+        file_len,
+        head,
+    })
+}
+
+/// Read until `out` holds `limit` bytes or the stream ends.
+fn read_up_to(reader: &mut impl Read, out: &mut Vec<u8>, limit: usize) -> io::Result<()> {
+    let mut chunk = [0u8; 4096];
+    while out.len() < limit {
+        let want = (limit - out.len()).min(chunk.len());
+        match reader.read(&mut chunk[..want]) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    use std::io::Write;
+
+    fn temp_file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("vramscope-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).expect("write temp file");
+        path
+    }
+
+    #[test]
+    fn gzip_is_detected_by_content_not_name() {
+        let mut enc = GzEncoder::new(Vec::new(), Compression::fast());
+        enc.write_all(b"{\"traceEvents\": []}").expect("gzip");
+        let gz = enc.finish().expect("gzip");
+        let path = temp_file("looks-plain.json", &gz);
+        let mut input = open(&path).expect("open");
+        assert!(input.compressed);
+        assert!(input.head.starts_with(b"{\"traceEvents\""));
+        let mut all = String::new();
+        input.reader.read_to_string(&mut all).expect("read");
+        assert_eq!(all, "{\"traceEvents\": []}");
+
+        let plain = temp_file("looks-compressed.gz", b"[1]");
+        let input = open(&plain).expect("open");
+        assert!(!input.compressed);
+        assert_eq!(input.head, b"[1]");
+    }
+}

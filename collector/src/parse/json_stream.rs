@@ -1,0 +1,367 @@
+//! A streaming reader for one big JSON document made of many small values.
+//!
+//! Trace files are a top-level object (or array) around one huge array of small event
+//! objects. This reader walks the top-level structure itself and hands each event's bytes
+//! to serde_json's slice parser, so the whole file is never in memory (a window of about
+//! [`READ_CHUNK_BYTES`] plus the largest single value) while each event still parses at
+//! `from_slice` speed with borrowed strings. Every error carries the byte offset.
+
+use std::io::{self, Read};
+
+use super::input::READ_CHUNK_BYTES;
+
+/// Largest single JSON value (one event, or one top-level field) accepted. Real events are
+/// a few KiB; this cap only stops a hostile file from making us buffer gigabytes.
+pub const MAX_VALUE_BYTES: usize = 256 << 20;
+
+/// Why a value could not be taken from the window.
+pub enum ValueError {
+    /// The value continues past the bytes available; read more and try again.
+    NeedMore,
+    /// The bytes are not valid JSON for what was expected.
+    Json(serde_json::Error),
+    /// Valid JSON, but not the shape expected; parsing cannot continue.
+    Shape(String),
+}
+
+impl From<serde_json::Error> for ValueError {
+    fn from(e: serde_json::Error) -> Self {
+        if e.is_eof() {
+            ValueError::NeedMore
+        } else {
+            ValueError::Json(e)
+        }
+    }
+}
+
+/// A failure of the stream itself, with the content offset where it happened.
+#[derive(Debug)]
+pub enum StreamError {
+    /// Reading the underlying file or decoder failed.
+    Io(io::Error, u64),
+    /// The document ended inside a value or structure.
+    Truncated { offset: u64, context: &'static str },
+    /// Invalid syntax or an unexpected shape.
+    Syntax { offset: u64, message: String },
+    /// A single value larger than [`MAX_VALUE_BYTES`].
+    TooLarge { offset: u64 },
+}
+
+/// A window over a JSON byte stream.
+pub struct JsonStream<R> {
+    reader: R,
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    base: u64,
+    eof: bool,
+}
+
+impl<R: Read> JsonStream<R> {
+    /// Wrap a reader.
+    pub fn new(reader: R) -> Self {
+        JsonStream {
+            reader,
+            buf: vec![0; 2 * READ_CHUNK_BYTES],
+            pos: 0,
+            end: 0,
+            base: 0,
+            eof: false,
+        }
+    }
+
+    /// Content offset of the next unread byte.
+    pub fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    /// Read more bytes into the window, keeping the unread tail. Returns false at end of input.
+    fn fill(&mut self) -> Result<bool, StreamError> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.base += self.pos as u64;
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.buf.len() - self.end < READ_CHUNK_BYTES {
+            if self.buf.len() >= MAX_VALUE_BYTES + READ_CHUNK_BYTES {
+                return Err(StreamError::TooLarge {
+                    offset: self.offset(),
+                });
+            }
+            let grown = (self.buf.len() * 2).min(MAX_VALUE_BYTES + READ_CHUNK_BYTES);
+            self.buf.resize(grown, 0);
+        }
+        loop {
+            match self.reader.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(false);
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(StreamError::Io(e, self.base + self.end as u64)),
+            }
+        }
+    }
+
+    /// Skip whitespace and return the next byte without consuming it (`None` at end).
+    pub fn peek(&mut self) -> Result<Option<u8>, StreamError> {
+        loop {
+            while self.pos < self.end {
+                let b = self.buf[self.pos];
+                if matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+                    self.pos += 1;
+                } else {
+                    return Ok(Some(b));
+                }
+            }
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Consume one byte (after [`peek`](Self::peek) returned it).
+    pub fn bump(&mut self) {
+        self.pos = (self.pos + 1).min(self.end);
+    }
+
+    /// Consume `want` or fail with a message naming what was expected.
+    pub fn expect(&mut self, want: u8, context: &'static str) -> Result<(), StreamError> {
+        match self.peek()? {
+            Some(b) if b == want => {
+                self.bump();
+                Ok(())
+            }
+            Some(b) => Err(StreamError::Syntax {
+                offset: self.offset(),
+                message: format!(
+                    "expected '{}' {context}, found {}",
+                    want as char,
+                    describe_byte(b)
+                ),
+            }),
+            None => Err(StreamError::Truncated {
+                offset: self.offset(),
+                context,
+            }),
+        }
+    }
+
+    /// Parse the next value with `parse`, which gets the unread window and returns its
+    /// output and the number of bytes the value used. `parse` may run more than once when
+    /// the value straddles the window's end; it succeeds (and may commit) only once for an
+    /// object, array or string, and is idempotent-safe for scalars.
+    pub fn value<O>(
+        &mut self,
+        context: &'static str,
+        mut parse: impl FnMut(&[u8]) -> Result<(O, usize), ValueError>,
+    ) -> Result<O, StreamError> {
+        let Some(first) = self.peek()? else {
+            return Err(StreamError::Truncated {
+                offset: self.offset(),
+                context,
+            });
+        };
+        // Objects, arrays and strings end with their own delimiter; a scalar that ends
+        // exactly at the window's end may be a number cut in two, so it is read again.
+        let self_delimiting = matches!(first, b'{' | b'[' | b'"');
+        let mut retried_at: Option<u64> = None;
+        loop {
+            let window = &self.buf[self.pos..self.end];
+            let outcome = parse(window);
+            match outcome {
+                Ok((out, used)) if self_delimiting || used < window.len() || self.eof => {
+                    self.pos += used;
+                    return Ok(out);
+                }
+                Ok(_) | Err(ValueError::NeedMore) => {
+                    if !self.fill()? {
+                        // One last try with everything there is.
+                        let window = &self.buf[self.pos..self.end];
+                        return match parse(window) {
+                            Ok((out, used)) => {
+                                self.pos += used;
+                                Ok(out)
+                            }
+                            Err(ValueError::Shape(message)) => Err(StreamError::Syntax {
+                                offset: self.offset(),
+                                message,
+                            }),
+                            Err(ValueError::Json(e)) => Err(self.json_error(&e)),
+                            Err(ValueError::NeedMore) => Err(StreamError::Truncated {
+                                offset: self.base + self.end as u64,
+                                context,
+                            }),
+                        };
+                    }
+                }
+                // serde_json calls a number cut by the window's end ("0.0|40") invalid
+                // rather than incomplete, so an error is only believed once more input
+                // leaves it where it was.
+                Err(ValueError::Json(e)) => {
+                    let error = self.json_error(&e);
+                    let at = match &error {
+                        StreamError::Syntax { offset, .. } => *offset,
+                        _ => u64::MAX,
+                    };
+                    if retried_at == Some(at) || !self.fill()? {
+                        return Err(self.json_error(&e));
+                    }
+                    retried_at = Some(at);
+                }
+                Err(ValueError::Shape(message)) => {
+                    return Err(StreamError::Syntax {
+                        offset: self.offset(),
+                        message,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Turn a serde_json error inside the window into one with an absolute byte offset.
+    fn json_error(&self, e: &serde_json::Error) -> StreamError {
+        let window = &self.buf[self.pos..self.end];
+        let rel = line_col_to_offset(window, e.line(), e.column());
+        let mut message = e.to_string();
+        // serde_json appends " at line L column C", which is relative to the window.
+        if let Some(cut) = message.find(" at line ") {
+            message.truncate(cut);
+        }
+        StreamError::Syntax {
+            offset: self.offset() + rel as u64,
+            message,
+        }
+    }
+}
+
+/// Byte offset of a 1-based line/column position in `bytes`.
+fn line_col_to_offset(bytes: &[u8], line: usize, column: usize) -> usize {
+    let mut offset = 0;
+    for _ in 1..line {
+        match memchr_newline(&bytes[offset..]) {
+            Some(i) => offset += i + 1,
+            None => return bytes.len(),
+        }
+    }
+    (offset + column.saturating_sub(1)).min(bytes.len())
+}
+
+fn memchr_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'\n')
+}
+
+/// A readable description of an unexpected byte.
+pub fn describe_byte(b: u8) -> String {
+    if b.is_ascii_graphic() {
+        format!("'{}'", b as char)
+    } else {
+        format!("byte 0x{b:02x}")
+    }
+}
+
+/// Parse one JSON value of type `T` from the start of `window` (leading whitespace allowed).
+pub fn parse_one<'de, T: serde::Deserialize<'de>>(
+    window: &'de [u8],
+) -> Result<(T, usize), ValueError> {
+    let mut values = serde_json::Deserializer::from_slice(window).into_iter::<T>();
+    match values.next() {
+        Some(Ok(v)) => Ok((v, values.byte_offset())),
+        Some(Err(e)) => Err(e.into()),
+        None => Err(ValueError::NeedMore),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that returns at most `step` bytes per read, to force straddling.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.step.min(buf.len()).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    fn numbers(doc: &[u8], step: usize) -> Result<Vec<i64>, StreamError> {
+        let mut s = JsonStream::new(Trickle { data: doc, step });
+        s.expect(b'[', "at the start")?;
+        let mut out = Vec::new();
+        loop {
+            if s.peek()? == Some(b']') {
+                s.bump();
+                break;
+            }
+            let v = s.value("in the array", |w| parse_one::<serde_json::Value>(w))?;
+            out.push(v.as_i64().unwrap_or(-1));
+            match s.peek()? {
+                Some(b',') => s.bump(),
+                Some(b']') => {
+                    s.bump();
+                    break;
+                }
+                None => {
+                    return Err(StreamError::Truncated {
+                        offset: s.offset(),
+                        context: "the array",
+                    });
+                }
+                _ => {
+                    return Err(StreamError::Syntax {
+                        offset: s.offset(),
+                        message: "bad".into(),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn numbers_split_across_reads_are_not_cut() {
+        for step in [1, 2, 3, 7, 1 << 20] {
+            let got = numbers(b"[12345, 678, 9]", step).ok().expect("parses");
+            assert_eq!(got, vec![12345, 678, 9], "step {step}");
+        }
+    }
+
+    #[test]
+    fn errors_carry_offsets() {
+        match numbers(b"[1, 2, x]", 3) {
+            Err(StreamError::Syntax { offset, .. }) => assert_eq!(offset, 7),
+            other => panic!("unexpected {other:?}"),
+        }
+        match numbers(b"[1, 2, 3", 2) {
+            Err(StreamError::Truncated { offset, .. }) => assert_eq!(offset, 8),
+            other => panic!("unexpected {other:?}"),
+        }
+        match numbers(b"[1, 2, {\"a\": [1, 2", 4) {
+            Err(StreamError::Truncated { offset, .. }) => assert_eq!(offset, 18),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn line_col_maps_to_bytes() {
+        let text = b"ab\ncd\nef";
+        assert_eq!(line_col_to_offset(text, 1, 1), 0);
+        assert_eq!(line_col_to_offset(text, 2, 2), 4);
+        assert_eq!(line_col_to_offset(text, 3, 1), 6);
+    }
+}

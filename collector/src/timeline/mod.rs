@@ -1,0 +1,234 @@
+//! The [`Timeline`]: derived, immutable views of a [`Recording`], built once.
+//!
+//! Per device: the allocated and reserved step series in time order, the allocations
+//! paired by address (so "what was live at t" is a scan of intervals), and an index of
+//! ops per thread that answers "which op was running at t" in O(log n + depth).
+
+mod ops;
+
+pub use ops::OpIndex;
+
+use std::collections::HashMap;
+
+use crate::model::{DeviceIdx, MemEventKind, Recording, ThreadIdx};
+
+/// One point of a device's memory curve: the state right after a memory event.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SeriesPoint {
+    /// When.
+    pub time_ns: i64,
+    /// Allocated bytes after the event.
+    pub allocated_bytes: i64,
+    /// Reserved (segment) bytes after the event, where the source says.
+    pub reserved_bytes: Option<i64>,
+    /// The event, as an index into [`Recording::mem_events`].
+    pub event: u32,
+}
+
+/// An allocation paired with its free by address.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Allocation {
+    /// Block address.
+    pub addr: u64,
+    /// Size in bytes.
+    pub bytes: i64,
+    /// When it was allocated.
+    pub alloc_ns: i64,
+    /// When it was freed; `None` if still live at the end of the recording.
+    pub free_ns: Option<i64>,
+    /// The allocating event, as an index into [`Recording::mem_events`].
+    pub alloc_event: u32,
+    /// The thread that allocated it.
+    pub thread: ThreadIdx,
+}
+
+/// Where a device's allocated totals come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TotalsSource {
+    /// The allocator's own `Total Allocated` on every event.
+    Trace,
+    /// Rebuilt as the running sum of `Bytes` (legacy traces).
+    Reconstructed,
+}
+
+impl TotalsSource {
+    /// Stable name for reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TotalsSource::Trace => "trace",
+            TotalsSource::Reconstructed => "reconstructed",
+        }
+    }
+}
+
+/// Everything derived for one device.
+#[derive(Clone, Debug)]
+pub struct DeviceTimeline {
+    /// The device, as an index into [`Recording::devices`].
+    pub device: DeviceIdx,
+    /// Memory curve in time order (stable for equal times).
+    pub points: Vec<SeriesPoint>,
+    /// Where the allocated totals come from.
+    pub totals: TotalsSource,
+    /// Whether any event carried `Total Reserved`.
+    pub reserved_known: bool,
+    /// Allocations paired by address (empty when the source has no addresses).
+    pub allocations: Vec<Allocation>,
+    /// Frees whose allocation happened before the recording started.
+    pub unmatched_frees: u64,
+    /// Out-of-memory events, as indices into [`Recording::mem_events`].
+    pub ooms: Vec<u32>,
+    /// Index into `points` of the first maximum of allocated bytes.
+    pub peak_allocated: Option<usize>,
+    /// Index into `points` of the first maximum of reserved bytes.
+    pub peak_reserved: Option<usize>,
+}
+
+impl DeviceTimeline {
+    /// Allocations live at `time_ns` (allocated at or before, not yet freed).
+    pub fn live_at(&self, time_ns: i64) -> impl Iterator<Item = &Allocation> {
+        self.allocations
+            .iter()
+            .filter(move |a| a.alloc_ns <= time_ns && a.free_ns.is_none_or(|f| f > time_ns))
+    }
+
+    /// The curve's state at `time_ns` (the last point at or before it).
+    pub fn at(&self, time_ns: i64) -> Option<&SeriesPoint> {
+        let n = self.points.partition_point(|p| p.time_ns <= time_ns);
+        n.checked_sub(1).and_then(|i| self.points.get(i))
+    }
+}
+
+/// Derived views of a whole recording.
+#[derive(Clone, Debug)]
+pub struct Timeline {
+    /// One entry per device of the recording, same order as [`Recording::devices`].
+    pub devices: Vec<DeviceTimeline>,
+    /// Which op ran when, per thread.
+    pub ops: OpIndex,
+}
+
+impl Timeline {
+    /// Build all derived views. O(n log n) in the number of events.
+    pub fn build(rec: &Recording) -> Timeline {
+        let mut per_device: Vec<Vec<u32>> = vec![Vec::new(); rec.devices.len()];
+        for (i, e) in rec.mem_events.iter().enumerate() {
+            if let Some(list) = per_device.get_mut(e.device as usize) {
+                list.push(i as u32);
+            }
+        }
+        let devices = per_device
+            .into_iter()
+            .enumerate()
+            .map(|(d, mut order)| {
+                // Memory events of multi-threaded traces are not globally sorted.
+                order.sort_by_key(|&i| rec.mem_events[i as usize].time_ns);
+                build_device(rec, d as DeviceIdx, &order)
+            })
+            .collect();
+        Timeline {
+            devices,
+            ops: OpIndex::build(rec),
+        }
+    }
+}
+
+fn build_device(rec: &Recording, device: DeviceIdx, order: &[u32]) -> DeviceTimeline {
+    let mut points = Vec::with_capacity(order.len());
+    let mut allocated: i64 = 0;
+    let mut reserved: Option<i64> = None;
+    let mut all_totals = true;
+    let mut reserved_known = false;
+    let mut allocations = Vec::new();
+    let mut live: HashMap<u64, usize> = HashMap::new();
+    let mut unmatched_frees = 0;
+    let mut ooms = Vec::new();
+    let accelerator = rec
+        .devices
+        .get(device as usize)
+        .is_some_and(|d| d.key.is_accelerator());
+    for &i in order {
+        let e = &rec.mem_events[i as usize];
+        if e.kind == MemEventKind::OutOfMemory {
+            ooms.push(i);
+            continue;
+        }
+        allocated = match e.total_allocated_bytes {
+            Some(total) => total,
+            None => {
+                all_totals = false;
+                allocated.saturating_add(e.bytes)
+            }
+        };
+        // Torch writes `Total Reserved: 0` for host memory, where nothing is reserved.
+        if let Some(r) = e.total_reserved_bytes.filter(|_| accelerator) {
+            reserved = Some(r);
+            reserved_known = true;
+        }
+        points.push(SeriesPoint {
+            time_ns: e.time_ns,
+            allocated_bytes: allocated,
+            reserved_bytes: reserved,
+            event: i,
+        });
+        let Some(addr) = e.addr else { continue };
+        if e.kind == MemEventKind::Alloc {
+            if let Some(prev) = live.insert(addr, allocations.len()) {
+                // An address handed out twice without a free in between: close the first.
+                if let Some(a) = allocations.get_mut(prev) {
+                    let a: &mut Allocation = a;
+                    a.free_ns = Some(e.time_ns);
+                }
+            }
+            allocations.push(Allocation {
+                addr,
+                bytes: e.bytes,
+                alloc_ns: e.time_ns,
+                free_ns: None,
+                alloc_event: i,
+                thread: e.thread,
+            });
+        } else {
+            match live.remove(&addr).and_then(|idx| allocations.get_mut(idx)) {
+                Some(a) => a.free_ns = Some(e.time_ns),
+                None => unmatched_frees += 1,
+            }
+        }
+    }
+    let peak_allocated = first_max_by(&points, |p| Some(p.allocated_bytes));
+    let peak_reserved = first_max_by(&points, |p| p.reserved_bytes);
+    DeviceTimeline {
+        device,
+        points,
+        totals: if all_totals && !order.is_empty() {
+            TotalsSource::Trace
+        } else {
+            TotalsSource::Reconstructed
+        },
+        reserved_known,
+        allocations,
+        unmatched_frees,
+        ooms,
+        peak_allocated,
+        peak_reserved,
+    }
+}
+
+/// Index of the first maximum of `key` (ignoring `None`).
+fn first_max_by(
+    points: &[SeriesPoint],
+    key: impl Fn(&SeriesPoint) -> Option<i64>,
+) -> Option<usize> {
+    let mut best: Option<(usize, i64)> = None;
+    for (i, p) in points.iter().enumerate() {
+        if let Some(v) = key(p)
+            && best.is_none_or(|(_, b)| v > b)
+        {
+            best = Some((i, v));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests;

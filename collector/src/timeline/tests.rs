@@ -1,0 +1,132 @@
+use super::*;
+use crate::model::*;
+
+/// A recording with the given memory events (all on device 0) and ops.
+pub(crate) fn recording(
+    device: DeviceKey,
+    events: &[(i64, i64, Option<u64>, Option<i64>, Option<i64>)],
+    ops: &[(&str, i64, i64)],
+) -> Recording {
+    let mut strings = StringTable::default();
+    let ops = ops
+        .iter()
+        .map(|&(name, s, e)| OpSpan {
+            name: strings.intern(name),
+            category: OpCategory::CpuOp,
+            thread: 0,
+            start_ns: s,
+            end_ns: e,
+        })
+        .collect();
+    let mem_events = events
+        .iter()
+        .map(|&(t, bytes, addr, total, reserved)| MemEvent {
+            time_ns: t,
+            bytes,
+            addr,
+            total_allocated_bytes: total,
+            total_reserved_bytes: reserved,
+            device: 0,
+            thread: 0,
+            kind: if bytes < 0 {
+                MemEventKind::Free
+            } else {
+                MemEventKind::Alloc
+            },
+        })
+        .collect();
+    Recording {
+        meta: Meta {
+            format: SourceFormat::TorchChromeTrace,
+            era: String::new(),
+            compressed: false,
+            content_bytes: 0,
+            base_time_ns: None,
+            start_ns: 0,
+            end_ns: 100,
+            distributed: None,
+            properties: Default::default(),
+            events_read: 0,
+        },
+        strings,
+        devices: vec![DeviceInfo {
+            key: device,
+            name: None,
+            total_memory_bytes: None,
+        }],
+        threads: vec![ThreadInfo {
+            pid: "1".into(),
+            tid: "1".into(),
+            name: None,
+        }],
+        mem_events,
+        ops,
+        steps: vec![],
+        diagnostics: Diagnostics::default(),
+    }
+}
+
+#[test]
+fn reconstructs_totals_and_pairs_by_address() {
+    // GIVEN allocations without totals, out of time order, and a free of an unseen block.
+    let rec = recording(
+        DeviceKey::cuda(0),
+        &[
+            (30, -100, Some(1), None, None),
+            (10, 100, Some(1), None, None),
+            (20, 50, Some(2), None, None),
+            (40, -8, Some(9), None, None),
+        ],
+        &[("outer", 0, 50), ("inner", 15, 25)],
+    );
+    // WHEN the timeline is built
+    let tl = Timeline::build(&rec);
+    let d = &tl.devices[0];
+    // THEN the curve is the running sum in time order and the peak is found
+    let curve: Vec<(i64, i64)> = d
+        .points
+        .iter()
+        .map(|p| (p.time_ns, p.allocated_bytes))
+        .collect();
+    assert_eq!(curve, vec![(10, 100), (20, 150), (30, 50), (40, 42)]);
+    assert_eq!(d.totals, TotalsSource::Reconstructed);
+    assert_eq!(d.peak_allocated, Some(1));
+    assert_eq!(d.unmatched_frees, 1);
+    let live: Vec<u64> = d.live_at(25).map(|a| a.addr).collect();
+    assert_eq!(live, vec![1, 2]);
+    let live: Vec<u64> = d.live_at(30).map(|a| a.addr).collect();
+    assert_eq!(live, vec![2]);
+    assert_eq!(d.at(25).map(|p| p.allocated_bytes), Some(150));
+    assert_eq!(d.at(5), None);
+    // and the op running at the peak is the innermost one
+    let op = tl.ops.running_at(0, 20).expect("op");
+    assert_eq!(rec.op_name(&rec.ops[op as usize]), "inner");
+    let op = tl.ops.running_at(0, 26).expect("op");
+    assert_eq!(rec.op_name(&rec.ops[op as usize]), "outer");
+    assert_eq!(tl.ops.running_at(0, 60), None);
+}
+
+#[test]
+fn trace_totals_win_over_running_sums() {
+    let rec = recording(
+        DeviceKey::cuda(0),
+        &[
+            (1, 10, Some(1), Some(1000), Some(4096)),
+            (2, 20, Some(2), Some(1020), Some(8192)),
+            (3, -10, Some(1), Some(1010), Some(8192)),
+        ],
+        &[],
+    );
+    let tl = Timeline::build(&rec);
+    let d = &tl.devices[0];
+    assert_eq!(d.totals, TotalsSource::Trace);
+    assert_eq!(
+        d.points[d.peak_allocated.expect("peak")].allocated_bytes,
+        1020
+    );
+    assert_eq!(
+        d.points[d.peak_reserved.expect("peak")].reserved_bytes,
+        Some(8192)
+    );
+    assert_eq!(d.peak_reserved, Some(1));
+}
