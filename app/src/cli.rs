@@ -134,6 +134,12 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
                 analysis::sort_rows(&mut rows, key);
             }
             let total_rows = rows.len();
+            let longest_name = rows
+                .iter()
+                .map(|r| r.name.chars().count())
+                .max()
+                .unwrap_or(0);
+            let device_columns = rows.iter().any(|r| r.self_device_memory_usage > 0);
             if let Some(n) = limit {
                 rows.truncate(n);
             }
@@ -150,6 +156,8 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
                             (rec.us_since_start(w.start_ns), rec.us_since_start(w.end_ns))
                         }),
                         has_memory: !rec.mem_events.is_empty(),
+                        longest_name,
+                        device_columns,
                     };
                     render::table_text(out, &rows, &context)?
                 }

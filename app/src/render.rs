@@ -14,6 +14,10 @@ pub struct TableContext<'a> {
     pub sort: &'a str,
     pub window: Option<(f64, f64)>,
     pub has_memory: bool,
+    /// Longest name among *all* rows, shown or not: torch sizes the column before the limit.
+    pub longest_name: usize,
+    /// Whether to show the CUDA columns: torch does when any row has self device memory > 0.
+    pub device_columns: bool,
 }
 
 /// torch's `_build_table` constants.
@@ -35,16 +39,8 @@ pub fn table_text(out: &mut impl Write, rows: &[OpRow], ctx: &TableContext<'_>) 
         writeln!(out, "no ops in {}", describe_window(ctx.window))?;
         return Ok(());
     }
-    let device = rows
-        .iter()
-        .any(|r| r.self_device_memory_usage > 0 || r.device_memory_usage != 0);
-    let name_width = rows
-        .iter()
-        .map(|r| r.name.chars().count())
-        .max()
-        .unwrap_or(0)
-        + 4;
-    let name_width = name_width.min(NAME_COLUMN_MAX);
+    let device = ctx.device_columns;
+    let name_width = (ctx.longest_name + 4).min(NAME_COLUMN_MAX);
     let mut headers = vec!["Name", "CPU Mem", "Self CPU Mem"];
     if device {
         headers.extend(["CUDA Mem", "Self CUDA Mem"]);
@@ -301,7 +297,7 @@ fn group(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

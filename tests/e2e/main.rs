@@ -1,1 +1,9 @@
-//! End-to-end tests of the `vramscope` binary.
+//! End-to-end tests of the `vramscope` binary, on real traces and torch's own numbers.
+//!
+//! Ground truth lives outside the repository in `../shared/traces` (real public traces and
+//! torch-generated truth) and, for traces made for this project, in `tests/fixtures`.
+
+mod bad_input;
+mod real_traces;
+mod support;
+mod table_truth;

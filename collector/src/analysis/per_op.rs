@@ -223,9 +223,9 @@ pub fn key_averages(rec: &Recording, window: Option<TimeWindow>) -> Vec<OpRow> {
     }
 
     events.sort_by_key(|e| (e.start_ns, std::cmp::Reverse(e.end_ns)));
-    let children = nest(&events);
-    let (alive, children) = fold_duplicates(&events, children);
-    aggregate(rec, &events, &alive, &children)
+    let mut tree = nest(&events);
+    let alive = fold_duplicates(&events, &mut tree);
+    aggregate(rec, &events, &alive, &tree)
 }
 
 fn memory_event(
@@ -247,63 +247,97 @@ fn memory_event(
     }
 }
 
-/// Per-thread nesting of host events (`_populate_cpu_children`). Returns children lists;
-/// parents are implied.
-fn nest(events: &[FunctionEvent]) -> Vec<Vec<u32>> {
-    let mut children: Vec<Vec<u32>> = (0..events.len()).map(|_| Vec::new()).collect();
-    let mut by_thread: std::collections::HashMap<ThreadIdx, Vec<u32>> = Default::default();
+/// Children lists in one flat array: event `i`'s children are
+/// `flat[ranges[i].0 .. ranges[i].0 + ranges[i].1]`. Torch only ever *reassigns* a child
+/// list (never edits one), so folding is a copy of a range — 8 bytes per event instead
+/// of a `Vec` each.
+struct Tree {
+    flat: Vec<u32>,
+    ranges: Vec<(u32, u32)>,
+    parent: Vec<u32>,
+}
+
+const NO_PARENT: u32 = u32::MAX;
+
+impl Tree {
+    fn children(&self, i: usize) -> &[u32] {
+        let (start, len) = self.ranges[i];
+        &self.flat[start as usize..(start + len) as usize]
+    }
+}
+
+/// Per-thread nesting of host events (`_populate_cpu_children`).
+fn nest(events: &[FunctionEvent]) -> Tree {
+    let mut parent = vec![NO_PARENT; events.len()];
+    let mut stacks: rustc_hash::FxHashMap<ThreadIdx, Vec<u32>> = Default::default();
     for (i, e) in events.iter().enumerate() {
         if !e.host {
             continue;
         }
-        let stack = by_thread.entry(e.thread).or_default();
+        let stack = stacks.entry(e.thread).or_default();
         while let Some(&top) = stack.last() {
-            let parent = &events[top as usize];
-            if e.start_ns >= parent.end_ns || e.end_ns > parent.end_ns {
+            let p = &events[top as usize];
+            if e.start_ns >= p.end_ns || e.end_ns > p.end_ns {
                 stack.pop();
             } else {
-                children[top as usize].push(i as u32);
+                parent[i] = top;
                 break;
             }
         }
         stack.push(i as u32);
     }
-    children
+    // Children in event order, grouped by parent (counting sort).
+    let mut counts = vec![0u32; events.len()];
+    for &p in &parent {
+        if p != NO_PARENT {
+            counts[p as usize] += 1;
+        }
+    }
+    let mut ranges = Vec::with_capacity(events.len());
+    let mut next = 0u32;
+    for &c in &counts {
+        ranges.push((next, c));
+        next += c;
+    }
+    let mut flat = vec![0u32; next as usize];
+    let mut fill: Vec<u32> = ranges.iter().map(|r| r.0).collect();
+    for (i, &p) in parent.iter().enumerate() {
+        if p != NO_PARENT {
+            flat[fill[p as usize] as usize] = i as u32;
+            fill[p as usize] += 1;
+        }
+    }
+    Tree {
+        flat,
+        ranges,
+        parent,
+    }
 }
 
 /// `_remove_dup_nodes`: fold an only child that has its parent's name into the parent,
-/// pass after pass until a pass folds nothing. Returns which events remain and the
-/// updated children.
-fn fold_duplicates(
-    events: &[FunctionEvent],
-    mut children: Vec<Vec<u32>>,
-) -> (Vec<bool>, Vec<Vec<u32>>) {
-    let mut parent: Vec<Option<u32>> = vec![None; events.len()];
-    for (p, kids) in children.iter().enumerate() {
-        for &k in kids {
-            parent[k as usize] = Some(p as u32);
-        }
-    }
+/// pass after pass until a pass folds nothing. Returns which events remain.
+fn fold_duplicates(events: &[FunctionEvent], tree: &mut Tree) -> Vec<bool> {
     let mut alive = vec![true; events.len()];
     loop {
         let mut folded = Vec::new();
         for idx in 0..events.len() {
-            if !alive[idx] {
+            let p = tree.parent[idx];
+            if !alive[idx] || p == NO_PARENT {
                 continue;
             }
-            let Some(p) = parent[idx] else { continue };
             let p = p as usize;
-            if events[p].name == events[idx].name && children[p].len() == 1 {
-                let grandchildren = children[idx].clone();
-                for &g in &grandchildren {
-                    parent[g as usize] = Some(p as u32);
+            if events[p].name == events[idx].name && tree.ranges[p].1 == 1 {
+                let (start, len) = tree.ranges[idx];
+                for k in start..start + len {
+                    let g = tree.flat[k as usize];
+                    tree.parent[g as usize] = p as u32;
                 }
-                children[p] = grandchildren;
+                tree.ranges[p] = (start, len);
                 folded.push(idx);
             }
         }
         if folded.is_empty() {
-            return (alive, children);
+            return alive;
         }
         for idx in folded {
             alive[idx] = false;
@@ -311,14 +345,9 @@ fn fold_duplicates(
     }
 }
 
-fn aggregate(
-    rec: &Recording,
-    events: &[FunctionEvent],
-    alive: &[bool],
-    children: &[Vec<u32>],
-) -> Vec<OpRow> {
+fn aggregate(rec: &Recording, events: &[FunctionEvent], alive: &[bool], tree: &Tree) -> Vec<OpRow> {
     let mut rows: Vec<OpRow> = Vec::new();
-    let mut index: std::collections::HashMap<(RowName, bool, bool), usize> = Default::default();
+    let mut index: rustc_hash::FxHashMap<(RowName, bool, bool), usize> = Default::default();
     for (i, e) in events.iter().enumerate() {
         if !alive[i] || e.python {
             continue;
@@ -344,7 +373,7 @@ fn aggregate(
         });
         let (mut self_cpu, mut self_dev) = (0, 0);
         if e.host {
-            let kids = &children[i];
+            let kids = tree.children(i);
             let kids_cpu: i64 = kids.iter().map(|&k| events[k as usize].cpu_bytes).sum();
             let kids_dev: i64 = kids.iter().map(|&k| events[k as usize].device_bytes).sum();
             self_cpu = e.cpu_bytes - kids_cpu;
@@ -406,7 +435,7 @@ impl SortKey {
 /// Sort rows largest first, keeping the original order among equals — as torch's
 /// `sorted(..., reverse=True)` does.
 pub fn sort_rows(rows: &mut [OpRow], key: SortKey) {
-    rows.sort_by(|a, b| key.value(b).cmp(&key.value(a)));
+    rows.sort_by_key(|r| std::cmp::Reverse(key.value(r)));
 }
 
 #[cfg(test)]

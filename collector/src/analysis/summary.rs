@@ -72,6 +72,9 @@ pub struct Summary {
     pub memory_events: u64,
     /// Whether the trace has any memory events at all.
     pub has_memory_data: bool,
+    /// Memory events that happened inside an op, annotation or Python frame on their own
+    /// thread (the rest ran outside any recorded op, e.g. in the dataloader or at exit).
+    pub memory_events_in_ops: u64,
     /// Distributed rank, world size and backend, where present.
     pub rank: Option<i64>,
     /// Number of ranks.
@@ -128,6 +131,11 @@ pub fn summarize(rec: &Recording, timeline: &Timeline) -> Summary {
         steps: rec.steps.len() as u64,
         memory_events: rec.mem_events.len() as u64,
         has_memory_data: !rec.mem_events.is_empty(),
+        memory_events_in_ops: rec
+            .mem_events
+            .iter()
+            .filter(|e| timeline.ops.enclosed_on_thread(e.thread, e.time_ns))
+            .count() as u64,
         rank: dist.rank,
         world_size: dist.world_size,
         backend: dist.backend,

@@ -1,6 +1,6 @@
 //! Interned strings: op names repeat millions of times in a trace, so each is stored once.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Handle to an interned string.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -10,7 +10,7 @@ pub struct StrId(pub u32);
 #[derive(Clone, Debug, Default)]
 pub struct StringTable {
     strings: Vec<Box<str>>,
-    index: HashMap<Box<str>, StrId>,
+    index: FxHashMap<Box<str>, StrId>,
 }
 
 impl StringTable {

@@ -8,7 +8,9 @@
 //! relative to `baseTimeNanoseconds` (2.x), HIP (`Device Type` 6) on ROCm.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 use std::fmt;
 use std::io::Read;
 
@@ -193,19 +195,24 @@ struct RawDistributed {
     world_size: Option<Int>,
 }
 
+/// A `B` event waiting for its `E`: name, category, start.
+type OpenBegin = (Option<String>, Option<String>, i64);
+
 /// Builds a [`Recording`] event by event.
 struct Builder {
     strings: StringTable,
     threads: Vec<ThreadInfo>,
-    thread_index: HashMap<(String, String), ThreadIdx>,
+    thread_index: FxHashMap<(String, String), ThreadIdx>,
+    /// Fast path for the common all-integer ids: no string is built per event.
+    int_thread_index: FxHashMap<(i64, i64), ThreadIdx>,
     devices: Vec<DeviceInfo>,
-    device_index: HashMap<DeviceKey, DeviceIdx>,
+    device_index: FxHashMap<DeviceKey, DeviceIdx>,
     mem_events: Vec<MemEvent>,
     ops: Vec<OpSpan>,
     steps: Vec<StepMarker>,
     diagnostics: Diagnostics,
     /// Open `B` events per thread, for B/E pairs.
-    open_begins: HashMap<ThreadIdx, Vec<(Option<String>, Option<String>, i64)>>,
+    open_begins: FxHashMap<ThreadIdx, Vec<OpenBegin>>,
     start_ns: Option<i64>,
     end_ns: Option<i64>,
     base_time_ns: Option<i64>,
@@ -225,14 +232,15 @@ impl Builder {
         Builder {
             strings: StringTable::default(),
             threads: Vec::new(),
-            thread_index: HashMap::new(),
+            thread_index: FxHashMap::default(),
+            int_thread_index: FxHashMap::default(),
             devices: Vec::new(),
-            device_index: HashMap::new(),
+            device_index: FxHashMap::default(),
             mem_events: Vec::new(),
             ops: Vec::new(),
             steps: Vec::new(),
             diagnostics: Diagnostics::default(),
-            open_begins: HashMap::new(),
+            open_begins: FxHashMap::default(),
             start_ns: None,
             end_ns: None,
             base_time_ns: None,
@@ -249,6 +257,18 @@ impl Builder {
     }
 
     fn thread(&mut self, pid: Option<&RawId<'_>>, tid: Option<&RawId<'_>>) -> ThreadIdx {
+        if let (Some(RawId::Int(p)), Some(RawId::Int(t))) = (pid, tid) {
+            if let Some(&idx) = self.int_thread_index.get(&(*p, *t)) {
+                return idx;
+            }
+            let idx = self.thread_by_name(pid, tid);
+            self.int_thread_index.insert((*p, *t), idx);
+            return idx;
+        }
+        self.thread_by_name(pid, tid)
+    }
+
+    fn thread_by_name(&mut self, pid: Option<&RawId<'_>>, tid: Option<&RawId<'_>>) -> ThreadIdx {
         let pid = pid.map(|p| p.normalized().into_owned()).unwrap_or_default();
         let tid = tid.map(|t| t.normalized().into_owned()).unwrap_or_default();
         let key = (pid, tid);
@@ -553,6 +573,9 @@ impl Builder {
             }
         }
         self.attach_device_properties();
+        // Growth slack is up to half of these vectors; give it back.
+        self.ops.shrink_to_fit();
+        self.mem_events.shrink_to_fit();
         self.steps.sort_by_key(|s| (s.start_ns, s.number));
         let era = self.era();
         let start_ns = self.start_ns.unwrap_or(0);

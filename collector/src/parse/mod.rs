@@ -176,6 +176,6 @@ mod tests {
         );
         assert!(detect(b"").is_err());
         assert!(detect(b"\x80\x04\x95").is_err());
-        assert!(detect(b"hello").unwrap_err().contains("'h'"));
+        assert!(detect(b"hello").expect_err("not a format").contains("'h'"));
     }
 }

@@ -2,13 +2,16 @@
 
 use crate::model::{OpCategory, Recording, ThreadIdx};
 
-/// Ops that name what the program was doing: operators and `record_function` ranges.
-/// Runtime calls and Python frames are left out so the answer reads "aten::mm", not
-/// "cudaMalloc" or "<built-in method ...>".
+/// Spans that say what the program was doing: operators, `record_function` ranges, NVTX
+/// ranges and Python frames. Runtime calls are left out so the answer reads "aten::mm",
+/// not "cudaMalloc"; Python frames are indexed but only named when asked for.
 fn names_work(category: OpCategory) -> bool {
     matches!(
         category,
-        OpCategory::CpuOp | OpCategory::UserAnnotation | OpCategory::Nvtx
+        OpCategory::CpuOp
+            | OpCategory::UserAnnotation
+            | OpCategory::Nvtx
+            | OpCategory::PythonFunction
     )
 }
 
@@ -24,6 +27,11 @@ struct ThreadOps {
     thread: ThreadIdx,
     /// (op index into Recording::ops, start_ns, end_ns, parent position in this list)
     ops: Vec<(u32, i64, i64, Option<u32>)>,
+    /// Whether each entry is a Python frame.
+    python: Vec<bool>,
+    /// Running maximum of the ends, so enclosure is exact even when spans overlap
+    /// without nesting (seen in real traces from autograd and Python frames).
+    max_end: Vec<i64>,
 }
 
 impl OpIndex {
@@ -47,6 +55,7 @@ impl OpIndex {
                 (op.start_ns, std::cmp::Reverse(op.end_ns))
             });
             let mut ops: Vec<(u32, i64, i64, Option<u32>)> = Vec::with_capacity(list.len());
+            let mut python = Vec::with_capacity(list.len());
             let mut stack: Vec<u32> = Vec::new();
             for i in list {
                 let op = &rec.ops[i as usize];
@@ -60,27 +69,46 @@ impl OpIndex {
                 }
                 let pos = ops.len() as u32;
                 ops.push((i, op.start_ns, op.end_ns, stack.last().copied()));
+                python.push(op.category == OpCategory::PythonFunction);
                 stack.push(pos);
             }
+            let mut running = i64::MIN;
+            let max_end = ops
+                .iter()
+                .map(|&(_, _, end, _)| {
+                    running = running.max(end);
+                    running
+                })
+                .collect();
             threads.push(ThreadOps {
                 thread: t as ThreadIdx,
                 ops,
+                python,
+                max_end,
             });
         }
         OpIndex { threads }
     }
 
-    /// The innermost op on `thread` whose closed interval contains `time_ns`.
+    /// The innermost op (not Python frame) on `thread` whose closed interval contains `time_ns`.
     pub fn innermost_on_thread(&self, thread: ThreadIdx, time_ns: i64) -> Option<u32> {
         let t = self.threads.iter().find(|t| t.thread == thread)?;
-        innermost(t, time_ns).map(|(op, _)| op)
+        innermost(t, time_ns, false).map(|(op, _)| op)
+    }
+
+    /// Whether an op or Python frame on `thread` contains `time_ns`.
+    pub fn enclosed_on_thread(&self, thread: ThreadIdx, time_ns: i64) -> bool {
+        self.threads
+            .iter()
+            .find(|t| t.thread == thread)
+            .is_some_and(|t| innermost(t, time_ns, true).is_some())
     }
 
     /// The innermost op on any thread containing `time_ns` (latest start wins).
     pub fn innermost_any(&self, time_ns: i64) -> Option<u32> {
         self.threads
             .iter()
-            .filter_map(|t| innermost(t, time_ns))
+            .filter_map(|t| innermost(t, time_ns, false))
             .max_by_key(|&(_, start)| start)
             .map(|(op, _)| op)
     }
@@ -92,14 +120,29 @@ impl OpIndex {
     }
 }
 
-fn innermost(t: &ThreadOps, time_ns: i64) -> Option<(u32, i64)> {
+/// The innermost entry containing `time_ns`: the last one starting at or before it, or the
+/// nearest ancestor of that one that contains it (properly nested spans make that exact).
+fn innermost(t: &ThreadOps, time_ns: i64, allow_python: bool) -> Option<(u32, i64)> {
     let n = t.ops.partition_point(|&(_, start, _, _)| start <= time_ns);
-    let mut pos = n.checked_sub(1)?;
-    loop {
-        let &(op, start, end, parent) = t.ops.get(pos)?;
-        if end >= time_ns {
-            return Some((op, start));
-        }
-        pos = parent? as usize;
+    let last = n.checked_sub(1)?;
+    if t.max_end.get(last).is_none_or(|&m| m < time_ns) {
+        return None;
     }
+    let fits = |pos: usize| {
+        let &(op, start, end, _) = t.ops.get(pos)?;
+        (end >= time_ns && (allow_python || !t.python.get(pos).copied().unwrap_or(false)))
+            .then_some((op, start))
+    };
+    let mut pos = last;
+    loop {
+        if let Some(found) = fits(pos) {
+            return Some(found);
+        }
+        match t.ops.get(pos).and_then(|e| e.3) {
+            Some(parent) => pos = parent as usize,
+            None => break,
+        }
+    }
+    // Spans that overlap without nesting: the latest-starting span that contains the time.
+    (0..last).rev().find_map(fits)
 }

@@ -1,10 +1,13 @@
 use super::*;
 use crate::model::*;
 
+/// (time, bytes, addr, total allocated, total reserved)
+type RawMem = (i64, i64, Option<u64>, Option<i64>, Option<i64>);
+
 /// A recording with the given memory events (all on device 0) and ops.
 pub(crate) fn recording(
     device: DeviceKey,
-    events: &[(i64, i64, Option<u64>, Option<i64>, Option<i64>)],
+    events: &[RawMem],
     ops: &[(&str, i64, i64)],
 ) -> Recording {
     let mut strings = StringTable::default();

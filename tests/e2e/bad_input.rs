@@ -1,0 +1,184 @@
+//! Bad input gets one clear line naming the file, what is wrong and where; exit code 1
+//! (2 for usage errors); never a panic.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+
+use crate::support::*;
+
+fn expect_failure(args: &[&str], code: i32, needles: &[&str]) -> String {
+    let out = vramscope(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for n in needles {
+        assert!(stderr.contains(n), "{args:?}: missing {n:?} in {stderr}");
+    }
+    stderr
+}
+
+#[test]
+fn broken_files_are_named_with_a_position() {
+    let dir = temp_dir("bad");
+    let real = read_maybe_gz(&shared_traces().join("torch-cpu/t2.json.gz"));
+    let cut_at = real.len() * 3 / 5;
+    let cases: Vec<(&str, Vec<u8>, &[&str])> = vec![
+        (
+            "not-json.json",
+            b"hello, world".to_vec(),
+            &["not-json.json", "not a format vramscope reads"],
+        ),
+        ("empty.json", Vec::new(), &["empty.json", "empty"]),
+        (
+            "truncated.json",
+            real[..cut_at].to_vec(),
+            &["truncated.json", "ends early", "at byte"],
+        ),
+        (
+            "shape.json",
+            br#"{"foo": 1, "bar": [1,2]}"#.to_vec(),
+            &["shape.json", "traceEvents"],
+        ),
+        (
+            "syntax.json",
+            br#"{"traceEvents": [{"ph": "X",, }]}"#.to_vec(),
+            &["syntax.json", "invalid JSON", "at byte 28"],
+        ),
+        (
+            "binary.bin",
+            vec![0u8, 159, 146, 150, 1, 2, 3],
+            &["binary.bin", "byte 0x00"],
+        ),
+    ];
+    for (name, bytes, needles) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).expect("write");
+        for cmd in ["summary", "table"] {
+            let stderr = expect_failure(&[cmd, path.to_str().expect("path")], 1, needles);
+            assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+        }
+    }
+    // The cut-off position is reported exactly.
+    let truncated = dir.join("truncated.json");
+    let stderr = expect_failure(&["summary", truncated.to_str().expect("p")], 1, &[]);
+    assert!(stderr.contains(&format!("at byte {cut_at}")), "{stderr}");
+}
+
+#[test]
+fn missing_and_unreadable_paths() {
+    expect_failure(
+        &["summary", "/nonexistent/trace.json"],
+        1,
+        &["/nonexistent/trace.json", "cannot read"],
+    );
+    let dir = temp_dir("dir-as-file");
+    expect_failure(&["table", dir.to_str().expect("p")], 1, &["cannot read"]);
+}
+
+#[test]
+fn cut_gzip_fails_cleanly_and_salvage_keeps_the_prefix() {
+    let gz = std::fs::read(
+        shared_traces()
+            .join("real/tracelens-h100-qwen-0.5b/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"),
+    )
+    .expect("read");
+    let dir = temp_dir("cutgz");
+    let path = dir.join("qwen-cut.json.gz");
+    std::fs::write(&path, &gz[..gz.len() / 2]).expect("write");
+    let p = path.to_str().expect("p");
+    expect_failure(&["summary", p], 1, &["qwen-cut.json.gz", "gzip"]);
+    let full = vramscope_json(&[
+        "summary",
+        &shared_traces()
+            .join("real/tracelens-h100-qwen-0.5b/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz")
+            .to_string_lossy(),
+    ]);
+    let out = vramscope(&["summary", p, "--salvage", "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ends early"));
+    let salvaged: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let (n, total) = (
+        salvaged["events"].as_u64().expect("n"),
+        full["events"].as_u64().expect("n"),
+    );
+    assert!(n > total / 4 && n < total, "{n} of {total}");
+    assert!(salvaged["truncated_at_byte"].as_u64().is_some());
+}
+
+#[test]
+fn hostile_inputs_end_quickly_without_panics() {
+    let dir = temp_dir("hostile");
+    let mut deep = String::from("{\"traceEvents\": [");
+    deep.push_str(&"[".repeat(100_000));
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("deep.json", deep.into_bytes()),
+        ("nan.json", br#"{"traceEvents": [{"ph": "X", "name": "a", "ts": NaN, "dur": 1}]}"#.to_vec()),
+        ("bigint.json", br#"{"traceEvents": [{"ph": "i", "name": "[memory]", "ts": 1, "args": {"Bytes": 99999999999999999999999999, "Device Type": 0}}]}"#.to_vec()),
+        ("hugets.json", br#"{"traceEvents": [{"ph": "X", "name": "a", "ts": 1e300, "dur": 1e300}]}"#.to_vec()),
+        ("negdur.json", br#"{"traceEvents": [{"ph": "X", "name": "a", "ts": 5, "dur": -3}]}"#.to_vec()),
+    ];
+    for (name, bytes) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).expect("write");
+        let out = vramscope(&["summary", path.to_str().expect("p")]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{name}: {stderr}");
+    }
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let t2 = shared_traces().join("torch-cpu/t2.json.gz");
+    let t2 = t2.to_str().expect("p");
+    expect_failure(
+        &["table", t2, "--sort", "cpu_time_total"],
+        2,
+        &["unknown sort key"],
+    );
+    expect_failure(
+        &["table", t2, "--from-us", "10", "--to-us", "5"],
+        2,
+        &["--from-us"],
+    );
+    expect_failure(&["table"], 2, &["Usage"]);
+    expect_failure(&["frobnicate"], 2, &[]);
+    expect_failure(&["table", t2, "--format", "yaml"], 2, &[]);
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    // 30,000 distinct ops: far more table than a pipe buffer holds.
+    let dir = temp_dir("pipe");
+    let trace = dir.join("many-ops.json");
+    let events: Vec<String> = (0..30_000)
+        .map(|i| format!(r#"{{"ph": "X", "cat": "cpu_op", "name": "op_{i}", "pid": 1, "tid": 1, "ts": {i}, "dur": 1}}"#))
+        .collect();
+    std::fs::write(
+        &trace,
+        format!("{{\"traceEvents\": [{}]}}", events.join(",")),
+    )
+    .expect("write");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vramscope"))
+        .args(["table", trace.to_str().expect("p"), "--format", "csv"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).expect("some output");
+    drop(stdout);
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::io::stderr().flush();
+}
