@@ -60,6 +60,11 @@ fn project_torch_truth_is_matched_exactly() {
 }
 
 #[test]
+fn bundled_sample_matches_its_truth() {
+    check_dir(&repo_root().join("samples"), 1);
+}
+
+#[test]
 fn default_sort_is_torchs_table_order() {
     // torch's table(sort_by="self_cpu_memory_usage") is a stable descending sort of the
     // key_averages order; its first column of names is in the *.table.txt beside the trace.
