@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use collector::analysis::{OpRow, Summary};
+use collector::analysis::{DeviceSummary, OpRow, Summary};
 use collector::units::{bytes_iec, duration_us, torch_memory};
 use serde::Serialize;
 
@@ -164,7 +164,8 @@ pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Resul
     writeln!(out, "{}", path.display())?;
     writeln!(
         out,
-        "  format     PyTorch profiler trace, {}{}",
+        "  format     {}, {}{}",
+        s.format_name,
         s.era,
         if s.compressed { ", gzip" } else { "" }
     )?;
@@ -209,69 +210,7 @@ pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Resul
     }
     for d in &s.devices {
         writeln!(out)?;
-        let name = d
-            .name
-            .as_deref()
-            .map_or(String::new(), |n| format!("  {n}"));
-        writeln!(out, "{}{name}", d.device)?;
-        let at = |us: Option<f64>| us.map_or(String::new(), |u| format!(" at {}", duration_us(u)));
-        let op = d
-            .peak_allocated_op
-            .as_deref()
-            .map_or(String::new(), |o| format!(" in {o}"));
-        writeln!(
-            out,
-            "  peak allocated   {}{}{op}",
-            bytes_iec(d.peak_allocated_bytes),
-            at(d.peak_allocated_at_us)
-        )?;
-        if let Some(r) = d.peak_reserved_bytes {
-            writeln!(
-                out,
-                "  peak reserved    {}{}",
-                bytes_iec(r),
-                at(d.peak_reserved_at_us)
-            )?;
-        }
-        if let Some(c) = d.cache_at_peak_bytes {
-            writeln!(
-                out,
-                "  cache at peak    {} (reserved but unallocated at the peak)",
-                bytes_iec(c)
-            )?;
-        }
-        let reserved = d
-            .final_reserved_bytes
-            .map_or(String::new(), |r| format!(", reserved {}", bytes_iec(r)));
-        writeln!(
-            out,
-            "  at the end       allocated {}{reserved}",
-            bytes_iec(d.final_allocated_bytes)
-        )?;
-        let totals = if d.totals == "trace" {
-            "allocator totals from the trace"
-        } else {
-            "totals reconstructed from Bytes"
-        };
-        let ooms = if d.ooms > 0 {
-            format!(", {} out-of-memory", d.ooms)
-        } else {
-            String::new()
-        };
-        writeln!(
-            out,
-            "  events           {} ({} allocs, {} frees{ooms}); {totals}",
-            group(d.memory_events),
-            group(d.allocs),
-            group(d.frees)
-        )?;
-        if d.frees_without_alloc > 0 {
-            writeln!(
-                out,
-                "  note             {} frees of blocks allocated before the trace began",
-                group(d.frees_without_alloc)
-            )?;
-        }
+        device_text(out, d)?;
     }
     if let Some(at) = s.truncated_at_byte {
         writeln!(out)?;
@@ -288,6 +227,81 @@ pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Resul
             .map(|(k, v)| format!("{} {k}", group(*v)))
             .collect();
         writeln!(out, "warnings: {}", parts.join("; "))?;
+    }
+    Ok(())
+}
+
+fn device_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<()> {
+    let name = d
+        .name
+        .as_deref()
+        .map_or(String::new(), |n| format!("  {n}"));
+    writeln!(out, "{}{name}", d.device)?;
+    let at = |us: Option<f64>| us.map_or(String::new(), |u| format!(" at {}", duration_us(u)));
+    if let Some(peak) = d.peak_allocated_bytes {
+        let op = d
+            .peak_allocated_op
+            .as_deref()
+            .map_or(String::new(), |o| format!(" in {o}"));
+        writeln!(
+            out,
+            "  peak allocated   {}{}{op}",
+            bytes_iec(peak),
+            at(d.peak_allocated_at_us)
+        )?;
+    }
+    if let Some(r) = d.peak_reserved_bytes {
+        writeln!(
+            out,
+            "  peak reserved    {}{}",
+            bytes_iec(r),
+            at(d.peak_reserved_at_us)
+        )?;
+    }
+    if let Some(c) = d.cache_at_peak_bytes {
+        writeln!(
+            out,
+            "  cache at peak    {} (reserved but unallocated at the peak)",
+            bytes_iec(c)
+        )?;
+    }
+    let mut end = Vec::new();
+    if let Some(a) = d.final_allocated_bytes {
+        end.push(format!("allocated {}", bytes_iec(a)));
+    }
+    if let Some(r) = d.final_reserved_bytes {
+        end.push(format!("reserved {}", bytes_iec(r)));
+    }
+    if !end.is_empty() {
+        writeln!(out, "  at the end       {}", end.join(", "))?;
+    }
+    let totals = match d.totals {
+        "trace" => "; allocator totals from the trace",
+        "reconstructed" => "; totals reconstructed from Bytes",
+        _ => "",
+    };
+    let mut parts = vec![
+        format!("{} allocs", group(d.allocs)),
+        format!("{} frees", group(d.frees)),
+    ];
+    if d.segment_events > 0 {
+        parts.push(format!("{} segment events", group(d.segment_events)));
+    }
+    if d.ooms > 0 {
+        parts.push(format!("{} out-of-memory", d.ooms));
+    }
+    writeln!(
+        out,
+        "  events           {} ({}){totals}",
+        group(d.memory_events),
+        parts.join(", ")
+    )?;
+    if d.frees_without_alloc > 0 {
+        writeln!(
+            out,
+            "  note             {} frees of blocks allocated before the trace began",
+            group(d.frees_without_alloc)
+        )?;
     }
     Ok(())
 }

@@ -122,7 +122,7 @@ pub fn key_averages(rec: &Recording, window: Option<TimeWindow>) -> Vec<OpRow> {
         .mem_events
         .iter()
         .enumerate()
-        .filter(|(_, e)| e.kind != MemEventKind::OutOfMemory && in_window(e.time_ns))
+        .filter(|(_, e)| e.kind.is_allocation() && in_window(e.time_ns))
         .map(|(i, _)| i as u32)
         .collect();
     records.sort_by_key(|&i| rec.mem_events[i as usize].time_ns);

@@ -27,8 +27,11 @@ pub struct DeviceSummary {
     pub frees: u64,
     /// Out-of-memory events.
     pub ooms: u64,
-    /// Peak allocated bytes (the largest `Total Allocated` where the trace has totals).
-    pub peak_allocated_bytes: i64,
+    /// Segment (reserved-memory) events: cudaMalloc/cudaFree of the allocator's segments.
+    pub segment_events: u64,
+    /// Peak allocated bytes (the largest `Total Allocated` where the trace has totals);
+    /// `None` for sources that only see reserved memory (Nsight).
+    pub peak_allocated_bytes: Option<i64>,
     /// When the peak happened, in µs since the start of the trace.
     pub peak_allocated_at_us: Option<f64>,
     /// The innermost op running at the peak (on the allocating thread, else any thread).
@@ -40,10 +43,11 @@ pub struct DeviceSummary {
     /// Reserved − allocated at the allocated peak: what the caching allocator held unused.
     pub cache_at_peak_bytes: Option<i64>,
     /// Allocated bytes after the last event.
-    pub final_allocated_bytes: i64,
+    pub final_allocated_bytes: Option<i64>,
     /// Reserved bytes after the last event.
     pub final_reserved_bytes: Option<i64>,
-    /// `trace` (allocator totals in the trace) or `reconstructed` (running sum of Bytes).
+    /// `trace` (allocator totals in the trace), `reconstructed` (running sum of Bytes), or
+    /// `none` (the source sees no allocations).
     pub totals: &'static str,
     /// Frees of blocks allocated before the trace started.
     pub frees_without_alloc: u64,
@@ -56,6 +60,8 @@ pub struct DeviceSummary {
 pub struct Summary {
     /// Source format identifier.
     pub format: &'static str,
+    /// Source format in words.
+    pub format_name: &'static str,
     /// Producer era.
     pub era: String,
     /// Whether the file was gzip.
@@ -123,6 +129,7 @@ pub fn summarize(rec: &Recording, timeline: &Timeline) -> Summary {
     let dist = rec.meta.distributed.clone().unwrap_or_default();
     Summary {
         format: rec.meta.format.as_str(),
+        format_name: rec.meta.format.describe(),
         era: rec.meta.era.clone(),
         compressed: rec.meta.compressed,
         duration_us: (rec.meta.end_ns - rec.meta.start_ns) as f64 / 1000.0,
@@ -149,11 +156,12 @@ pub fn summarize(rec: &Recording, timeline: &Timeline) -> Summary {
 fn device_summary(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline) -> DeviceSummary {
     let info = rec.devices.get(d.device as usize);
     let key = info.map(|i| i.key).unwrap_or(crate::model::DeviceKey::CPU);
-    let (mut allocs, mut frees) = (0u64, 0u64);
+    let (mut allocs, mut frees, mut segment_events) = (0u64, 0u64, 0u64);
     for p in &d.points {
         match rec.mem_events.get(p.event as usize).map(|e| e.kind) {
             Some(MemEventKind::Alloc) => allocs += 1,
             Some(MemEventKind::Free) => frees += 1,
+            Some(MemEventKind::SegmentAlloc | MemEventKind::SegmentFree) => segment_events += 1,
             _ => {}
         }
     }
@@ -174,15 +182,22 @@ fn device_summary(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline) -> D
         allocs,
         frees,
         ooms: d.ooms.len() as u64,
-        peak_allocated_bytes: peak.map_or(0, |p| p.allocated_bytes),
+        segment_events,
+        peak_allocated_bytes: peak.map(|p| p.allocated_bytes),
         peak_allocated_at_us: peak.map(|p| rec.us_since_start(p.time_ns)),
         peak_allocated_op: peak_op,
         peak_reserved_bytes: peak_reserved.and_then(|p| p.reserved_bytes),
         peak_reserved_at_us: peak_reserved.map(|p| rec.us_since_start(p.time_ns)),
         cache_at_peak_bytes: peak.and_then(|p| p.reserved_bytes.map(|r| r - p.allocated_bytes)),
-        final_allocated_bytes: last.map_or(0, |p| p.allocated_bytes),
+        final_allocated_bytes: last
+            .filter(|_| d.allocated_known)
+            .map(|p| p.allocated_bytes),
         final_reserved_bytes: last.and_then(|p| p.reserved_bytes),
-        totals: d.totals.as_str(),
+        totals: if d.allocated_known {
+            d.totals.as_str()
+        } else {
+            "none"
+        },
         frees_without_alloc: d.unmatched_frees,
         live_at_end: d.allocations.iter().filter(|a| a.free_ns.is_none()).count() as u64,
     }

@@ -6,9 +6,13 @@
 //! Times are `i64` nanoseconds on the source's own clock (absolute epoch ns for PyTorch
 //! traces), sizes are bytes.
 
+mod allocator;
 mod device;
 mod strings;
 
+pub use allocator::{
+    AllocatorState, Block, BlockState, Frame, OomDetail, Segment, SegmentPool, StackId,
+};
 pub use device::{DeviceClass, DeviceKey, DeviceType};
 pub use strings::{StrId, StringTable};
 
@@ -26,8 +30,25 @@ pub enum MemEventKind {
     Alloc,
     /// Bytes were given back (`bytes < 0`).
     Free,
-    /// The allocator failed to satisfy a request (`[OutOfMemory]`).
+    /// The allocator failed to satisfy a request (`[OutOfMemory]`, snapshot `oom`).
     OutOfMemory,
+    /// The allocator reserved memory from the driver (`cudaMalloc` of a segment, an
+    /// expandable segment mapping more pages): `bytes > 0`, counted as *reserved*.
+    SegmentAlloc,
+    /// The allocator gave reserved memory back to the driver: `bytes < 0`.
+    SegmentFree,
+}
+
+impl MemEventKind {
+    /// Whether the event changes allocated (tensor) memory.
+    pub fn is_allocation(self) -> bool {
+        matches!(self, MemEventKind::Alloc | MemEventKind::Free)
+    }
+
+    /// Whether the event changes reserved (segment) memory.
+    pub fn is_segment(self) -> bool {
+        matches!(self, MemEventKind::SegmentAlloc | MemEventKind::SegmentFree)
+    }
 }
 
 /// One allocator record: an allocation, a free, or an allocation failure.
@@ -47,8 +68,10 @@ pub struct MemEvent {
     pub device: DeviceIdx,
     /// The thread that allocated or freed.
     pub thread: ThreadIdx,
-    /// Alloc, free or OOM.
+    /// Alloc, free, segment or OOM.
     pub kind: MemEventKind,
+    /// The allocation's call stack, where the source records one (allocator snapshots).
+    pub stack: Option<StackId>,
 }
 
 /// What kind of span an [`OpSpan`] is. The categories follow the Kineto trace's `cat`.
@@ -172,6 +195,12 @@ pub struct DistributedInfo {
 pub enum SourceFormat {
     /// PyTorch profiler Chrome trace (Kineto JSON), plain or gzip.
     TorchChromeTrace,
+    /// PyTorch CUDA caching-allocator snapshot (`torch.cuda.memory._dump_snapshot` pickle).
+    TorchSnapshot,
+    /// Nsight Systems `nsys export --type sqlite`.
+    NsightSqlite,
+    /// Nsight Systems `nsys export --type json`.
+    NsightJson,
 }
 
 impl SourceFormat {
@@ -179,6 +208,19 @@ impl SourceFormat {
     pub fn as_str(self) -> &'static str {
         match self {
             SourceFormat::TorchChromeTrace => "pytorch-chrome-trace",
+            SourceFormat::TorchSnapshot => "pytorch-allocator-snapshot",
+            SourceFormat::NsightSqlite => "nsight-systems-sqlite",
+            SourceFormat::NsightJson => "nsight-systems-json",
+        }
+    }
+
+    /// What to call it in prose.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SourceFormat::TorchChromeTrace => "PyTorch profiler trace",
+            SourceFormat::TorchSnapshot => "PyTorch allocator snapshot",
+            SourceFormat::NsightSqlite => "Nsight Systems export (SQLite)",
+            SourceFormat::NsightJson => "Nsight Systems export (JSON)",
         }
     }
 }
@@ -259,6 +301,12 @@ pub struct Recording {
     pub ops: Vec<OpSpan>,
     /// Training steps, sorted by start.
     pub steps: Vec<StepMarker>,
+    /// Interned call stacks (innermost frame first), referenced by [`StackId`].
+    pub stacks: Vec<Vec<Frame>>,
+    /// The allocator's segments and blocks at one instant, for sources that have them.
+    pub allocator: Option<AllocatorState>,
+    /// Extra facts of out-of-memory events.
+    pub oom_details: Vec<OomDetail>,
     /// What was skipped or odd.
     pub diagnostics: Diagnostics,
 }
@@ -267,6 +315,70 @@ impl Recording {
     /// The name of an op.
     pub fn op_name(&self, op: &OpSpan) -> &str {
         self.strings.get(op.name)
+    }
+
+    /// The frames of a stack (empty for `None` or an unknown id).
+    pub fn stack(&self, id: Option<StackId>) -> &[Frame] {
+        id.and_then(|i| self.stacks.get(i.0 as usize))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// A recording with no events, for a source to fill.
+    pub fn empty(format: SourceFormat, era: &str) -> Recording {
+        Recording {
+            meta: Meta {
+                format,
+                era: era.to_owned(),
+                compressed: false,
+                content_bytes: 0,
+                base_time_ns: None,
+                start_ns: 0,
+                end_ns: 0,
+                distributed: None,
+                properties: BTreeMap::new(),
+                events_read: 0,
+            },
+            strings: StringTable::default(),
+            devices: Vec::new(),
+            threads: Vec::new(),
+            mem_events: Vec::new(),
+            ops: Vec::new(),
+            steps: Vec::new(),
+            stacks: Vec::new(),
+            allocator: None,
+            oom_details: Vec::new(),
+            diagnostics: Diagnostics::default(),
+        }
+    }
+
+    /// The index of a device, adding it if new.
+    pub fn device_index(&mut self, key: DeviceKey) -> DeviceIdx {
+        if let Some(i) = self.devices.iter().position(|d| d.key == key) {
+            return i as DeviceIdx;
+        }
+        self.devices.push(DeviceInfo {
+            key,
+            name: None,
+            total_memory_bytes: None,
+        });
+        (self.devices.len() - 1) as DeviceIdx
+    }
+
+    /// The index of a thread, adding it if new.
+    pub fn thread_index(&mut self, pid: &str, tid: &str) -> ThreadIdx {
+        if let Some(i) = self
+            .threads
+            .iter()
+            .position(|t| t.pid == pid && t.tid == tid)
+        {
+            return i as ThreadIdx;
+        }
+        self.threads.push(ThreadInfo {
+            pid: pid.to_owned(),
+            tid: tid.to_owned(),
+            name: None,
+        });
+        (self.threads.len() - 1) as ThreadIdx
     }
 
     /// Time since the start of the recording, in µs, as reports show it.

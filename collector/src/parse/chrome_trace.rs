@@ -494,6 +494,7 @@ impl Builder {
             device,
             thread,
             kind,
+            stack: None,
         });
     }
 
@@ -598,6 +599,9 @@ impl Builder {
             mem_events: self.mem_events,
             ops: self.ops,
             steps: self.steps,
+            stacks: Vec::new(),
+            allocator: None,
+            oom_details: Vec::new(),
             diagnostics: self.diagnostics,
         }
     }

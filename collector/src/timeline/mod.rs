@@ -68,6 +68,8 @@ pub struct DeviceTimeline {
     pub device: DeviceIdx,
     /// Memory curve in time order (stable for equal times).
     pub points: Vec<SeriesPoint>,
+    /// Whether the source records allocations on this device (Nsight sees only segments).
+    pub allocated_known: bool,
     /// Where the allocated totals come from.
     pub totals: TotalsSource,
     /// Whether any event carried `Total Reserved`.
@@ -139,6 +141,7 @@ fn build_device(rec: &Recording, device: DeviceIdx, order: &[u32]) -> DeviceTime
     let mut reserved: Option<i64> = None;
     let mut all_totals = true;
     let mut reserved_known = false;
+    let mut allocated_known = false;
     let mut allocations = Vec::new();
     let mut live: HashMap<u64, usize> = HashMap::new();
     let mut unmatched_frees = 0;
@@ -149,9 +152,26 @@ fn build_device(rec: &Recording, device: DeviceIdx, order: &[u32]) -> DeviceTime
         .is_some_and(|d| d.key.is_accelerator());
     for &i in order {
         let e = &rec.mem_events[i as usize];
-        if e.kind == MemEventKind::OutOfMemory {
-            ooms.push(i);
-            continue;
+        match e.kind {
+            MemEventKind::OutOfMemory => {
+                ooms.push(i);
+                continue;
+            }
+            MemEventKind::SegmentAlloc | MemEventKind::SegmentFree => {
+                let r = e
+                    .total_reserved_bytes
+                    .unwrap_or_else(|| reserved.unwrap_or(0).saturating_add(e.bytes));
+                reserved = Some(r);
+                reserved_known = true;
+                points.push(SeriesPoint {
+                    time_ns: e.time_ns,
+                    allocated_bytes: allocated,
+                    reserved_bytes: reserved,
+                    event: i,
+                });
+                continue;
+            }
+            MemEventKind::Alloc | MemEventKind::Free => allocated_known = true,
         }
         allocated = match e.total_allocated_bytes {
             Some(total) => total,
@@ -195,12 +215,17 @@ fn build_device(rec: &Recording, device: DeviceIdx, order: &[u32]) -> DeviceTime
             }
         }
     }
-    let peak_allocated = first_max_by(&points, |p| Some(p.allocated_bytes));
+    let peak_allocated = if allocated_known {
+        first_max_by(&points, |p| Some(p.allocated_bytes))
+    } else {
+        None
+    };
     let peak_reserved = first_max_by(&points, |p| p.reserved_bytes);
     DeviceTimeline {
         device,
         points,
-        totals: if all_totals && !order.is_empty() {
+        allocated_known,
+        totals: if all_totals && allocated_known {
             TotalsSource::Trace
         } else {
             TotalsSource::Reconstructed

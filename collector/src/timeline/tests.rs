@@ -36,6 +36,7 @@ pub(crate) fn recording(
             } else {
                 MemEventKind::Alloc
             },
+            stack: None,
         })
         .collect();
     Recording {
@@ -65,6 +66,9 @@ pub(crate) fn recording(
         mem_events,
         ops,
         steps: vec![],
+        stacks: vec![],
+        allocator: None,
+        oom_details: vec![],
         diagnostics: Diagnostics::default(),
     }
 }

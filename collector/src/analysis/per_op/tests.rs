@@ -57,6 +57,9 @@ impl Fixture {
                 mem_events: vec![],
                 ops: vec![],
                 steps: vec![],
+                stacks: vec![],
+                allocator: None,
+                oom_details: vec![],
                 diagnostics: Diagnostics::default(),
             },
         }
@@ -95,6 +98,7 @@ impl Fixture {
             } else {
                 MemEventKind::Alloc
             },
+            stack: None,
         });
         self
     }

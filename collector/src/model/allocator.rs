@@ -1,0 +1,103 @@
+//! The caching allocator's own view: segments, blocks and call stacks, as allocator
+//! snapshots record them.
+
+use std::collections::BTreeMap;
+
+use super::{DeviceIdx, StrId};
+
+/// Handle to an interned call stack in [`Recording::stacks`](super::Recording::stacks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StackId(pub u32);
+
+/// One frame of a call stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Frame {
+    /// Function name.
+    pub name: StrId,
+    /// Source file (`??` for C++ frames without symbols).
+    pub file: StrId,
+    /// Line number (0 when unknown).
+    pub line: u32,
+}
+
+/// Which pool a segment belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SegmentPool {
+    /// Blocks ≥ 1 MiB (2 MiB+ segments).
+    Large,
+    /// Blocks < 1 MiB (2 MiB segments).
+    Small,
+    /// A pool the source names otherwise.
+    Other,
+}
+
+/// State of a block inside a segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlockState {
+    /// Handed out to a tensor.
+    ActiveAllocated,
+    /// Freed by the user, still in use by another stream.
+    ActivePendingFree,
+    /// Free, cached by the allocator.
+    Inactive,
+}
+
+/// A block of a segment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    /// Start address.
+    pub address: u64,
+    /// Size in bytes (rounded by the allocator).
+    pub size_bytes: u64,
+    /// Size the caller asked for.
+    pub requested_size_bytes: u64,
+    /// State.
+    pub state: BlockState,
+    /// Allocation stack, where recorded.
+    pub stack: Option<super::StackId>,
+}
+
+/// A segment: one `cudaMalloc` (or an expandable mapping) of the caching allocator.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Segment {
+    /// Device.
+    pub device: DeviceIdx,
+    /// Start address.
+    pub address: u64,
+    /// Reserved bytes.
+    pub total_size_bytes: u64,
+    /// Bytes in active-allocated blocks.
+    pub allocated_size_bytes: u64,
+    /// Bytes in active blocks (allocated or pending free).
+    pub active_size_bytes: u64,
+    /// Bytes callers asked for.
+    pub requested_size_bytes: u64,
+    /// CUDA stream (0 = default).
+    pub stream: u64,
+    /// Small or large pool.
+    pub pool: SegmentPool,
+    /// Whether it is an expandable segment (`expandable_segments:True`).
+    pub expandable: bool,
+    /// Blocks in address order.
+    pub blocks: Vec<Block>,
+}
+
+/// The allocator's state at one instant (when the snapshot was taken).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AllocatorState {
+    /// When, where known.
+    pub time_ns: Option<i64>,
+    /// Every segment of every device.
+    pub segments: Vec<Segment>,
+    /// `allocator_settings` as the source wrote them.
+    pub settings: BTreeMap<String, String>,
+}
+
+/// Facts an out-of-memory event carries beyond its size.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OomDetail {
+    /// Index of the OOM event in [`Recording::mem_events`](super::Recording::mem_events).
+    pub event: u32,
+    /// Free bytes on the device as the driver reported them at the failure.
+    pub device_free_bytes: Option<u64>,
+}
