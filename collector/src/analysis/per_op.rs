@@ -118,11 +118,18 @@ pub fn key_averages(rec: &Recording, window: Option<TimeWindow>) -> Vec<OpRow> {
     };
 
     // Memory records sorted by time (stable), with prefix sums for O(log n) interval sums.
+    // Sources that see only the allocator's segments (Nsight: cudaMalloc/cudaFree) have no
+    // allocation records; their segment events are what the table attributes.
+    let counted = if rec.mem_events.iter().any(|e| e.kind.is_allocation()) {
+        MemEventKind::is_allocation
+    } else {
+        MemEventKind::is_segment
+    };
     let mut records: Vec<u32> = rec
         .mem_events
         .iter()
         .enumerate()
-        .filter(|(_, e)| e.kind.is_allocation() && in_window(e.time_ns))
+        .filter(|(_, e)| counted(e.kind) && in_window(e.time_ns))
         .map(|(i, _)| i as u32)
         .collect();
     records.sort_by_key(|&i| rec.mem_events[i as usize].time_ns);

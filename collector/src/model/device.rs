@@ -23,6 +23,12 @@ impl DeviceType {
     pub const MPS: DeviceType = DeviceType(13);
     /// Out-of-tree accelerator backend.
     pub const PRIVATE_USE1: DeviceType = DeviceType(20);
+    /// Page-locked host memory seen by a GPU profiler (not a c10 type, hence negative).
+    pub const HOST_PINNED: DeviceType = DeviceType(-2);
+    /// Pageable host memory seen by a GPU profiler.
+    pub const HOST_PAGEABLE: DeviceType = DeviceType(-3);
+    /// CUDA managed (unified) memory, per device.
+    pub const CUDA_MANAGED: DeviceType = DeviceType(-4);
 
     /// How torch's `key_averages()` counts memory on this device type.
     pub fn class(self) -> DeviceClass {
@@ -88,6 +94,9 @@ impl fmt::Display for DeviceKey {
             DeviceType::XPU => "xpu",
             DeviceType::MPS => "mps",
             DeviceType::PRIVATE_USE1 => "privateuseone",
+            DeviceType::HOST_PINNED => return f.write_str("host-pinned"),
+            DeviceType::HOST_PAGEABLE => return f.write_str("host-pageable"),
+            DeviceType::CUDA_MANAGED => "cuda-managed",
             DeviceType(other) => return write!(f, "device-type-{other}:{}", self.index),
         };
         write!(f, "{kind}:{}", self.index)

@@ -8,6 +8,9 @@ pub mod chrome_trace;
 pub mod decimal;
 pub mod input;
 pub mod json_stream;
+pub mod nsight;
+pub mod pickle;
+pub mod snapshot;
 
 use std::fmt;
 use std::io;
@@ -29,6 +32,31 @@ pub struct LoadOptions {
 pub enum DetectedFormat {
     /// A JSON document: a PyTorch profiler (Chrome) trace.
     ChromeTraceJson,
+    /// Newline-delimited JSON from `nsys export --type json`.
+    NsightJson,
+    /// A pickle: a PyTorch CUDA allocator snapshot.
+    TorchSnapshotPickle,
+    /// An SQLite database: `nsys export --type sqlite`.
+    NsightSqlite,
+}
+
+/// A failure inside one source reader; [`load`] attaches the path.
+#[derive(Debug)]
+pub struct SourceError {
+    /// Offset in the content where the problem is, where known.
+    pub offset: Option<u64>,
+    /// The failure.
+    pub kind: LoadErrorKind,
+}
+
+impl SourceError {
+    /// A structural problem at `offset`.
+    pub fn shape(offset: Option<u64>, message: impl Into<String>) -> SourceError {
+        SourceError {
+            offset,
+            kind: LoadErrorKind::Shape(message.into()),
+        }
+    }
 }
 
 /// What went wrong loading an input.
@@ -95,17 +123,35 @@ impl std::error::Error for LoadError {}
 
 /// Recognise the format from the first bytes of the (decompressed) content.
 pub fn detect(head: &[u8]) -> Result<DetectedFormat, String> {
+    if head.starts_with(b"SQLite format 3\0") {
+        return Ok(DetectedFormat::NsightSqlite);
+    }
+    if let [0x80, protocol, ..] = head {
+        return if (2..=5).contains(protocol) {
+            Ok(DetectedFormat::TorchSnapshotPickle)
+        } else {
+            Err(format!(
+                "a Python pickle of protocol {protocol}; allocator snapshots use 2 to 5"
+            ))
+        };
+    }
     let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
-    let first = text.iter().copied().find(|b| !b.is_ascii_whitespace());
-    match first {
-        Some(b'{' | b'[') => Ok(DetectedFormat::ChromeTraceJson),
-        Some(_) if head.starts_with(b"SQLite format 3\0") => {
-            Err("an SQLite database that vramscope cannot read yet".into())
-        }
-        Some(0x80) => Err("a Python pickle that vramscope cannot read yet".into()),
-        Some(b) => Err(format!("it starts with {}", json_stream::describe_byte(b))),
+    let start = text.iter().position(|b| !b.is_ascii_whitespace());
+    match start.map(|i| (text[i], &text[i..])) {
+        Some((b'{', rest)) if is_nsight_json(rest) => Ok(DetectedFormat::NsightJson),
+        Some((b'{' | b'[', _)) => Ok(DetectedFormat::ChromeTraceJson),
+        Some((b, _)) => Err(format!("it starts with {}", json_stream::describe_byte(b))),
         None => Err("the file is empty".into()),
     }
+}
+
+/// `nsys export --type json` writes one object per line whose first key is `Type` (events),
+/// `type` (`--separate-strings` records) or `data` (the string table).
+fn is_nsight_json(object: &[u8]) -> bool {
+    let after_brace = object.get(1..).unwrap_or_default();
+    let key_start = after_brace.iter().position(|b| !b.is_ascii_whitespace());
+    let key = key_start.map_or(&[][..], |i| &after_brace[i..]);
+    key.starts_with(b"\"Type\"") || key.starts_with(b"\"type\"") || key.starts_with(b"\"data\"")
 }
 
 /// Load any supported input into a [`Recording`].
@@ -127,9 +173,24 @@ pub fn load(path: &Path, options: LoadOptions) -> Result<Recording, LoadError> {
     let format =
         detect(&input.head).map_err(|m| err(LoadErrorKind::Unrecognized(m), None, false))?;
     let file_bytes = input.file_bytes_read.clone();
-    let result = match format {
-        DetectedFormat::ChromeTraceJson => chrome_trace::read(input, options),
+    let other = match format {
+        DetectedFormat::ChromeTraceJson => Ok(input),
+        DetectedFormat::NsightJson => Err(nsight::read_json(input, options)),
+        DetectedFormat::TorchSnapshotPickle => Err(snapshot::read(input, options)),
+        DetectedFormat::NsightSqlite if compressed => {
+            let message = "a gzip-compressed SQLite database: decompress it first".to_owned();
+            return Err(err(LoadErrorKind::Unrecognized(message), None, false));
+        }
+        DetectedFormat::NsightSqlite => {
+            drop(input);
+            Err(nsight::read_sqlite(path, options))
+        }
     };
+    let input = match other {
+        Ok(input) => input,
+        Err(result) => return result.map_err(|e| err(e.kind, e.offset, compressed)),
+    };
+    let result = chrome_trace::read(input, options);
     result.map_err(|e| {
         let (kind, offset) = match e {
             chrome_trace::TraceError::Stream(StreamError::Io(io_err, offset)) => {
@@ -175,7 +236,27 @@ mod tests {
             Ok(DetectedFormat::ChromeTraceJson)
         );
         assert!(detect(b"").is_err());
-        assert!(detect(b"\x80\x04\x95").is_err());
+        assert_eq!(
+            detect(b"\x80\x04\x95"),
+            Ok(DetectedFormat::TorchSnapshotPickle)
+        );
+        assert!(detect(b"\x80\x09").is_err());
+        assert_eq!(
+            detect(b"SQLite format 3\0\x10"),
+            Ok(DetectedFormat::NsightSqlite)
+        );
+        assert_eq!(
+            detect(b"{\"Type\":48,\"TraceProcessEvent\":{}}"),
+            Ok(DetectedFormat::NsightJson)
+        );
+        assert_eq!(
+            detect(b"{ \"data\":[\"[Unknown]\"]}"),
+            Ok(DetectedFormat::NsightJson)
+        );
+        assert_eq!(
+            detect(b"{\"traceEvents\":[]}"),
+            Ok(DetectedFormat::ChromeTraceJson)
+        );
         assert!(detect(b"hello").expect_err("not a format").contains("'h'"));
     }
 }
