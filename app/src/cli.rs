@@ -59,6 +59,26 @@ enum Command {
         #[command(flatten)]
         load: LoadArgs,
     },
+    /// What was live at an instant, grouped by allocation site, largest first.
+    Live {
+        /// The trace or snapshot to read.
+        path: PathBuf,
+        /// `peak` (the allocated peak), `oom` (the first out-of-memory event), `end`, or a
+        /// time in µs since the start.
+        #[arg(long, default_value = "peak")]
+        at: String,
+        /// Device ordinal (`cuda:N`); default: the device with the largest peak.
+        #[arg(long)]
+        device: Option<i32>,
+        /// Show at most N groups.
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        limit: usize,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        #[command(flatten)]
+        load: LoadArgs,
+    },
 }
 
 #[derive(clap::Args, Debug, Clone, Copy)]
@@ -104,6 +124,24 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
             match format {
                 Format::Text => render::summary_text(out, &path, &summary)?,
                 Format::Json => render::summary_json(out, &path, &summary)?,
+            }
+        }
+        Command::Live {
+            path,
+            at,
+            device,
+            limit,
+            format,
+            load,
+        } => {
+            let rec = open(&path, load)?;
+            let timeline = Timeline::build(&rec);
+            let report = live_report(&rec, &timeline, &at, device)?;
+            let mut report = report;
+            report.groups.truncate(limit);
+            match format {
+                Format::Text => render::live_text(out, &path, &report)?,
+                Format::Json => render::live_json(out, &report)?,
             }
         }
         Command::Table {
@@ -167,6 +205,76 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Resolve `--at` and `--device` and group what was live then.
+fn live_report(
+    rec: &Recording,
+    timeline: &Timeline,
+    at: &str,
+    device: Option<i32>,
+) -> Result<render::LiveReport> {
+    use collector::model::{DeviceIdx, MemEventKind};
+    let pick = |idx: usize| timeline.devices.get(idx).filter(|d| d.allocated_known);
+    let device_idx: DeviceIdx = match device {
+        Some(n) => rec
+            .devices
+            .iter()
+            .position(|d| d.key.index == n && d.key.is_accelerator())
+            .or_else(|| rec.devices.iter().position(|d| d.key.index == n))
+            .map(|i| i as DeviceIdx)
+            .ok_or_else(|| {
+                UsageError(format!("no device {n} in {}", rec.meta.format.describe()))
+            })?,
+        None => (0..timeline.devices.len())
+            .filter_map(|i| pick(i).map(|d| (i, d)))
+            .max_by_key(|(_, d)| {
+                d.peak_allocated
+                    .and_then(|p| d.points.get(p))
+                    .map_or(0, |p| p.allocated_bytes)
+            })
+            .map(|(i, _)| i as DeviceIdx)
+            .ok_or_else(|| anyhow::anyhow!("no allocations recorded: nothing was live"))?,
+    };
+    let d = pick(device_idx as usize)
+        .ok_or_else(|| anyhow::anyhow!("the source records no allocations on that device"))?;
+    let time_ns = match at {
+        "peak" => d
+            .peak_allocated
+            .and_then(|p| d.points.get(p))
+            .map(|p| p.time_ns),
+        "end" => d.points.last().map(|p| p.time_ns),
+        "oom" => rec
+            .mem_events
+            .iter()
+            .find(|e| e.kind == MemEventKind::OutOfMemory && e.device == device_idx)
+            .map(|e| e.time_ns),
+        us => match us.parse::<f64>() {
+            Ok(v) if v.is_finite() => Some(rec.ns_from_us_since_start(v)),
+            _ => {
+                return Err(UsageError(format!(
+                    "--at takes peak, oom, end or a number of µs, not '{us}'"
+                ))
+                .into());
+            }
+        },
+    }
+    .ok_or_else(|| anyhow::anyhow!("no {at} on this device"))?;
+    let groups = collector::analysis::live::live_groups(rec, timeline, device_idx, time_ns);
+    let point = d.at(time_ns);
+    Ok(render::LiveReport {
+        device: rec
+            .devices
+            .get(device_idx as usize)
+            .map_or_else(String::new, |x| x.key.to_string()),
+        at: at.to_owned(),
+        at_us: rec.us_since_start(time_ns),
+        allocated_bytes: point.map_or(0, |p| p.allocated_bytes),
+        reserved_bytes: point.and_then(|p| p.reserved_bytes),
+        live_bytes: groups.iter().map(|g| g.bytes).sum(),
+        live_blocks: groups.iter().map(|g| g.blocks).sum(),
+        groups,
+    })
 }
 
 fn open(path: &Path, load: LoadArgs) -> Result<Recording> {

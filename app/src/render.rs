@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
+use collector::analysis::live::LiveGroup;
 use collector::analysis::{DeviceSummary, OpRow, Summary};
 use collector::units::{bytes_iec, duration_us, torch_memory};
 use serde::Serialize;
@@ -142,6 +143,60 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+/// What `vramscope live` shows.
+#[derive(Serialize)]
+pub struct LiveReport {
+    pub device: String,
+    pub at: String,
+    pub at_us: f64,
+    pub allocated_bytes: i64,
+    pub reserved_bytes: Option<i64>,
+    pub live_bytes: i64,
+    pub live_blocks: u64,
+    pub groups: Vec<LiveGroup>,
+}
+
+/// The live report as JSON.
+pub fn live_json(out: &mut impl Write, report: &LiveReport) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, report)?;
+    writeln!(out)
+}
+
+/// The live report as text: one line per group with a size bar.
+pub fn live_text(out: &mut impl Write, path: &Path, r: &LiveReport) -> io::Result<()> {
+    let reserved = r
+        .reserved_bytes
+        .map_or(String::new(), |b| format!(", reserved {}", bytes_iec(b)));
+    writeln!(
+        out,
+        "{} — {} at {} ({})",
+        path.display(),
+        r.device,
+        r.at,
+        duration_us(r.at_us)
+    )?;
+    writeln!(
+        out,
+        "allocated {}{reserved}; {} live blocks with known addresses hold {}",
+        bytes_iec(r.allocated_bytes),
+        group(r.live_blocks),
+        bytes_iec(r.live_bytes)
+    )?;
+    writeln!(out)?;
+    let largest = r.groups.first().map_or(1, |g| g.bytes.max(1));
+    for g in &r.groups {
+        let bar = "█".repeat(((g.bytes as f64 / largest as f64) * 20.0).round() as usize);
+        writeln!(
+            out,
+            "{:>12}  {:>6} blocks  {bar:<20}  {}",
+            bytes_iec(g.bytes),
+            group(g.blocks),
+            g.site
+        )?;
+    }
+    Ok(())
+}
+
 #[derive(Serialize)]
 struct SummaryJson<'a> {
     file: String,
@@ -211,6 +266,63 @@ pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Resul
     for d in &s.devices {
         writeln!(out)?;
         device_text(out, d)?;
+    }
+    for f in &s.fragmentation {
+        writeln!(out)?;
+        let when = if f.source == "snapshot" {
+            "at the snapshot".to_owned()
+        } else {
+            format!("at the peak ({})", duration_us(f.at_us))
+        };
+        writeln!(out, "fragmentation {} {when}", f.device)?;
+        writeln!(
+            out,
+            "  {} reserved in {} segments, {} allocated, {} free in {} blocks; largest free block {}",
+            bytes_iec(f.reserved_bytes),
+            f.segments,
+            bytes_iec(f.allocated_bytes),
+            bytes_iec(f.cache_free_bytes),
+            group(f.free_blocks),
+            bytes_iec(f.largest_free_block_bytes)
+        )?;
+        writeln!(
+            out,
+            "  external fragmentation {:.1}%; small pool {} free of {}, large pool {} free of {}",
+            f.external_fragmentation * 100.0,
+            bytes_iec(f.small_pool.free_bytes),
+            bytes_iec(f.small_pool.reserved_bytes),
+            bytes_iec(f.large_pool.free_bytes),
+            bytes_iec(f.large_pool.reserved_bytes)
+        )?;
+    }
+    for o in &s.ooms {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "out of memory on {} at {}: requested {}",
+            o.device,
+            duration_us(o.at_us),
+            bytes_iec(o.requested_bytes)
+        )?;
+        writeln!(out, "  verdict: {}", o.verdict)?;
+        for g in &o.largest_live {
+            writeln!(
+                out,
+                "  {:>12}  {:>5} blocks  {}",
+                bytes_iec(g.bytes),
+                group(g.blocks),
+                g.site
+            )?;
+        }
+    }
+    for g in s.growth.iter().filter(|g| g.steady_growth) {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "steady growth on {}: allocated rises at every step end, {} per step on average (a leak?)",
+            g.device,
+            bytes_iec(g.average_growth_bytes)
+        )?;
     }
     if let Some(at) = s.truncated_at_byte {
         writeln!(out)?;

@@ -5,5 +5,6 @@
 
 mod bad_input;
 mod real_traces;
+mod snapshot;
 mod support;
 mod table_truth;

@@ -1,6 +1,10 @@
 //! Analyses: pure functions of a [`Recording`](crate::Recording) and its
 //! [`Timeline`](crate::Timeline).
 
+pub mod fragmentation;
+pub mod growth;
+pub mod live;
+pub mod oom;
 pub mod per_op;
 pub mod summary;
 

@@ -5,6 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::fragmentation::{Fragmentation, fragmentation_at, fragmentation_at_snapshot};
+use super::growth::{StepGrowth, step_growth};
+use super::oom::{OomVerdict, oom_verdicts};
 use crate::model::{MemEventKind, Recording};
 use crate::timeline::{DeviceTimeline, Timeline};
 
@@ -95,6 +98,15 @@ pub struct Summary {
     pub warnings: BTreeMap<String, u64>,
     /// Set when the file was cut short and only its complete prefix was read.
     pub truncated_at_byte: Option<u64>,
+    /// Fragmentation per device: at the allocated peak (reconstructed from segment and block
+    /// addresses) and, for allocator snapshots, at the snapshot (the allocator's own blocks).
+    pub fragmentation: Vec<Fragmentation>,
+    /// Every out-of-memory event, explained.
+    pub ooms: Vec<OomVerdict>,
+    /// Allocated memory at step ends, where the recording has steps.
+    pub growth: Vec<StepGrowth>,
+    /// Allocator settings, for allocator snapshots.
+    pub allocator_settings: BTreeMap<String, String>,
 }
 
 /// A GPU the trace describes.
@@ -150,7 +162,31 @@ pub fn summarize(rec: &Recording, timeline: &Timeline) -> Summary {
         gpus,
         warnings: rec.diagnostics.counts.clone(),
         truncated_at_byte: rec.diagnostics.truncated_at,
+        fragmentation: fragmentation(rec, timeline),
+        ooms: oom_verdicts(rec, timeline),
+        growth: step_growth(rec, timeline),
+        allocator_settings: rec
+            .allocator
+            .as_ref()
+            .map(|a| a.settings.clone())
+            .unwrap_or_default(),
     }
+}
+
+fn fragmentation(rec: &Recording, timeline: &Timeline) -> Vec<Fragmentation> {
+    let mut out = Vec::new();
+    for (i, d) in timeline.devices.iter().enumerate() {
+        let device = i as crate::model::DeviceIdx;
+        if let Some(peak) = d.peak_allocated.and_then(|p| d.points.get(p))
+            && let Some(f) = fragmentation_at(rec, timeline, device, peak.time_ns)
+        {
+            out.push(f);
+        }
+        if let Some(f) = fragmentation_at_snapshot(rec, device) {
+            out.push(f);
+        }
+    }
+    out
 }
 
 fn device_summary(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline) -> DeviceSummary {

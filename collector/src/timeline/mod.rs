@@ -42,6 +42,19 @@ pub struct Allocation {
     pub thread: ThreadIdx,
 }
 
+/// A reserved range (a segment, or a mapped piece of an expandable one) over time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SegmentSpan {
+    /// Start address, where the source says.
+    pub addr: Option<u64>,
+    /// Size in bytes.
+    pub bytes: i64,
+    /// When it was reserved.
+    pub start_ns: i64,
+    /// When it was released; `None` if still reserved at the end.
+    pub end_ns: Option<i64>,
+}
+
 /// Where a device's allocated totals come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TotalsSource {
@@ -78,6 +91,8 @@ pub struct DeviceTimeline {
     pub allocations: Vec<Allocation>,
     /// Frees whose allocation happened before the recording started.
     pub unmatched_frees: u64,
+    /// Reserved ranges paired by address.
+    pub segments: Vec<SegmentSpan>,
     /// Out-of-memory events, as indices into [`Recording::mem_events`].
     pub ooms: Vec<u32>,
     /// Index into `points` of the first maximum of allocated bytes.
@@ -92,6 +107,13 @@ impl DeviceTimeline {
         self.allocations
             .iter()
             .filter(move |a| a.alloc_ns <= time_ns && a.free_ns.is_none_or(|f| f > time_ns))
+    }
+
+    /// Reserved ranges live at `time_ns`.
+    pub fn segments_at(&self, time_ns: i64) -> impl Iterator<Item = &SegmentSpan> {
+        self.segments
+            .iter()
+            .filter(move |s| s.start_ns <= time_ns && s.end_ns.is_none_or(|f| f > time_ns))
     }
 
     /// The curve's state at `time_ns` (the last point at or before it).
@@ -146,6 +168,8 @@ fn build_device(rec: &Recording, device: DeviceIdx, order: &[u32]) -> DeviceTime
     let mut live: HashMap<u64, usize> = HashMap::new();
     let mut unmatched_frees = 0;
     let mut ooms = Vec::new();
+    let mut segments: Vec<SegmentSpan> = Vec::new();
+    let mut live_segments: HashMap<u64, usize> = HashMap::new();
     let accelerator = rec
         .devices
         .get(device as usize)
@@ -163,6 +187,7 @@ fn build_device(rec: &Recording, device: DeviceIdx, order: &[u32]) -> DeviceTime
                     .unwrap_or_else(|| reserved.unwrap_or(0).saturating_add(e.bytes));
                 reserved = Some(r);
                 reserved_known = true;
+                pair_segment(&mut segments, &mut live_segments, e);
                 points.push(SeriesPoint {
                     time_ns: e.time_ns,
                     allocated_bytes: allocated,
@@ -233,9 +258,52 @@ fn build_device(rec: &Recording, device: DeviceIdx, order: &[u32]) -> DeviceTime
         reserved_known,
         allocations,
         unmatched_frees,
+        segments,
         ooms,
         peak_allocated,
         peak_reserved,
+    }
+}
+
+/// Pair a segment event with its range: a release closes the range at its address; a
+/// release of part of a range (expandable segments unmapping pages) shrinks it.
+fn pair_segment(
+    segments: &mut Vec<SegmentSpan>,
+    live: &mut HashMap<u64, usize>,
+    e: &crate::model::MemEvent,
+) {
+    if e.kind == MemEventKind::SegmentAlloc {
+        let idx = segments.len();
+        segments.push(SegmentSpan {
+            addr: e.addr,
+            bytes: e.bytes,
+            start_ns: e.time_ns,
+            end_ns: None,
+        });
+        if let Some(addr) = e.addr {
+            live.insert(addr, idx);
+        }
+        return;
+    }
+    let Some(addr) = e.addr else { return };
+    if let Some(idx) = live.remove(&addr)
+        && let Some(s) = segments.get_mut(idx)
+    {
+        let released = -e.bytes;
+        if released >= s.bytes {
+            s.end_ns = Some(e.time_ns);
+        } else {
+            // Part of the range goes: close it and reopen the rest after the released pages.
+            s.end_ns = Some(e.time_ns);
+            let rest = SegmentSpan {
+                addr: Some(addr + released as u64),
+                bytes: s.bytes - released,
+                start_ns: e.time_ns,
+                end_ns: None,
+            };
+            live.insert(addr + released as u64, segments.len());
+            segments.push(rest);
+        }
     }
 }
 

@@ -1,0 +1,198 @@
+//! Fragmentation: how the allocator's reserved memory splits into used and free pieces.
+//!
+//! At any instant the free blocks are reconstructed from geometry: the reserved ranges live
+//! then, minus the allocations live then (by address). At the instant a snapshot was taken,
+//! the snapshot's own block list gives them exactly.
+
+use serde::Serialize;
+
+use crate::model::{BlockState, DeviceIdx, Recording, SegmentPool};
+use crate::timeline::Timeline;
+
+/// Segments of exactly this size are the small pool's (requests ≤ 1 MiB); the large pool
+/// uses 20 MiB segments or rounded sizes ≥ 10 MiB.
+const SMALL_SEGMENT_BYTES: i64 = 2 << 20;
+
+/// Free-block structure of one pool (small or large).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PoolFragmentation {
+    /// Segments in the pool.
+    pub segments: u64,
+    /// Reserved bytes.
+    pub reserved_bytes: i64,
+    /// Free bytes inside the segments.
+    pub free_bytes: i64,
+    /// The largest free block.
+    pub largest_free_block_bytes: i64,
+}
+
+/// Fragmentation of one device at one instant.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Fragmentation {
+    /// `cuda:N`.
+    pub device: String,
+    /// The instant, µs since the start of the recording.
+    pub at_us: f64,
+    /// `snapshot` (the allocator's own blocks) or `reconstructed` (segments minus live blocks).
+    pub source: &'static str,
+    /// Reserved bytes.
+    pub reserved_bytes: i64,
+    /// Allocated bytes.
+    pub allocated_bytes: i64,
+    /// Reserved − allocated: what the cache holds.
+    pub cache_free_bytes: i64,
+    /// Number of segments (or mapped ranges).
+    pub segments: u64,
+    /// Number of free blocks.
+    pub free_blocks: u64,
+    /// The largest free block: the largest request the cache can serve without cudaMalloc.
+    pub largest_free_block_bytes: i64,
+    /// 1 − largest free block / total free: 0 when all free memory is one block.
+    pub external_fragmentation: f64,
+    /// The small pool (2 MiB segments).
+    pub small_pool: PoolFragmentation,
+    /// The large pool.
+    pub large_pool: PoolFragmentation,
+}
+
+/// Fragmentation reconstructed from the timeline at `time_ns`. `None` when the source gives
+/// no segment addresses (geometry unknown).
+pub fn fragmentation_at(
+    rec: &Recording,
+    timeline: &Timeline,
+    device: DeviceIdx,
+    time_ns: i64,
+) -> Option<Fragmentation> {
+    let d = timeline.devices.get(device as usize)?;
+    let mut segments: Vec<(u64, i64)> = Vec::new();
+    for s in d.segments_at(time_ns) {
+        segments.push((s.addr?, s.bytes));
+    }
+    if segments.is_empty() {
+        return None;
+    }
+    segments.sort_unstable();
+    let mut blocks: Vec<(u64, i64)> = d.live_at(time_ns).map(|a| (a.addr, a.bytes)).collect();
+    blocks.sort_unstable();
+    let mut pieces = Vec::with_capacity(segments.len());
+    let mut next_block = 0;
+    for &(addr, size) in &segments {
+        let end = addr.saturating_add(size as u64);
+        while next_block < blocks.len() && blocks[next_block].0 < addr {
+            next_block += 1;
+        }
+        let mut cursor = addr;
+        let mut free_blocks = Vec::new();
+        while next_block < blocks.len() && blocks[next_block].0 < end {
+            let (b_addr, b_size) = blocks[next_block];
+            if b_addr > cursor {
+                free_blocks.push((b_addr - cursor) as i64);
+            }
+            cursor = cursor.max(b_addr.saturating_add(b_size.max(0) as u64));
+            next_block += 1;
+        }
+        if end > cursor {
+            free_blocks.push((end - cursor) as i64);
+        }
+        let pool = if size == SMALL_SEGMENT_BYTES {
+            SegmentPool::Small
+        } else {
+            SegmentPool::Large
+        };
+        pieces.push((pool, size, free_blocks));
+    }
+    let point = d.at(time_ns);
+    let allocated = point.map_or(0, |p| p.allocated_bytes);
+    Some(summarize(
+        rec,
+        device,
+        time_ns,
+        "reconstructed",
+        allocated,
+        &pieces,
+    ))
+}
+
+/// Fragmentation at the instant the snapshot was taken, from the allocator's own blocks.
+pub fn fragmentation_at_snapshot(rec: &Recording, device: DeviceIdx) -> Option<Fragmentation> {
+    let state = rec.allocator.as_ref()?;
+    let mut pieces = Vec::new();
+    let mut allocated = 0i64;
+    for s in state.segments.iter().filter(|s| s.device == device) {
+        let free: Vec<i64> = s
+            .blocks
+            .iter()
+            .filter(|b| b.state == BlockState::Inactive)
+            .map(|b| b.size_bytes as i64)
+            .collect();
+        allocated += s
+            .blocks
+            .iter()
+            .filter(|b| b.state != BlockState::Inactive)
+            .map(|b| b.size_bytes as i64)
+            .sum::<i64>();
+        pieces.push((s.pool, s.total_size_bytes as i64, free));
+    }
+    if pieces.is_empty() {
+        return None;
+    }
+    Some(summarize(
+        rec,
+        device,
+        rec.meta.end_ns,
+        "snapshot",
+        allocated,
+        &pieces,
+    ))
+}
+
+fn summarize(
+    rec: &Recording,
+    device: DeviceIdx,
+    time_ns: i64,
+    source: &'static str,
+    allocated: i64,
+    pieces: &[(SegmentPool, i64, Vec<i64>)],
+) -> Fragmentation {
+    let mut small = PoolFragmentation::default();
+    let mut large = PoolFragmentation::default();
+    let (mut reserved, mut free_total, mut largest, mut free_blocks) = (0i64, 0i64, 0i64, 0u64);
+    for (pool, size, free) in pieces {
+        let p = if *pool == SegmentPool::Small {
+            &mut small
+        } else {
+            &mut large
+        };
+        let seg_free: i64 = free.iter().sum();
+        let seg_largest = free.iter().copied().max().unwrap_or(0);
+        p.segments += 1;
+        p.reserved_bytes += size;
+        p.free_bytes += seg_free;
+        p.largest_free_block_bytes = p.largest_free_block_bytes.max(seg_largest);
+        reserved += size;
+        free_total += seg_free;
+        largest = largest.max(seg_largest);
+        free_blocks += free.len() as u64;
+    }
+    Fragmentation {
+        device: rec
+            .devices
+            .get(device as usize)
+            .map_or_else(String::new, |d| d.key.to_string()),
+        at_us: rec.us_since_start(time_ns),
+        source,
+        reserved_bytes: reserved,
+        allocated_bytes: allocated,
+        cache_free_bytes: reserved - allocated,
+        segments: pieces.len() as u64,
+        free_blocks,
+        largest_free_block_bytes: largest,
+        external_fragmentation: if free_total > 0 {
+            1.0 - largest as f64 / free_total as f64
+        } else {
+            0.0
+        },
+        small_pool: small,
+        large_pool: large,
+    }
+}

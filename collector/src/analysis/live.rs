@@ -1,0 +1,104 @@
+//! What was live at an instant: the allocations alive then, grouped by where they were
+//! made — the top user frames of their allocation stack where the source records stacks
+//! (allocator snapshots), else the op that was running when they were allocated.
+
+use serde::Serialize;
+
+use crate::model::{DeviceIdx, Frame, Recording};
+use crate::timeline::Timeline;
+
+/// How many frames name a group.
+pub const GROUP_FRAMES: usize = 3;
+
+/// A group of live allocations made at the same place.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LiveGroup {
+    /// Where they were made: "file:line function" frames joined by " ← ", or an op name.
+    pub site: String,
+    /// The frames of the group (innermost user frame first), empty for op groups.
+    pub frames: Vec<String>,
+    /// Bytes live in the group.
+    pub bytes: i64,
+    /// Number of live blocks.
+    pub blocks: u64,
+    /// The largest block.
+    pub largest_block_bytes: i64,
+}
+
+/// A frame in reports: `file:line function`.
+pub fn frame_label(rec: &Recording, f: &Frame) -> String {
+    format!(
+        "{}:{} {}",
+        rec.strings.get(f.file),
+        f.line,
+        rec.strings.get(f.name)
+    )
+}
+
+/// Frames that say where *user* code allocated: C++ frames without symbols (`??`) and the
+/// allocator's own machinery are skipped, so groups read "model.py:42 forward".
+fn user_frames<'a>(rec: &Recording, frames: &'a [Frame]) -> Vec<&'a Frame> {
+    let useful: Vec<&Frame> = frames
+        .iter()
+        .filter(|f| {
+            let file = rec.strings.get(f.file);
+            file != "??" && !file.is_empty()
+        })
+        .collect();
+    if useful.is_empty() {
+        frames.iter().collect()
+    } else {
+        useful
+    }
+}
+
+/// The allocations live on `device` at `time_ns`, grouped, largest group first.
+pub fn live_groups(
+    rec: &Recording,
+    timeline: &Timeline,
+    device: DeviceIdx,
+    time_ns: i64,
+) -> Vec<LiveGroup> {
+    let Some(d) = timeline.devices.get(device as usize) else {
+        return Vec::new();
+    };
+    let mut groups: Vec<LiveGroup> = Vec::new();
+    let mut index: rustc_hash::FxHashMap<String, usize> = Default::default();
+    for a in d.live_at(time_ns) {
+        let event = rec.mem_events.get(a.alloc_event as usize);
+        let stack = rec.stack(event.and_then(|e| e.stack));
+        let (site, frames) = if stack.is_empty() {
+            let op = timeline
+                .ops
+                .running_at(a.thread, a.alloc_ns)
+                .and_then(|i| rec.ops.get(i as usize));
+            (
+                op.map_or("(outside any op)".to_owned(), |o| rec.op_name(o).to_owned()),
+                Vec::new(),
+            )
+        } else {
+            let frames: Vec<String> = user_frames(rec, stack)
+                .into_iter()
+                .take(GROUP_FRAMES)
+                .map(|f| frame_label(rec, f))
+                .collect();
+            (frames.join(" ← "), frames)
+        };
+        let i = *index.entry(site.clone()).or_insert_with(|| {
+            groups.push(LiveGroup {
+                site,
+                frames,
+                bytes: 0,
+                blocks: 0,
+                largest_block_bytes: 0,
+            });
+            groups.len() - 1
+        });
+        let g = &mut groups[i];
+        g.bytes += a.bytes;
+        g.blocks += 1;
+        g.largest_block_bytes = g.largest_block_bytes.max(a.bytes);
+    }
+    groups.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.site.cmp(&b.site)));
+    groups
+}
