@@ -4,6 +4,7 @@
 //! torch-generated truth) and, for traces made for this project, in `tests/fixtures`.
 
 mod bad_input;
+mod nsight;
 mod real_traces;
 mod snapshot;
 mod support;
