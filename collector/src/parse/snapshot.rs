@@ -98,6 +98,7 @@ pub fn read(input: Input, _options: LoadOptions) -> Result<Recording, SourceErro
         },
     })?;
     let mut rec = from_pickle(&pickle)?;
+
     rec.meta.compressed = compressed;
     rec.meta.content_bytes = bytes.len() as u64;
     Ok(rec)
@@ -108,6 +109,9 @@ struct Reader<'p> {
     p: &'p Pickle,
     rec: Recording,
     stack_ids: FxHashMap<NodeId, Option<StackId>>,
+    stack_by_content: FxHashMap<Vec<Frame>, StackId>,
+    /// Reused buffer for building a stack before it is looked up.
+    scratch: Vec<Frame>,
 }
 
 /// Map a decoded snapshot into a [`Recording`].
@@ -124,6 +128,8 @@ pub fn from_pickle(p: &Pickle) -> Result<Recording, SourceError> {
         p,
         rec: Recording::empty(SourceFormat::TorchSnapshot, ""),
         stack_ids: FxHashMap::default(),
+        stack_by_content: FxHashMap::default(),
+        scratch: Vec::new(),
     };
     let state = r.read_segments(segments);
     let settings = p
@@ -172,29 +178,44 @@ impl Reader<'_> {
         if let Some(&id) = self.stack_ids.get(&frames) {
             return id;
         }
-        let list: Vec<Frame> = self
-            .p
-            .items(frames)
-            .iter()
-            .map(|&f| {
-                let name = self.str_of(f, "name").unwrap_or("?").to_owned();
-                let file = self.str_of(f, "filename").unwrap_or("??").to_owned();
-                let line = self.u64_of(f, "line").unwrap_or(0).min(u64::from(u32::MAX)) as u32;
-                Frame {
-                    name: self.rec.strings.intern(&name),
-                    file: self.rec.strings.intern(&file),
-                    line,
-                }
-            })
-            .collect();
+        let p = self.p;
+        let mut list = std::mem::take(&mut self.scratch);
+        list.clear();
+        for &f in p.items(frames) {
+            list.push(self.frame(f));
+        }
+        // Equal stacks in different list objects share one id.
         let id = if list.is_empty() {
             None
+        } else if let Some(&id) = self.stack_by_content.get(list.as_slice()) {
+            Some(id)
         } else {
-            self.rec.stacks.push(list);
-            Some(StackId((self.rec.stacks.len() - 1) as u32))
+            let id = StackId(self.rec.stacks.len() as u32);
+            self.rec.stacks.push(list.clone());
+            self.stack_by_content.insert(list.clone(), id);
+            Some(id)
         };
+        self.scratch = list;
         self.stack_ids.insert(frames, id);
         id
+    }
+
+    fn frame(&mut self, f: NodeId) -> Frame {
+        let p = self.p;
+        let (mut name, mut file, mut line) = ("?", "??", 0u32);
+        for &(k, v) in p.entries(f) {
+            match p.as_str(k) {
+                Some("name") => name = p.as_str(v).unwrap_or("?"),
+                Some("filename") => file = p.as_str(v).unwrap_or("??"),
+                Some("line") => line = p.as_u64(v).unwrap_or(0).min(u64::from(u32::MAX)) as u32,
+                _ => {}
+            }
+        }
+        Frame {
+            name: self.rec.strings.intern(name),
+            file: self.rec.strings.intern(file),
+            line,
+        }
     }
 
     fn read_segments(&mut self, segments: NodeId) -> Vec<Segment> {
@@ -265,23 +286,34 @@ impl Reader<'_> {
             .collect()
     }
 
+    /// One pass over the entry's keys (a million entries make repeated lookups costly).
     fn read_entry(&mut self, e: NodeId) -> Entry {
-        let action = self
-            .str_of(e, "action")
-            .map_or(Action::Unknown, Action::parse);
-        let frames = self.p.get(e, "frames");
-        Entry {
-            action,
-            addr: self.u64_of(e, "addr"),
-            size: self.u64_of(e, "size").unwrap_or(0),
-            time_ns: self
-                .p
-                .get(e, "time_us")
-                .and_then(|t| self.p.as_i64(t))
-                .map(|us| us.saturating_mul(1000)),
-            stack: self.stack(frames),
-            device_free: self.u64_of(e, "device_free"),
+        let mut entry = Entry {
+            action: Action::Unknown,
+            addr: None,
+            size: 0,
+            time_ns: None,
+            stack: None,
+            device_free: None,
+        };
+        let mut frames = None;
+        for &(k, v) in self.p.entries(e) {
+            match self.p.as_str(k) {
+                Some("action") => {
+                    entry.action = self.p.as_str(v).map_or(Action::Unknown, Action::parse)
+                }
+                Some("addr") => entry.addr = self.p.as_u64(v),
+                Some("size") => entry.size = self.p.as_u64(v).unwrap_or(0),
+                Some("time_us") => {
+                    entry.time_ns = self.p.as_i64(v).map(|us| us.saturating_mul(1000))
+                }
+                Some("frames") => frames = Some(v),
+                Some("device_free") => entry.device_free = self.p.as_u64(v),
+                _ => {}
+            }
         }
+        entry.stack = self.stack(frames);
+        entry
     }
 
     fn read_annotations(&mut self, list: NodeId) -> Vec<OpSpan> {

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Benchmark: reading a >= 1M-entry allocator snapshot. vramscope (`summary`: parse + replay +
+# fragmentation + OOM + growth) against Python (`pickle.load` with a restricted unpickler +
+# the replay in tests/fixtures/snapshot/replay.py), side by side. Writes the "Allocator
+# snapshots" section of docs/PERFORMANCE.md (between its markers; bench/run.sh keeps it).
+#
+#   bench/snapshot.sh [SNAPSHOT.pickle]      # default: /tmp/bench/snap/big.pickle, made if missing
+#   RUNS=5 bench/snapshot.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SNAP=${1:-/tmp/bench/snap/big.pickle}
+RUNS=${RUNS:-3}
+DOC=${DOC:-docs/PERFORMANCE.md}
+BIN=${CARGO_TARGET_DIR:-target}/release/vramscope
+
+if [ ! -f "$SNAP" ]; then
+  mkdir -p "$(dirname "$SNAP")"
+  python3 tests/fixtures/snapshot/gen_snapshots.py "$(dirname "$SNAP")" --big 1000000
+  mv "$(dirname "$SNAP")/big.pickle" "$SNAP" 2>/dev/null || true
+fi
+[ "${SKIP_BUILD:-0}" = 1 ] || cargo build --release -p vramscope >/dev/null
+
+# median wall seconds and max RSS (KiB) of RUNS runs of a command
+measure() {
+  local times=() rss=0 t m
+  for _ in $(seq "$RUNS"); do
+    /usr/bin/time -f "%e %M" -o /tmp/vramscope-bench-time "$@" >/dev/null
+    read -r t m < /tmp/vramscope-bench-time
+    times+=("$t"); [ "$m" -gt "$rss" ] && rss=$m
+  done
+  printf '%s\n' "${times[@]}" | sort -n | awk -v r="$rss" '{a[NR]=$1} END {print a[int((NR+1)/2)], a[1], r}'
+}
+
+read -r v_med v_min v_rss < <(measure "$BIN" summary "$SNAP" --format json)
+read -r p_med p_min p_rss < <(measure python3 tests/fixtures/snapshot/replay.py "$SNAP")
+# Both must agree before their times mean anything.
+python3 - "$SNAP" "$BIN" <<'PY'
+import json, subprocess, sys
+snap, binary = sys.argv[1], sys.argv[2]
+py = json.loads(subprocess.run(["python3", "tests/fixtures/snapshot/replay.py", snap], check=True, capture_output=True).stdout)
+vs = json.loads(subprocess.run([binary, "summary", snap, "--format", "json"], check=True, capture_output=True).stdout)
+for d in vs["devices"]:
+    w = py[d["device"]]
+    got = (d["peak_allocated_bytes"], d["final_allocated_bytes"], d["peak_reserved_bytes"], d["final_reserved_bytes"])
+    want = (w["peak_allocated"], w["final_allocated"], w["peak_reserved"], w["final_reserved"])
+    assert got == want, (got, want)
+print("results agree")
+PY
+entries=$(python3 -c "
+import pickle,sys
+class D(pickle.Unpickler):
+    def find_class(self,m,n): raise pickle.UnpicklingError(m)
+s=D(open(sys.argv[1],'rb')).load(); print(sum(len(t) for t in s['device_traces']))" "$SNAP")
+size=$(stat -c %s "$SNAP")
+section=$(python3 - "$v_med" "$v_min" "$v_rss" "$p_med" "$p_min" "$p_rss" "$entries" "$size" "$RUNS" <<'PY'
+import sys, datetime, os
+vm, vn, vr, pm, pn, pr, n, size, runs = sys.argv[1:]
+vm, vn, pm, pn = map(float, (vm, vn, pm, pn)); vr, pr, n, size = map(int, (vr, pr, n, size))
+print(f"""<!-- snapshot:begin (written by bench/snapshot.sh) -->
+## Allocator snapshots
+
+A synthetic snapshot with {n:,} trace entries ({size/1e6:.1f} MB pickle, protocol 4;
+`tests/fixtures/snapshot/gen_snapshots.py --big 1000000`): `vramscope summary` (safe pickle
+parse, backward walk, replay, fragmentation, OOM verdicts, growth) against Python
+`pickle.load` with an unpickler that refuses globals plus the same replay
+(`tests/fixtures/snapshot/replay.py`). Both give the same peak/final allocated and reserved
+(checked by the script). Median of {runs} runs (minimum in brackets); peak RSS is the largest.
+
+| command | median time | peak RSS | vs Python |
+|---|---:|---:|---:|
+| `vramscope summary --format json` | {vm:.2f} s ({vn:.2f} s) | {vr/1024:.0f} MiB | **{pm/vm:.1f}×** faster ({pn/vn:.1f}× from minimums) |
+| `python3 replay.py` (pickle.load + replay) | {pm:.2f} s ({pn:.2f} s) | {pr/1024:.0f} MiB | 1× |
+
+Target ≥ 10×: {"met" if pm/vm >= 10 else "**missed**"}. Measured {datetime.date.today()} on
+{os.cpu_count()} CPUs.
+<!-- snapshot:end -->""")
+PY
+)
+python3 - "$DOC" "$section" <<'PY'
+import re, sys
+doc, section = sys.argv[1], sys.argv[2]
+text = open(doc).read() if __import__("os").path.exists(doc) else "# Performance\n"
+pattern = re.compile(r"<!-- snapshot:begin.*?<!-- snapshot:end -->", re.S)
+text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip() + "\n\n" + section + "\n"
+open(doc, "w").write(text)
+PY
+echo "vramscope ${v_med}s (${v_rss} KiB) vs python ${p_med}s (${p_rss} KiB); wrote $DOC"
