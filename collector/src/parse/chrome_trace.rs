@@ -176,7 +176,9 @@ struct RawEvent<'a> {
     #[serde(borrow)]
     dur: Option<&'a RawValue>,
     #[serde(borrow)]
-    args: Option<RawArgs<'a>>,
+    /// Kept raw and read only for the few events that need it (memory, metadata): operator
+    /// args (shapes, strides, concrete inputs) are most of a trace's bytes and are unused.
+    args: Option<&'a RawValue>,
 }
 
 /// `deviceProperties` entries.
@@ -450,8 +452,13 @@ impl Builder {
                 .note("memory events without a readable ts skipped");
             return;
         };
-        let Some(args) = ev.args.as_ref() else {
+        let Some(raw_args) = ev.args else {
             self.diagnostics.note("memory events without args skipped");
+            return;
+        };
+        let Ok(args) = serde_json::from_str::<RawArgs<'_>>(raw_args.get()) else {
+            self.diagnostics
+                .note("memory events with unreadable args skipped");
             return;
         };
         let (Some(bytes), Some(device_type)) = (args.bytes, args.device_type) else {
@@ -502,7 +509,13 @@ impl Builder {
         if ev.name.as_deref() != Some("thread_name") {
             return;
         }
-        let Some(name) = ev.args.as_ref().and_then(|a| a.name.as_deref()) else {
+        let Some(args) = ev
+            .args
+            .and_then(|a| serde_json::from_str::<RawArgs<'_>>(a.get()).ok())
+        else {
+            return;
+        };
+        let Some(name) = args.name.as_deref() else {
             return;
         };
         let thread = self.thread(ev.pid.as_ref(), ev.tid.as_ref());

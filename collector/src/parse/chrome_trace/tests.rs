@@ -129,11 +129,15 @@ fn wrong_types_skip_one_event_and_go_on() {
         ]}"#,
     );
     assert_eq!(rec.ops.len(), 1);
+    assert!(rec.mem_events.is_empty());
+    let counts = &rec.diagnostics.counts;
     assert_eq!(
-        rec.diagnostics
-            .counts
-            .get("trace events with unexpected field types skipped"),
-        Some(&2)
+        counts.get("trace events with unexpected field types skipped"),
+        Some(&1)
+    );
+    assert_eq!(
+        counts.get("memory events with unreadable args skipped"),
+        Some(&1)
     );
 }
 
