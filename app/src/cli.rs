@@ -194,6 +194,7 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
                             (rec.us_since_start(w.start_ns), rec.us_since_start(w.end_ns))
                         }),
                         has_memory: !rec.mem_events.is_empty(),
+                        format: rec.meta.format.as_str(),
                         longest_name,
                         device_columns,
                     };

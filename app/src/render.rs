@@ -8,6 +8,15 @@ use collector::analysis::{DeviceSummary, OpRow, Summary};
 use collector::units::{bytes_iec, duration_us, torch_memory};
 use serde::Serialize;
 
+/// How to record memory next time, for each source format.
+fn memory_hint(format: &str) -> &'static str {
+    match format {
+        "nsight-systems-sqlite" | "nsight-systems-json" => "profile with nsys --cuda-memory-usage=true",
+        "pytorch-allocator-snapshot" => "call torch.cuda.memory._record_memory_history() before the run",
+        _ => "profile with torch.profiler.profile(profile_memory=True)",
+    }
+}
+
 /// Facts shown around the per-op table.
 pub struct TableContext<'a> {
     pub path: &'a Path,
@@ -15,6 +24,8 @@ pub struct TableContext<'a> {
     pub sort: &'a str,
     pub window: Option<(f64, f64)>,
     pub has_memory: bool,
+    /// Source format identifier, for hints.
+    pub format: &'static str,
     /// Longest name among *all* rows, shown or not: torch sizes the column before the limit.
     pub longest_name: usize,
     /// Whether to show the CUDA columns: torch does when any row has self device memory > 0.
@@ -30,11 +41,7 @@ const SPACING: usize = 2;
 /// and units, "CUDA Mem" columns only when the trace has device memory.
 pub fn table_text(out: &mut impl Write, rows: &[OpRow], ctx: &TableContext<'_>) -> io::Result<()> {
     if !ctx.has_memory {
-        writeln!(
-            out,
-            "note: {} has no memory events (was profile_memory=True?)",
-            ctx.path.display()
-        )?;
+        writeln!(out, "note: {} has no memory events ({})", ctx.path.display(), memory_hint(ctx.format))?;
     }
     if rows.is_empty() {
         writeln!(out, "no ops in {}", describe_window(ctx.window))?;
@@ -254,14 +261,8 @@ pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Resul
     }
     if !s.has_memory_data {
         writeln!(out)?;
-        writeln!(
-            out,
-            "No memory events in this trace: it was recorded without profile_memory=True,"
-        )?;
-        writeln!(
-            out,
-            "so there is nothing to say about memory. Ops and steps are listed above."
-        )?;
+        writeln!(out, "No memory events in this file ({}),", memory_hint(s.format))?;
+        writeln!(out, "so there is nothing to say about memory. Ops and steps are listed above.")?;
     }
     for d in &s.devices {
         writeln!(out)?;
