@@ -11,8 +11,12 @@ use serde::Serialize;
 /// How to record memory next time, for each source format.
 fn memory_hint(format: &str) -> &'static str {
     match format {
-        "nsight-systems-sqlite" | "nsight-systems-json" => "profile with nsys --cuda-memory-usage=true",
-        "pytorch-allocator-snapshot" => "call torch.cuda.memory._record_memory_history() before the run",
+        "nsight-systems-sqlite" | "nsight-systems-json" => {
+            "profile with nsys --cuda-memory-usage=true"
+        }
+        "pytorch-allocator-snapshot" => {
+            "call torch.cuda.memory._record_memory_history() before the run"
+        }
         _ => "profile with torch.profiler.profile(profile_memory=True)",
     }
 }
@@ -41,7 +45,12 @@ const SPACING: usize = 2;
 /// and units, "CUDA Mem" columns only when the trace has device memory.
 pub fn table_text(out: &mut impl Write, rows: &[OpRow], ctx: &TableContext<'_>) -> io::Result<()> {
     if !ctx.has_memory {
-        writeln!(out, "note: {} has no memory events ({})", ctx.path.display(), memory_hint(ctx.format))?;
+        writeln!(
+            out,
+            "note: {} has no memory events ({})",
+            ctx.path.display(),
+            memory_hint(ctx.format)
+        )?;
     }
     if rows.is_empty() {
         writeln!(out, "no ops in {}", describe_window(ctx.window))?;
@@ -261,8 +270,15 @@ pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Resul
     }
     if !s.has_memory_data {
         writeln!(out)?;
-        writeln!(out, "No memory events in this file ({}),", memory_hint(s.format))?;
-        writeln!(out, "so there is nothing to say about memory. Ops and steps are listed above.")?;
+        writeln!(
+            out,
+            "No memory events in this file ({}),",
+            memory_hint(s.format)
+        )?;
+        writeln!(
+            out,
+            "so there is nothing to say about memory. Ops and steps are listed above."
+        )?;
     }
     for d in &s.devices {
         writeln!(out)?;
