@@ -107,6 +107,53 @@ pub struct Summary {
     pub growth: Vec<StepGrowth>,
     /// Allocator settings, for allocator snapshots.
     pub allocator_settings: BTreeMap<String, String>,
+    /// Device memory as the driver saw it (NVML), for recordings.
+    pub nvml: Vec<NvmlSummary>,
+    /// Peak host RSS of the recorded process tree, for recordings.
+    pub host_rss_peak_bytes: Option<u64>,
+}
+
+/// NVML's view of one GPU over a recording.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NvmlSummary {
+    /// `cuda:N` (NVML index).
+    pub device: String,
+    /// Number of samples.
+    pub samples: u64,
+    /// Device total.
+    pub total_bytes: Option<u64>,
+    /// Peak memory used on the device (every process, context and driver allocation).
+    pub peak_used_bytes: u64,
+    /// When, µs since the start.
+    pub peak_used_at_us: f64,
+    /// Peak memory of the recorded process tree, where NVML reports per-process memory.
+    pub peak_process_bytes: Option<u64>,
+}
+
+fn nvml(rec: &Recording) -> Vec<NvmlSummary> {
+    let mut out: Vec<NvmlSummary> = Vec::new();
+    for (i, d) in rec.devices.iter().enumerate() {
+        let samples: Vec<_> = rec
+            .gpu_samples
+            .iter()
+            .filter(|s| s.device as usize == i)
+            .collect();
+        let Some(peak) = samples
+            .iter()
+            .max_by_key(|s| (s.used_bytes, std::cmp::Reverse(s.time_ns)))
+        else {
+            continue;
+        };
+        out.push(NvmlSummary {
+            device: d.key.to_string(),
+            samples: samples.len() as u64,
+            total_bytes: d.total_memory_bytes.or(peak.total_bytes),
+            peak_used_bytes: peak.used_bytes,
+            peak_used_at_us: rec.us_since_start(peak.time_ns),
+            peak_process_bytes: samples.iter().filter_map(|s| s.process_bytes).max(),
+        });
+    }
+    out
 }
 
 /// A GPU the trace describes.
@@ -170,6 +217,8 @@ pub fn summarize(rec: &Recording, timeline: &Timeline) -> Summary {
             .as_ref()
             .map(|a| a.settings.clone())
             .unwrap_or_default(),
+        nvml: nvml(rec),
+        host_rss_peak_bytes: rec.host_samples.iter().map(|h| h.rss_bytes).max(),
     }
 }
 

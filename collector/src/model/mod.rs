@@ -201,6 +201,8 @@ pub enum SourceFormat {
     NsightSqlite,
     /// Nsight Systems `nsys export --type json`.
     NsightJson,
+    /// vramscope's own recording (`vramscope record`).
+    VramscopeRecording,
 }
 
 impl SourceFormat {
@@ -211,6 +213,7 @@ impl SourceFormat {
             SourceFormat::TorchSnapshot => "pytorch-allocator-snapshot",
             SourceFormat::NsightSqlite => "nsight-systems-sqlite",
             SourceFormat::NsightJson => "nsight-systems-json",
+            SourceFormat::VramscopeRecording => "vramscope-recording",
         }
     }
 
@@ -221,6 +224,7 @@ impl SourceFormat {
             SourceFormat::TorchSnapshot => "PyTorch allocator snapshot",
             SourceFormat::NsightSqlite => "Nsight Systems export (SQLite)",
             SourceFormat::NsightJson => "Nsight Systems export (JSON)",
+            SourceFormat::VramscopeRecording => "vramscope recording",
         }
     }
 }
@@ -307,8 +311,36 @@ pub struct Recording {
     pub allocator: Option<AllocatorState>,
     /// Extra facts of out-of-memory events.
     pub oom_details: Vec<OomDetail>,
+    /// Device memory as the driver (NVML) saw it, for recordings.
+    pub gpu_samples: Vec<GpuSample>,
+    /// Host memory (RSS) of the recorded process tree, for recordings.
+    pub host_samples: Vec<HostSample>,
     /// What was skipped or odd.
     pub diagnostics: Diagnostics,
+}
+
+/// One NVML reading of one GPU.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GpuSample {
+    /// When.
+    pub time_ns: i64,
+    /// Which GPU.
+    pub device: DeviceIdx,
+    /// Memory in use on the whole device (all processes, contexts, the driver).
+    pub used_bytes: u64,
+    /// Device memory total, where reported.
+    pub total_bytes: Option<u64>,
+    /// Memory used by the recorded process and its descendants, where NVML reports it.
+    pub process_bytes: Option<u64>,
+}
+
+/// One reading of the recorded process tree's host memory.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostSample {
+    /// When.
+    pub time_ns: i64,
+    /// Resident set size of the process and its descendants.
+    pub rss_bytes: u64,
 }
 
 impl Recording {
@@ -347,6 +379,8 @@ impl Recording {
             stacks: Vec::new(),
             allocator: None,
             oom_details: Vec::new(),
+            gpu_samples: Vec::new(),
+            host_samples: Vec::new(),
             diagnostics: Diagnostics::default(),
         }
     }

@@ -615,6 +615,8 @@ impl Builder {
             stacks: Vec::new(),
             allocator: None,
             oom_details: Vec::new(),
+            gpu_samples: Vec::new(),
+            host_samples: Vec::new(),
             diagnostics: self.diagnostics,
         }
     }

@@ -10,6 +10,7 @@ pub mod input;
 pub mod json_stream;
 pub mod nsight;
 pub mod pickle;
+pub mod recording;
 pub mod snapshot;
 
 use std::fmt;
@@ -38,6 +39,8 @@ pub enum DetectedFormat {
     TorchSnapshotPickle,
     /// An SQLite database: `nsys export --type sqlite`.
     NsightSqlite,
+    /// vramscope's own recording.
+    VramscopeRecording,
 }
 
 /// A failure inside one source reader; [`load`] attaches the path.
@@ -123,6 +126,9 @@ impl std::error::Error for LoadError {}
 
 /// Recognise the format from the first bytes of the (decompressed) content.
 pub fn detect(head: &[u8]) -> Result<DetectedFormat, String> {
+    if head.starts_with(recording::MAGIC) {
+        return Ok(DetectedFormat::VramscopeRecording);
+    }
     if head.starts_with(b"SQLite format 3\0") {
         return Ok(DetectedFormat::NsightSqlite);
     }
@@ -177,6 +183,7 @@ pub fn load(path: &Path, options: LoadOptions) -> Result<Recording, LoadError> {
         DetectedFormat::ChromeTraceJson => Ok(input),
         DetectedFormat::NsightJson => Err(nsight::read_json(input, options)),
         DetectedFormat::TorchSnapshotPickle => Err(snapshot::read(input, options)),
+        DetectedFormat::VramscopeRecording => Err(recording::read(input, options)),
         DetectedFormat::NsightSqlite if compressed => {
             let message = "a gzip-compressed SQLite database: decompress it first".to_owned();
             return Err(err(LoadErrorKind::Unrecognized(message), None, false));

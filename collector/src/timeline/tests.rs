@@ -69,6 +69,8 @@ pub(crate) fn recording(
         stacks: vec![],
         allocator: None,
         oom_details: vec![],
+        gpu_samples: vec![],
+        host_samples: vec![],
         diagnostics: Diagnostics::default(),
     }
 }

@@ -60,6 +60,8 @@ impl Fixture {
                 stacks: vec![],
                 allocator: None,
                 oom_details: vec![],
+                gpu_samples: vec![],
+                host_samples: vec![],
                 diagnostics: Diagnostics::default(),
             },
         }
