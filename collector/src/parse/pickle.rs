@@ -15,16 +15,27 @@
 //! right and costs nothing. The graph may contain cycles (a list that holds itself), so a
 //! consumer walking it recursively must bound its depth.
 //!
+//! The arena makes no allocation per value: each value is a 16-byte slot; the text of every
+//! `str` lives in one pooled `String` (bytes likewise), the elements of every list, tuple
+//! and set in one flat array and the pairs of every dict in another, each container owning
+//! a range of it. A container filled in several batches (`APPENDS` of 1000 items at a time,
+//! interleaved with the batches of the containers inside it) grows in place while it is
+//! the last range, and otherwise moves to the end with twice the room, so filling is
+//! amortized linear and the arrays stay within a small multiple of the items. Ints in
+//! `0..=255` are made once and shared, as Python does.
+//!
 //! The reader is iterative (no recursion on nesting depth), checks every length field
 //! against the remaining input before allocating, and reports every problem with the byte
 //! offset of the opcode that caused it. Memory stays proportional to the input: each
-//! opcode byte adds at most one 32-byte node and one stack slot (snapshots need about 3x
-//! their size in all). Measured (release): the 495 KB sample snapshot in 1.2-2 ms; a
-//! synthetic 115 MB snapshot of 1M trace entries in 0.5-0.6 s, about 8x faster than
-//! CPython's C unpickler on the same file.
+//! opcode byte adds at most one 16-byte slot, one stack slot and a few container slots
+//! (snapshots need about 2x their size in all). The input itself is read through a small
+//! reused buffer ([`parse_from`]), never held whole. Measured (release, shared 2-core VM):
+//! `vramscope summary` of a synthetic 109 MB snapshot of 1M trace entries, parse included,
+//! takes 1.1-1.6 s of CPU and 286 MB peak RSS.
 
 use std::collections::HashMap;
 use std::fmt;
+use std::io::{self, Read};
 
 /// Index of a value in a [`Pickle`]'s arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -38,9 +49,10 @@ impl NodeId {
     }
 }
 
-/// One Python value. Containers hold ids into the same [`Pickle`].
-#[derive(Clone, Debug, PartialEq)]
-pub enum Node {
+/// One Python value, as [`Pickle::node`] shows it. Containers hold ids into the same
+/// [`Pickle`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Node<'p> {
     /// `None`.
     None,
     /// `True` or `False`.
@@ -55,21 +67,21 @@ pub enum Node {
     /// A `str`. Python strings may hold lone surrogates, which UTF-8 cannot: such code
     /// points (and any invalid UTF-8) become U+FFFD. A Python 2 `str` (`STRING`,
     /// `BINSTRING`) that is valid UTF-8 is a `Str` too, otherwise [`Node::Bytes`].
-    Str(Box<str>),
+    Str(&'p str),
     /// A `bytes` or a `bytearray`.
-    Bytes(Box<[u8]>),
+    Bytes(&'p [u8]),
     /// A `list`.
-    List(Vec<NodeId>),
+    List(&'p [NodeId]),
     /// A `tuple`.
-    Tuple(Vec<NodeId>),
+    Tuple(&'p [NodeId]),
     /// A `dict`: every key/value pair in the order the file set them. A key set twice
     /// appears twice; [`Pickle::get`] returns the last, which is what Python keeps.
-    Dict(Vec<(NodeId, NodeId)>),
+    Dict(&'p [(NodeId, NodeId)]),
     /// A `set` or a `frozenset`, in file order.
-    Set(Vec<NodeId>),
+    Set(&'p [NodeId]),
 }
 
-impl Node {
+impl Node<'_> {
     /// The Python type name, for messages such as "expected a list, found a dict".
     pub fn type_name(&self) -> &'static str {
         match self {
@@ -87,15 +99,89 @@ impl Node {
     }
 }
 
+/// A container's elements: the first `len` of the `cap` slots reserved at `start` of its
+/// flat array ([`Pickle::items`] or [`Pickle::pairs`]). Reserved ranges never overlap;
+/// slots past `len` hold a filler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Seq {
+    start: u32,
+    len: u32,
+    cap: u32,
+}
+
+impl Seq {
+    fn range(self) -> std::ops::Range<usize> {
+        let start = self.start as usize;
+        start..start + self.len as usize
+    }
+}
+
+/// One value in the arena: 16 bytes, no heap allocation of its own.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Slot {
+    None,
+    Bool(bool),
+    Int(i64),
+    /// Index into [`Pickle::bigints`].
+    BigInt(u32),
+    Float(f64),
+    /// `text[start..start + len]`.
+    Str {
+        start: u64,
+        len: u32,
+    },
+    /// A `str` of 4 GiB or more: index into [`Pickle::long`], a range of `text`.
+    LongStr(u32),
+    /// `blobs[start..start + len]`.
+    Bytes {
+        start: u64,
+        len: u32,
+    },
+    /// A `bytes` of 4 GiB or more: index into [`Pickle::long`], a range of `blobs`.
+    LongBytes(u32),
+    List(Seq),
+    Tuple(Seq),
+    Set(Seq),
+    Dict(Seq),
+}
+
+const _: () = assert!(std::mem::size_of::<Slot>() == 16);
+
+impl Slot {
+    fn type_name(self) -> &'static str {
+        match self {
+            Slot::None => "None",
+            Slot::Bool(_) => "bool",
+            Slot::Int(_) | Slot::BigInt(_) => "int",
+            Slot::Float(_) => "float",
+            Slot::Str { .. } | Slot::LongStr(_) => "str",
+            Slot::Bytes { .. } | Slot::LongBytes(_) => "bytes",
+            Slot::List(_) => "list",
+            Slot::Tuple(_) => "tuple",
+            Slot::Dict(_) => "dict",
+            Slot::Set(_) => "set",
+        }
+    }
+}
+
 /// A parsed pickle: every value in one arena, and the value the pickle returns.
 #[derive(Clone, Debug)]
 pub struct Pickle {
-    nodes: Vec<Node>,
+    nodes: Vec<Slot>,
+    /// The elements of every list, tuple and set.
+    items: Vec<NodeId>,
+    /// The key/value pairs of every dict.
+    pairs: Vec<(NodeId, NodeId)>,
+    /// The text of every `str`.
+    text: String,
+    /// The content of every `bytes`.
+    blobs: Vec<u8>,
+    /// Ints outside the 64-bit range.
+    bigints: Vec<i128>,
+    /// Ranges of `text` or `blobs` too long for a slot.
+    long: Vec<(usize, usize)>,
     root: NodeId,
 }
-
-/// What [`Pickle::node`] answers for an id from another pickle.
-static FOREIGN_ID: Node = Node::None;
 
 impl Pickle {
     /// The value the pickle returns (the one on the stack at `STOP`).
@@ -103,20 +189,48 @@ impl Pickle {
         self.root
     }
 
-    /// The value `id` refers to. An id from another [`Pickle`] that is out of range
-    /// answers `None` rather than panicking.
-    pub fn node(&self, id: NodeId) -> &Node {
-        self.nodes.get(id.index()).unwrap_or(&FOREIGN_ID)
+    fn slot(&self, id: NodeId) -> Slot {
+        self.nodes.get(id.index()).copied().unwrap_or(Slot::None)
     }
 
-    /// How many values the arena holds (shared values count once).
+    /// The value `id` refers to. An id from another [`Pickle`] that is out of range
+    /// answers `None` rather than panicking.
+    pub fn node(&self, id: NodeId) -> Node<'_> {
+        match self.slot(id) {
+            Slot::None => Node::None,
+            Slot::Bool(b) => Node::Bool(b),
+            Slot::Int(i) => Node::Int(i),
+            Slot::BigInt(i) => self
+                .bigints
+                .get(i as usize)
+                .map_or(Node::None, |&i| Node::BigInt(i)),
+            Slot::Float(f) => Node::Float(f),
+            Slot::Str { .. } | Slot::LongStr(_) => self.as_str(id).map_or(Node::None, Node::Str),
+            Slot::Bytes { start, len } => self
+                .blobs
+                .get(span(start, len))
+                .map_or(Node::None, Node::Bytes),
+            Slot::LongBytes(i) => self
+                .long
+                .get(i as usize)
+                .and_then(|&(a, b)| self.blobs.get(a..b))
+                .map_or(Node::None, Node::Bytes),
+            Slot::List(_) => Node::List(self.items(id)),
+            Slot::Tuple(_) => Node::Tuple(self.items(id)),
+            Slot::Set(_) => Node::Set(self.items(id)),
+            Slot::Dict(_) => Node::Dict(self.entries(id)),
+        }
+    }
+
+    /// How many values the arena holds (shared values count once, and so do `None`,
+    /// the bools and the ints `0..=255`, which are made once).
     pub fn node_count(&self) -> usize {
         self.nodes.len()
     }
 
     /// The Python type name of `id`'s value.
     pub fn type_name(&self, id: NodeId) -> &'static str {
-        self.node(id).type_name()
+        self.slot(id).type_name()
     }
 
     /// The value under string key `key` of dict `dict`; `None` when `dict` is not a dict
@@ -131,63 +245,125 @@ impl Pickle {
 
     /// The text of a `str`.
     pub fn as_str(&self, id: NodeId) -> Option<&str> {
-        match self.node(id) {
-            Node::Str(s) => Some(s),
+        match self.slot(id) {
+            Slot::Str { start, len } => self.text.get(span(start, len)),
+            Slot::LongStr(i) => {
+                let &(a, b) = self.long.get(i as usize)?;
+                self.text.get(a..b)
+            }
             _ => None,
         }
     }
 
+    fn big(&self, i: u32) -> Option<i128> {
+        self.bigints.get(i as usize).copied()
+    }
+
     /// An `int` that fits in `i64`. A `bool` is not an int here.
     pub fn as_i64(&self, id: NodeId) -> Option<i64> {
-        match *self.node(id) {
-            Node::Int(i) => Some(i),
-            Node::BigInt(i) => i64::try_from(i).ok(),
+        match self.slot(id) {
+            Slot::Int(i) => Some(i),
+            Slot::BigInt(i) => i64::try_from(self.big(i)?).ok(),
             _ => None,
         }
     }
 
     /// An `int` in `0..=u64::MAX`: device addresses and sizes, which may exceed `i64`.
     pub fn as_u64(&self, id: NodeId) -> Option<u64> {
-        match *self.node(id) {
-            Node::Int(i) => u64::try_from(i).ok(),
-            Node::BigInt(i) => u64::try_from(i).ok(),
+        match self.slot(id) {
+            Slot::Int(i) => u64::try_from(i).ok(),
+            Slot::BigInt(i) => u64::try_from(self.big(i)?).ok(),
             _ => None,
         }
     }
 
     /// A `float`, or an `int` converted to the nearest `f64`.
     pub fn as_f64(&self, id: NodeId) -> Option<f64> {
-        match *self.node(id) {
-            Node::Float(f) => Some(f),
-            Node::Int(i) => Some(i as f64),
-            Node::BigInt(i) => Some(i as f64),
+        match self.slot(id) {
+            Slot::Float(f) => Some(f),
+            Slot::Int(i) => Some(i as f64),
+            Slot::BigInt(i) => Some(self.big(i)? as f64),
             _ => None,
         }
     }
 
     /// A `bool`.
     pub fn as_bool(&self, id: NodeId) -> Option<bool> {
-        match *self.node(id) {
-            Node::Bool(b) => Some(b),
+        match self.slot(id) {
+            Slot::Bool(b) => Some(b),
             _ => None,
         }
     }
 
     /// The elements of a list, tuple or set; empty for any other value.
     pub fn items(&self, id: NodeId) -> &[NodeId] {
-        match self.node(id) {
-            Node::List(items) | Node::Tuple(items) | Node::Set(items) => items,
+        match self.slot(id) {
+            Slot::List(seq) | Slot::Tuple(seq) | Slot::Set(seq) => {
+                self.items.get(seq.range()).unwrap_or_default()
+            }
             _ => &[],
         }
     }
 
     /// The key/value pairs of a dict in file order; empty for any other value.
     pub fn entries(&self, id: NodeId) -> &[(NodeId, NodeId)] {
-        match self.node(id) {
-            Node::Dict(entries) => entries,
+        match self.slot(id) {
+            Slot::Dict(seq) => self.pairs.get(seq.range()).unwrap_or_default(),
             _ => &[],
         }
     }
+}
+
+impl Pickle {
+    /// The slot of a new `str`, its text copied into the pool.
+    fn add_str(&mut self, text: &str) -> Slot {
+        let start = self.text.len();
+        self.text.push_str(text);
+        match u32::try_from(text.len()) {
+            Ok(len) => Slot::Str {
+                start: start as u64,
+                len,
+            },
+            Err(_) => {
+                // At most 4 of these fit in the 16 GiB an input may hold.
+                let index = u32::try_from(self.long.len()).unwrap_or(u32::MAX);
+                self.long.push((start, self.text.len()));
+                Slot::LongStr(index)
+            }
+        }
+    }
+
+    /// The slot of a new `bytes`, copied into the pool.
+    fn add_bytes(&mut self, bytes: &[u8]) -> Slot {
+        let start = self.blobs.len();
+        self.blobs.extend_from_slice(bytes);
+        match u32::try_from(bytes.len()) {
+            Ok(len) => Slot::Bytes {
+                start: start as u64,
+                len,
+            },
+            Err(_) => {
+                let index = u32::try_from(self.long.len()).unwrap_or(u32::MAX);
+                self.long.push((start, self.blobs.len()));
+                Slot::LongBytes(index)
+            }
+        }
+    }
+
+    /// The slot of a Python 2 `str`: text when it is UTF-8 (Python 3 reads it as ASCII by
+    /// default), else the bytes.
+    fn add_legacy(&mut self, bytes: &[u8]) -> Slot {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => self.add_str(text),
+            Err(_) => self.add_bytes(bytes),
+        }
+    }
+}
+
+/// The range of a pool that a slot's `start` and `len` name.
+fn span(start: u64, len: u32) -> std::ops::Range<usize> {
+    let start = start as usize;
+    start..start.saturating_add(len as usize)
 }
 
 /// The kind of a [`PickleError`], for callers that map it onto their own errors.
@@ -234,7 +410,48 @@ impl std::error::Error for PickleError {}
 /// Read a data-only pickle of protocol 2 to 5 (protocol 0 and 1 streams, which have no
 /// `PROTO` opcode, read too). Bytes after `STOP` are ignored, as Python does.
 pub fn parse(bytes: &[u8]) -> Result<Pickle, PickleError> {
-    Parser::new(bytes).run()
+    match parse_from(bytes, bytes.len()) {
+        Ok(pickle) => Ok(pickle),
+        Err(ReadError::Pickle(e)) => Err(e),
+        // A slice never fails to read; should it, say so as a truncation.
+        Err(ReadError::Io { offset, error }) => Err(PickleError {
+            offset,
+            kind: PickleErrorKind::Truncated,
+            message: error.to_string(),
+        }),
+    }
+}
+
+/// Why [`parse_from`] could not read a pickle.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The bytes are not a pickle this reader takes.
+    Pickle(PickleError),
+    /// The reader failed after `offset` bytes.
+    Io {
+        /// Bytes read before the failure.
+        offset: u64,
+        /// The reader's error.
+        error: io::Error,
+    },
+}
+
+/// [`parse`] from a reader, through a small reused buffer rather than the whole input in
+/// memory (a long string or line is buffered whole). Reading stops at `STOP`: what
+/// follows stays in the buffer or the reader. `size_hint`, the expected input size, only
+/// sizes the arena up front.
+pub fn parse_from(reader: impl Read, size_hint: usize) -> Result<Pickle, ReadError> {
+    let mut parser = Parser::new(reader, size_hint);
+    match parser.run() {
+        Ok(()) => Ok(parser.p),
+        Err(e) => Err(match parser.io_error.take() {
+            Some(error) => ReadError::Io {
+                offset: parser.base + parser.filled as u64,
+                error,
+            },
+            None => ReadError::Pickle(e),
+        }),
+    }
 }
 
 /// Opcode values, from CPython's `Lib/pickle.py` (checked against `pickletools.opcodes`).
@@ -279,14 +496,23 @@ mod op {
     }
 }
 
-/// `None`, `False` and `True` are made once, at these ids, and shared by every use.
+/// `None`, `False` and `True` are made once, at these ids, and shared by every use; so are
+/// the ints `0..=255`, at `SMALL_INTS + value`.
 const NONE_ID: NodeId = NodeId(0);
 const FALSE_ID: NodeId = NodeId(1);
 const TRUE_ID: NodeId = NodeId(2);
+const SMALL_INTS: u32 = 3;
 
-/// Arena slots reserved per input byte. Snapshots make about one node per 12 bytes (the
-/// 495 KB sample: 41 k nodes); reserving for one per 16 bytes avoids most regrowth
-/// without over-committing for pickles that are mostly long strings.
+/// Bytes read from the input at a time (the buffer grows only for a longer argument).
+const READ_CHUNK: usize = 256 << 10;
+
+/// Input size beyond which `size_hint` no longer sizes the arena up front (it regrows).
+const MAX_RESERVED_INPUT: usize = 1 << 30;
+
+/// Arena slots reserved per input byte. Snapshots make about one node per 20 bytes (the
+/// 495 KB sample: 41 k nodes, before small ints were shared); reserving for one per 16
+/// bytes avoids most regrowth without over-committing for pickles that are mostly long
+/// strings.
 const INPUT_BYTES_PER_NODE: usize = 16;
 
 /// How much of a refused module or attribute name a message shows.
@@ -297,13 +523,22 @@ type Res<T> = Result<T, PickleError>;
 /// The pickle machine's state. `stack` is one flat stack; `marks` hold the stack lengths
 /// at each `MARK`, and `floor` (the last mark) keeps opcodes from reaching below it, as
 /// Python's separate per-mark stacks do.
-struct Parser<'a> {
-    data: &'a [u8],
+struct Parser<R> {
+    reader: R,
+    /// A window of the input: `data[..filled]` holds the bytes from offset `base` on,
+    /// `pos` is the next unread one. `data` is initialized up to its length.
+    data: Vec<u8>,
+    filled: usize,
     pos: usize,
+    base: u64,
+    /// The reader has no more bytes (or failed, with `io_error`).
+    eof: bool,
+    io_error: Option<io::Error>,
     /// Offset and byte of the opcode being run, for messages.
-    op_start: usize,
+    op_start: u64,
     op: u8,
-    nodes: Vec<Node>,
+    /// The arena being built (its `root` is set at `STOP`).
+    p: Pickle,
     stack: Vec<NodeId>,
     marks: Vec<usize>,
     floor: usize,
@@ -316,39 +551,98 @@ struct Parser<'a> {
     sparse_memo: HashMap<u64, NodeId>,
 }
 
-impl<'a> Parser<'a> {
-    fn new(data: &'a [u8]) -> Parser<'a> {
-        let mut nodes = Vec::with_capacity(3 + data.len() / INPUT_BYTES_PER_NODE);
-        nodes.extend([Node::None, Node::Bool(false), Node::Bool(true)]);
+impl<R: Read> Parser<R> {
+    fn new(reader: R, size_hint: usize) -> Parser<R> {
+        let slots = size_hint.min(MAX_RESERVED_INPUT) / INPUT_BYTES_PER_NODE;
+        let mut nodes = Vec::with_capacity(SMALL_INTS as usize + 256 + slots);
+        nodes.extend([Slot::None, Slot::Bool(false), Slot::Bool(true)]);
+        nodes.extend((0..256).map(Slot::Int));
+        let p = Pickle {
+            nodes,
+            items: Vec::with_capacity(slots / 4),
+            pairs: Vec::with_capacity(slots),
+            text: String::new(),
+            blobs: Vec::new(),
+            bigints: Vec::new(),
+            long: Vec::new(),
+            root: NONE_ID,
+        };
         Parser {
-            data,
+            reader,
+            data: Vec::new(),
+            filled: 0,
             pos: 0,
+            base: 0,
+            eof: false,
+            io_error: None,
             op_start: 0,
             op: 0,
-            nodes,
+            p,
             stack: Vec::with_capacity(64),
             marks: Vec::with_capacity(16),
             floor: 0,
-            memo: Vec::with_capacity(data.len() / INPUT_BYTES_PER_NODE / 2),
+            memo: Vec::with_capacity(slots / 2),
             sparse_memo: HashMap::new(),
         }
     }
 
-    fn run(mut self) -> Res<Pickle> {
+    /// Runs the opcodes up to `STOP`, which sets the root.
+    fn run(&mut self) -> Res<()> {
         loop {
-            self.op_start = self.pos;
-            let Some(&code) = self.data.get(self.pos) else {
-                return Err(self.truncated("before its STOP opcode".into()));
+            self.op_start = self.base + self.pos as u64;
+            let code = match self.data.get(self.pos) {
+                Some(&code) if self.pos < self.filled => code,
+                _ => {
+                    if !self.fill(1)? {
+                        return Err(self.truncated("before its STOP opcode".into()));
+                    }
+                    self.data.get(self.pos).copied().unwrap_or_default()
+                }
             };
             self.op = code;
             self.pos += 1;
             if code == op::STOP {
-                let root = self.pop()?;
-                let nodes = self.nodes;
-                return Ok(Pickle { nodes, root });
+                self.p.root = self.pop()?;
+                return Ok(());
             }
             self.step(code)?;
         }
+    }
+
+    /// Makes `n` unread bytes available, reading more of the input as needed; false when
+    /// the input ends first (everything up to its end is then buffered). The buffer grows
+    /// only while it is full of unread bytes, so it stays within about twice the input.
+    #[cold]
+    #[inline(never)]
+    fn fill(&mut self, n: usize) -> Res<bool> {
+        while self.filled - self.pos < n {
+            if self.eof {
+                return Ok(false);
+            }
+            if self.data.len() - self.filled < READ_CHUNK / 2 {
+                // Move the unread bytes to the front, then grow if they still fill it.
+                self.data.copy_within(self.pos..self.filled, 0);
+                self.base += self.pos as u64;
+                self.filled -= self.pos;
+                self.pos = 0;
+                if self.data.len() - self.filled < READ_CHUNK / 2 {
+                    let len = (self.data.len() * 2).max(self.filled + READ_CHUNK);
+                    self.data.resize(len, 0);
+                }
+            }
+            let room = self.data.get_mut(self.filled..).unwrap_or_default();
+            match self.reader.read(room) {
+                Ok(0) => self.eof = true,
+                Ok(read) => self.filled += read.min(room.len()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.eof = true;
+                    self.io_error = Some(e);
+                    return Err(self.truncated("where the reader failed".into()));
+                }
+            }
+        }
+        Ok(true)
     }
 
     /// Run one opcode other than `STOP`; its argument bytes follow `self.pos`.
@@ -356,8 +650,8 @@ impl<'a> Parser<'a> {
         match code {
             op::BINGET | op::LONG_BINGET | op::BINPUT | op::LONG_BINPUT => self.binary_memo(code),
             op::MEMOIZE => self.put((self.memo.len() + self.sparse_memo.len()) as u64),
-            op::EMPTY_DICT => self.push(Node::Dict(Vec::new())),
-            op::EMPTY_LIST => self.push(Node::List(Vec::new())),
+            op::EMPTY_DICT => self.push(Slot::Dict(empty(&self.p.pairs))),
+            op::EMPTY_LIST => self.push(Slot::List(empty(&self.p.items))),
             op::MARK => {
                 self.marks.push(self.stack.len());
                 self.floor = self.stack.len();
@@ -376,24 +670,24 @@ impl<'a> Parser<'a> {
             op::NEWFALSE => self.push_id(FALSE_ID),
             op::APPEND => self.append(),
             op::SETITEM => self.setitem(),
-            op::EMPTY_TUPLE => self.push(Node::Tuple(Vec::new())),
+            op::EMPTY_TUPLE => self.push(Slot::Tuple(empty(&self.p.items))),
             op::TUPLE1 => self.tuple_of(1),
             op::TUPLE2 => self.tuple_of(2),
             op::TUPLE3 => self.tuple_of(3),
             op::TUPLE => {
-                let items = self.take_marked()?;
-                self.push(Node::Tuple(items))
+                let base = self.pop_mark()?;
+                self.collect(base, Slot::Tuple)
             }
             op::LIST => {
-                let items = self.take_marked()?;
-                self.push(Node::List(items))
+                let base = self.pop_mark()?;
+                self.collect(base, Slot::List)
             }
             op::DICT => self.dict(),
-            op::EMPTY_SET => self.push(Node::Set(Vec::new())),
+            op::EMPTY_SET => self.push(Slot::Set(empty(&self.p.items))),
             op::ADDITEMS => self.additems(),
             op::FROZENSET => {
-                let items = self.take_marked()?;
-                self.push(Node::Set(items))
+                let base = self.pop_mark()?;
+                self.collect(base, Slot::Set)
             }
             op::SHORT_BINBYTES => self.bytes(1),
             op::BINBYTES => self.bytes(4),
@@ -405,7 +699,9 @@ impl<'a> Parser<'a> {
             op::STRING => self.quoted_string(),
             op::UNICODE => {
                 let line = self.line()?;
-                self.push(Node::Str(raw_unicode_escape(line).into()))
+                let line = line.as_slice();
+                let text = raw_unicode_escape(line);
+                self.push_str(&text)
             }
             op::PUT => {
                 let key = self.text_memo_key()?;
@@ -443,35 +739,44 @@ impl<'a> Parser<'a> {
 
     /// `BININT1`, `BININT2`, `BININT`, `BINFLOAT`: fixed-width numbers.
     fn binary_scalar(&mut self, code: u8) -> Res<()> {
-        let node = match code {
-            op::BININT1 => Node::Int(self.array::<1>()?[0].into()),
-            op::BININT2 => Node::Int(u16::from_le_bytes(self.array()?).into()),
-            op::BININT => Node::Int(i32::from_le_bytes(self.array()?).into()),
-            _ => Node::Float(f64::from_be_bytes(self.array()?)),
-        };
-        self.push(node)
+        match code {
+            op::BININT1 => {
+                let small = self.array::<1>()?[0];
+                self.push_id(NodeId(SMALL_INTS + u32::from(small)))
+            }
+            op::BININT2 => {
+                let int = u16::from_le_bytes(self.array()?);
+                self.push_int(int.into())
+            }
+            op::BININT => {
+                let int = i32::from_le_bytes(self.array()?);
+                self.push_int(int.into())
+            }
+            _ => {
+                let float = f64::from_be_bytes(self.array()?);
+                self.push(Slot::Float(float))
+            }
+        }
     }
 
     // ---- Reading argument bytes ----
 
-    /// The next `n` bytes; an error when fewer remain (checked before anything is copied).
-    fn take(&mut self, n: usize) -> Res<&'a [u8]> {
-        let data: &'a [u8] = self.data;
-        let taken = self
-            .pos
-            .checked_add(n)
-            .and_then(|end| data.get(self.pos..end));
-        match taken {
-            Some(bytes) => {
-                self.pos += n;
-                Ok(bytes)
-            }
-            None => Err(self.ends_inside()),
+    /// Where the next `n` bytes are in `data`; an error when fewer remain. Valid until the
+    /// next read.
+    fn take(&mut self, n: usize) -> Res<std::ops::Range<usize>> {
+        if self.filled - self.pos < n && !self.fill(n)? {
+            return Err(self.ends_inside());
         }
+        let start = self.pos;
+        self.pos += n;
+        Ok(start..self.pos)
     }
 
     fn array<const N: usize>(&mut self) -> Res<[u8; N]> {
-        let rest = self.data.get(self.pos..).unwrap_or_default();
+        if self.filled - self.pos < N && !self.fill(N)? {
+            return Err(self.ends_inside());
+        }
+        let rest = self.data.get(self.pos..self.filled).unwrap_or_default();
         match rest.first_chunk::<N>() {
             Some(bytes) => {
                 self.pos += N;
@@ -491,17 +796,20 @@ impl<'a> Parser<'a> {
         self.checked_length(claimed)
     }
 
-    fn checked_length(&self, claimed: u64) -> Res<usize> {
-        let remaining = self.data.len().saturating_sub(self.pos);
-        match usize::try_from(claimed) {
-            Ok(n) if n <= remaining => Ok(n),
-            _ => Err(self.truncated(format!(
-                "inside {} at byte {}, whose length field announces {claimed} bytes where \
-                 {remaining} remain",
-                op::name(self.op),
-                self.op_start
-            ))),
+    /// `claimed`, once that many bytes are known to follow (read ahead, so a cut file is
+    /// reported here, and no claim larger than the input is ever allocated).
+    fn checked_length(&mut self, claimed: u64) -> Res<usize> {
+        let n = usize::try_from(claimed).unwrap_or(usize::MAX);
+        if self.filled - self.pos >= n || self.fill(n)? {
+            return Ok(n);
         }
+        let remaining = self.filled - self.pos;
+        Err(self.truncated(format!(
+            "inside {} at byte {}, whose length field announces {claimed} bytes where \
+             {remaining} remain",
+            op::name(self.op),
+            self.op_start
+        )))
     }
 
     /// A signed 4-byte length (`LONG4`, `BINSTRING`): negative is malformed.
@@ -514,31 +822,71 @@ impl<'a> Parser<'a> {
     }
 
     /// The text up to the next newline, which is consumed (protocol 0 arguments).
-    fn line(&mut self) -> Res<&'a [u8]> {
-        let data: &'a [u8] = self.data;
-        let rest = data.get(self.pos..).unwrap_or_default();
-        match rest.iter().position(|&b| b == b'\n') {
-            Some(len) => {
+    fn line(&mut self) -> Res<Vec<u8>> {
+        let mut searched = 0;
+        loop {
+            let rest = self.data.get(self.pos..self.filled).unwrap_or_default();
+            if let Some(len) = rest.iter().skip(searched).position(|&b| b == b'\n') {
+                let len = searched + len;
+                let line = rest.get(..len).unwrap_or_default().to_vec();
                 self.pos += len + 1;
-                Ok(rest.get(..len).unwrap_or_default())
+                return Ok(line);
             }
-            None => Err(self.ends_inside()),
+            searched = rest.len();
+            if !self.fill(searched + 1)? {
+                return Err(self.ends_inside());
+            }
         }
+    }
+
+    /// The bytes of a range [`take`](Self::take) returned.
+    fn bytes_at(&self, range: std::ops::Range<usize>) -> &[u8] {
+        self.data.get(range).unwrap_or_default()
     }
 
     // ---- The stack ----
 
-    fn push(&mut self, node: Node) -> Res<()> {
+    fn push(&mut self, slot: Slot) -> Res<()> {
         // u32::MAX itself is never handed out, so ids stay below it.
-        let Some(id) = u32::try_from(self.nodes.len())
+        let Some(id) = u32::try_from(self.p.nodes.len())
             .ok()
             .filter(|&i| i < u32::MAX)
         else {
-            return Err(self.unsupported("more than 4 billion values".into()));
+            return Err(self.too_many());
         };
-        self.nodes.push(node);
+        self.p.nodes.push(slot);
         self.stack.push(NodeId(id));
         Ok(())
+    }
+
+    /// An int; `0..=255` are shared.
+    fn push_int(&mut self, int: i64) -> Res<()> {
+        match u32::try_from(int) {
+            Ok(small) if small < 256 => self.push_id(NodeId(SMALL_INTS + small)),
+            _ => self.push(Slot::Int(int)),
+        }
+    }
+
+    fn push_wide_int(&mut self, int: i128) -> Res<()> {
+        if let Ok(narrow) = i64::try_from(int) {
+            return self.push_int(narrow);
+        }
+        // There are no more bigints than values, whose count `push` bounds.
+        let index = u32::try_from(self.p.bigints.len()).unwrap_or(u32::MAX);
+        self.p.bigints.push(int);
+        self.push(Slot::BigInt(index))
+    }
+
+    /// A `str`, its text copied into the pool.
+    fn push_str(&mut self, text: &str) -> Res<()> {
+        let slot = self.p.add_str(text);
+        self.push(slot)
+    }
+
+    /// A Python 2 `str`.
+    fn push_legacy(&mut self, bytes: &[u8]) -> Res<()> {
+        let slot = self.p.add_legacy(bytes);
+        self.push(slot)
     }
 
     fn push_id(&mut self, id: NodeId) -> Res<()> {
@@ -581,10 +929,15 @@ impl<'a> Parser<'a> {
         Ok(base)
     }
 
-    /// The values pushed since the innermost `MARK`, which is dropped.
-    fn take_marked(&mut self) -> Res<Vec<NodeId>> {
-        let base = self.pop_mark()?;
-        Ok(self.stack.split_off(base))
+    /// A new tuple, list or set of the values above stack position `base`, which leave
+    /// the stack.
+    fn collect(&mut self, base: usize, make: fn(Seq) -> Slot) -> Res<()> {
+        let values = self.stack.get(base..).unwrap_or_default();
+        let Some(seq) = at_tail(&mut self.p.items, values.iter().copied()) else {
+            return Err(self.too_many());
+        };
+        self.stack.truncate(base);
+        self.push(make(seq))
     }
 
     /// `POP` with nothing above the innermost mark drops the mark, as Python does.
@@ -601,81 +954,103 @@ impl<'a> Parser<'a> {
         if self.stack.len() < self.floor + n {
             return Err(self.underflow());
         }
-        let items = self.stack.split_off(self.stack.len() - n);
-        self.push(Node::Tuple(items))
+        self.collect(self.stack.len() - n, Slot::Tuple)
     }
 
     // ---- Containers ----
 
-    fn append(&mut self) -> Res<()> {
-        let value = self.pop()?;
-        let target = self.top()?;
-        if let Some(Node::List(items)) = self.nodes.get_mut(target.index()) {
-            items.push(value);
-            return Ok(());
+    /// The stack position below the top `n` values, which must all be above the innermost
+    /// mark (`APPEND`, `SETITEM`).
+    fn top_base(&self, n: usize) -> Res<usize> {
+        match self.stack.len().checked_sub(n) {
+            Some(base) if base >= self.floor => Ok(base),
+            _ => Err(self.underflow()),
         }
-        Err(self.wrong_target(target, "a list"))
+    }
+
+    fn append(&mut self) -> Res<()> {
+        let base = self.top_base(1)?;
+        let target = self.below(base)?;
+        self.add_items(target, base, false)
     }
 
     fn appends(&mut self) -> Res<()> {
         let base = self.pop_mark()?;
         let target = self.below(base)?;
-        let values = self.stack.get(base..).unwrap_or_default();
-        if let Some(Node::List(items)) = self.nodes.get_mut(target.index()) {
-            items.extend_from_slice(values);
-            self.stack.truncate(base);
-            return Ok(());
-        }
-        Err(self.wrong_target(target, "a list"))
+        self.add_items(target, base, false)
     }
 
     fn additems(&mut self) -> Res<()> {
         let base = self.pop_mark()?;
         let target = self.below(base)?;
+        self.add_items(target, base, true)
+    }
+
+    /// Moves the values above stack position `base` into list (or set) `target`.
+    fn add_items(&mut self, target: NodeId, base: usize, set: bool) -> Res<()> {
         let values = self.stack.get(base..).unwrap_or_default();
-        if let Some(Node::Set(items)) = self.nodes.get_mut(target.index()) {
-            items.extend_from_slice(values);
-            self.stack.truncate(base);
-            return Ok(());
+        let grown = match self.p.nodes.get_mut(target.index()) {
+            Some(Slot::List(seq)) if !set => {
+                extend(&mut self.p.items, seq, values.iter().copied(), NONE_ID)
+            }
+            Some(Slot::Set(seq)) if set => {
+                extend(&mut self.p.items, seq, values.iter().copied(), NONE_ID)
+            }
+            _ => {
+                let expected = if set { "a set" } else { "a list" };
+                return Err(self.wrong_target(target, expected));
+            }
+        };
+        if !grown {
+            return Err(self.too_many());
         }
-        Err(self.wrong_target(target, "a set"))
+        self.stack.truncate(base);
+        Ok(())
     }
 
     fn setitem(&mut self) -> Res<()> {
-        let value = self.pop()?;
-        let key = self.pop()?;
-        let target = self.top()?;
-        if let Some(Node::Dict(entries)) = self.nodes.get_mut(target.index()) {
-            entries.push((key, value));
-            return Ok(());
-        }
-        Err(self.wrong_target(target, "a dict"))
+        let base = self.top_base(2)?;
+        let target = self.below(base)?;
+        self.set_items(target, base)
     }
 
     fn setitems(&mut self) -> Res<()> {
         let base = self.pop_mark()?;
         let target = self.below(base)?;
-        let pairs = self.stack.get(base..).unwrap_or_default();
-        if pairs.len() % 2 != 0 {
+        if self.stack.len().saturating_sub(base) % 2 != 0 {
             return Err(self.odd_items());
         }
-        if let Some(Node::Dict(entries)) = self.nodes.get_mut(target.index()) {
-            entries.extend(pairs.chunks_exact(2).map(pair));
-            self.stack.truncate(base);
-            return Ok(());
+        self.set_items(target, base)
+    }
+
+    /// Moves the keys and values above stack position `base` into dict `target`.
+    fn set_items(&mut self, target: NodeId, base: usize) -> Res<()> {
+        let values = self.stack.get(base..).unwrap_or_default();
+        let grown = match self.p.nodes.get_mut(target.index()) {
+            Some(Slot::Dict(seq)) => {
+                let pairs = values.chunks_exact(2).map(pair);
+                extend(&mut self.p.pairs, seq, pairs, (NONE_ID, NONE_ID))
+            }
+            _ => return Err(self.wrong_target(target, "a dict")),
+        };
+        if !grown {
+            return Err(self.too_many());
         }
-        Err(self.wrong_target(target, "a dict"))
+        self.stack.truncate(base);
+        Ok(())
     }
 
     fn dict(&mut self) -> Res<()> {
         let base = self.pop_mark()?;
-        let pairs = self.stack.get(base..).unwrap_or_default();
-        if pairs.len() % 2 != 0 {
+        let values = self.stack.get(base..).unwrap_or_default();
+        if values.len() % 2 != 0 {
             return Err(self.odd_items());
         }
-        let entries = pairs.chunks_exact(2).map(pair).collect();
+        let Some(seq) = at_tail(&mut self.p.pairs, values.chunks_exact(2).map(pair)) else {
+            return Err(self.too_many());
+        };
         self.stack.truncate(base);
-        self.push(Node::Dict(entries))
+        self.push(Slot::Dict(seq))
     }
 
     // ---- The memo ----
@@ -712,6 +1087,7 @@ impl<'a> Parser<'a> {
 
     fn text_memo_key(&mut self) -> Res<u64> {
         let line = self.line()?;
+        let line = line.as_slice();
         match std::str::from_utf8(line)
             .ok()
             .and_then(|s| s.trim().parse().ok())
@@ -732,9 +1108,9 @@ impl<'a> Parser<'a> {
         } else {
             self.signed_length()?
         };
-        let bytes = self.take(n)?;
-        match int_from_le(bytes) {
-            Some(node) => self.push(node),
+        let range = self.take(n)?;
+        match int_from_le(self.bytes_at(range)) {
+            Some(int) => self.push_wide_int(int),
             None => Err(self.too_wide()),
         }
     }
@@ -742,6 +1118,7 @@ impl<'a> Parser<'a> {
     /// `INT` and `LONG`: decimal text; `INT` `00`/`01` are protocol 0's `False`/`True`.
     fn text_int(&mut self) -> Res<()> {
         let line = self.line()?;
+        let line = line.as_slice();
         match (self.op, line) {
             (op::INT, b"00") => return self.push_id(FALSE_ID),
             (op::INT, b"01") => return self.push_id(TRUE_ID),
@@ -750,10 +1127,10 @@ impl<'a> Parser<'a> {
         let digits = line.strip_suffix(b"L").unwrap_or(line);
         let text = std::str::from_utf8(digits).unwrap_or_default().trim();
         if let Ok(i) = text.parse::<i64>() {
-            return self.push(Node::Int(i));
+            return self.push_int(i);
         }
         match text.parse::<i128>() {
-            Ok(i) => self.push(Node::BigInt(i)),
+            Ok(i) => self.push_wide_int(i),
             Err(_) if is_decimal(text) => Err(self.too_wide()),
             Err(_) => Err(self.malformed(format!(
                 "has an integer that is not decimal: {}",
@@ -764,9 +1141,10 @@ impl<'a> Parser<'a> {
 
     fn text_float(&mut self) -> Res<()> {
         let line = self.line()?;
+        let line = line.as_slice();
         let text = std::str::from_utf8(line).unwrap_or_default().trim();
         match text.parse::<f64>() {
-            Ok(f) => self.push(Node::Float(f)),
+            Ok(f) => self.push(Slot::Float(f)),
             Err(_) => {
                 Err(self.malformed(format!("has a float that is not a number: {}", shown(line))))
             }
@@ -775,18 +1153,20 @@ impl<'a> Parser<'a> {
 
     fn unicode(&mut self, width: usize) -> Res<()> {
         let n = self.length(width)?;
-        let bytes = self.take(n)?;
-        let text: Box<str> = match std::str::from_utf8(bytes) {
-            Ok(s) => s.into(),
-            Err(_) => String::from_utf8_lossy(bytes).into(),
+        let range = self.take(n)?;
+        let bytes = self.data.get(range).unwrap_or_default();
+        let slot = match std::str::from_utf8(bytes) {
+            Ok(text) => self.p.add_str(text),
+            Err(_) => self.p.add_str(&String::from_utf8_lossy(bytes)),
         };
-        self.push(Node::Str(text))
+        self.push(slot)
     }
 
     fn bytes(&mut self, width: usize) -> Res<()> {
         let n = self.length(width)?;
-        let bytes = self.take(n)?;
-        self.push(Node::Bytes(bytes.into()))
+        let range = self.take(n)?;
+        let slot = self.p.add_bytes(self.data.get(range).unwrap_or_default());
+        self.push(slot)
     }
 
     /// `SHORT_BINSTRING`, `BINSTRING`: a Python 2 `str`.
@@ -796,13 +1176,15 @@ impl<'a> Parser<'a> {
         } else {
             self.signed_length()?
         };
-        let bytes = self.take(n)?;
-        self.push(legacy_string(bytes.to_vec()))
+        let range = self.take(n)?;
+        let slot = self.p.add_legacy(self.data.get(range).unwrap_or_default());
+        self.push(slot)
     }
 
     /// `STRING`: a Python 2 `str` as a quoted, backslash-escaped literal.
     fn quoted_string(&mut self) -> Res<()> {
         let line = self.line()?;
+        let line = line.as_slice();
         let inner = match line {
             [q @ (b'\'' | b'"'), inner @ .., end] if q == end => inner,
             _ => {
@@ -813,7 +1195,7 @@ impl<'a> Parser<'a> {
             }
         };
         match escape_decode(inner) {
-            Ok(bytes) => self.push(legacy_string(bytes)),
+            Ok(bytes) => self.push_legacy(&bytes),
             Err(why) => Err(self.malformed(format!("has an argument with {why}"))),
         }
     }
@@ -843,7 +1225,7 @@ impl<'a> Parser<'a> {
     #[cold]
     fn error(&self, kind: PickleErrorKind, message: String) -> PickleError {
         PickleError {
-            offset: self.op_start as u64,
+            offset: self.op_start,
             kind,
             message,
         }
@@ -852,7 +1234,8 @@ impl<'a> Parser<'a> {
     #[cold]
     fn truncated(&self, message: String) -> PickleError {
         PickleError {
-            offset: self.data.len() as u64,
+            // Reported once the input has ended: its length.
+            offset: self.base + self.filled as u64,
             kind: PickleErrorKind::Truncated,
             message,
         }
@@ -892,6 +1275,11 @@ impl<'a> Parser<'a> {
     }
 
     #[cold]
+    fn too_many(&self) -> PickleError {
+        self.unsupported("more than 4 billion values".into())
+    }
+
+    #[cold]
     fn odd_items(&self) -> PickleError {
         self.malformed("has an odd number of keys and values".into())
     }
@@ -907,9 +1295,10 @@ impl<'a> Parser<'a> {
     #[cold]
     fn wrong_target(&self, target: NodeId, expected: &str) -> PickleError {
         let found = self
+            .p
             .nodes
             .get(target.index())
-            .map_or("nothing", Node::type_name);
+            .map_or("nothing", |slot| slot.type_name());
         let message = format!(
             "not a valid pickle: {} needs {expected} below its values, found a {found}",
             op::name(self.op)
@@ -924,8 +1313,12 @@ impl<'a> Parser<'a> {
         let name = op::name(code);
         let what = match code {
             op::GLOBAL | op::INST => {
-                let module = self.line().map_or_else(|_| "(cut off)".into(), shown);
-                let attr = self.line().map_or_else(|_| "(cut off)".into(), shown);
+                let module = self
+                    .line()
+                    .map_or_else(|_| "(cut off)".into(), |l| shown(&l));
+                let attr = self
+                    .line()
+                    .map_or_else(|_| "(cut off)".into(), |l| shown(&l));
                 let verb = if code == op::GLOBAL {
                     "imports"
                 } else {
@@ -937,10 +1330,8 @@ impl<'a> Parser<'a> {
                 let len = self.stack.len();
                 let named = |i: Option<usize>| {
                     i.and_then(|i| self.stack.get(i))
-                        .and_then(|id| match self.nodes.get(id.index()) {
-                            Some(Node::Str(s)) => Some(shown(s.as_bytes())),
-                            _ => None,
-                        })
+                        .and_then(|&id| self.p.as_str(id))
+                        .map(|s| shown(s.as_bytes()))
                         .unwrap_or_else(|| "?".into())
                 };
                 let module = named(len.checked_sub(2));
@@ -985,7 +1376,7 @@ fn pair(chunk: &[NodeId]) -> (NodeId, NodeId) {
 }
 
 /// A little-endian two's-complement integer (`LONG1`, `LONG4`); `None` past 128 bits.
-fn int_from_le(bytes: &[u8]) -> Option<Node> {
+fn int_from_le(bytes: &[u8]) -> Option<i128> {
     let mut bytes = bytes;
     // Python writes the shortest form; drop redundant sign bytes of a longer one.
     while bytes.len() > 16 {
@@ -1000,8 +1391,7 @@ fn int_from_le(bytes: &[u8]) -> Option<Node> {
     let negative = bytes.last().is_some_and(|b| b & 0x80 != 0);
     let mut wide = if negative { [0xff; 16] } else { [0; 16] };
     wide.get_mut(..bytes.len())?.copy_from_slice(bytes);
-    let value = i128::from_le_bytes(wide);
-    Some(i64::try_from(value).map_or(Node::BigInt(value), Node::Int))
+    Some(i128::from_le_bytes(wide))
 }
 
 /// Whether `text` is an optionally signed run of decimal digits.
@@ -1010,13 +1400,83 @@ fn is_decimal(text: &str) -> bool {
     !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// A Python 2 `str`: text when it is UTF-8 (Python 3 reads it as ASCII by default), else
-/// the bytes.
-fn legacy_string(bytes: Vec<u8>) -> Node {
-    match String::from_utf8(bytes) {
-        Ok(text) => Node::Str(text.into()),
-        Err(e) => Node::Bytes(e.into_bytes().into()),
+/// A container with nothing in it yet, at the end of `flat`.
+fn empty<T>(flat: &[T]) -> Seq {
+    let start = u32::try_from(flat.len()).unwrap_or(u32::MAX);
+    Seq {
+        start,
+        len: 0,
+        cap: 0,
     }
+}
+
+/// A new container holding `values`, at the end of `flat`; `None` past 4 billion slots.
+fn at_tail<T>(flat: &mut Vec<T>, values: impl ExactSizeIterator<Item = T>) -> Option<Seq> {
+    let start = u32::try_from(flat.len()).ok()?;
+    let len = u32::try_from(values.len()).ok()?;
+    start.checked_add(len)?;
+    flat.extend(values);
+    Some(Seq {
+        start,
+        len,
+        cap: len,
+    })
+}
+
+/// Appends `values` to container `seq` of `flat`: in place while its range is the last
+/// one or has room, otherwise moved to the end with twice its room (filled with
+/// `filler`), so filling a container batch by batch costs amortized linear time and
+/// `flat` stays within 4x the items it holds. False (nothing changed) past 4 billion
+/// slots.
+fn extend<T: Copy>(
+    flat: &mut Vec<T>,
+    seq: &mut Seq,
+    values: impl IntoIterator<Item = T, IntoIter: ExactSizeIterator>,
+    filler: T,
+) -> bool {
+    let values = values.into_iter();
+    let Some(len) = u32::try_from(values.len())
+        .ok()
+        .and_then(|n| seq.len.checked_add(n))
+    else {
+        return false;
+    };
+    let used = seq.range();
+    if used.end == flat.len() {
+        // The last range (no room reserved past `len`): grow the array.
+        if seq.start.checked_add(len).is_none() {
+            return false;
+        }
+        flat.extend(values);
+        seq.len = len;
+        seq.cap = len;
+        return true;
+    }
+    if len <= seq.cap {
+        let room = flat.get_mut(used.end..).unwrap_or_default();
+        for (slot, value) in room.iter_mut().zip(values) {
+            *slot = value;
+        }
+        seq.len = len;
+        return true;
+    }
+    let cap = if seq.len == 0 {
+        len
+    } else {
+        len.max(seq.cap.saturating_mul(2))
+    };
+    let Some(start) = u32::try_from(flat.len())
+        .ok()
+        .filter(|start| start.checked_add(cap).is_some())
+    else {
+        return false;
+    };
+    flat.reserve(cap as usize);
+    flat.extend_from_within(used);
+    flat.extend(values);
+    flat.resize(start as usize + cap as usize, filler);
+    *seq = Seq { start, len, cap };
+    true
 }
 
 /// Python's `codecs.escape_decode`, for the `STRING` opcode's quoted literal.
@@ -1200,7 +1660,7 @@ mod tests {
                 .collect();
             let list = field(&p, root, "ints");
             assert_eq!(ints(&p, list), expected_ints, "protocol {protocol}");
-            let wide: Vec<&Node> = p.items(list)[12..].iter().map(|&id| p.node(id)).collect();
+            let wide: Vec<Node> = p.items(list)[12..].iter().map(|&id| p.node(id)).collect();
             let expected_wide = [
                 1 << 63,
                 (1 << 64) - 1,
@@ -1208,10 +1668,7 @@ mod tests {
                 1 << 100,
                 -(1 << 100),
             ];
-            assert_eq!(
-                wide,
-                expected_wide.map(Node::BigInt).iter().collect::<Vec<_>>()
-            );
+            assert_eq!(wide, expected_wide.map(Node::BigInt));
             assert_eq!(p.as_u64(p.items(list)[13]), Some(u64::MAX));
             assert_eq!(p.as_u64(p.items(list)[12]), Some(1 << 63));
             assert_eq!(p.as_u64(p.items(list)[2]), None, "-1 is no u64");
@@ -1239,7 +1696,7 @@ mod tests {
                 "protocol {protocol}"
             );
             assert_eq!(p.as_str(field(&p, root, "empty")), Some(""));
-            assert_eq!(p.node(field(&p, root, "none")), &Node::None);
+            assert_eq!(p.node(field(&p, root, "none")), Node::None);
             let flags: Vec<_> = p
                 .items(field(&p, root, "flags"))
                 .iter()
@@ -1277,8 +1734,8 @@ mod tests {
             assert_eq!(keyed, expected);
 
             let bytes_node = p.get(root, "bytes").map(|id| p.node(id));
-            let expected_bytes = Node::Bytes(b"\x00\xffabc".as_slice().into());
-            assert_eq!(bytes_node, (protocol >= 3).then_some(&expected_bytes));
+            let expected_bytes = Node::Bytes(b"\x00\xffabc".as_slice());
+            assert_eq!(bytes_node, (protocol >= 3).then_some(expected_bytes));
             let set = p.get(root, "set").map(|id| ints(&p, id));
             assert_eq!(
                 set,
@@ -1287,8 +1744,8 @@ mod tests {
             let frozen = p.get(root, "frozenset").map(|id| ints(&p, id));
             assert_eq!(frozen, (protocol >= 4).then(|| vec![Some(4), Some(5)]));
             let bytearray = p.get(root, "bytearray").map(|id| p.node(id));
-            let expected_bytearray = Node::Bytes(b"xy".as_slice().into());
-            assert_eq!(bytearray, (protocol >= 5).then_some(&expected_bytearray));
+            let expected_bytearray = Node::Bytes(b"xy".as_slice());
+            assert_eq!(bytearray, (protocol >= 5).then_some(expected_bytearray));
         }
     }
 
@@ -1596,17 +2053,14 @@ mod tests {
 
     #[test]
     fn reads_the_rarer_data_opcodes() {
-        let cases: [(&[u8], Node); 16] = [
-            (b"S'a\\x41\\n\\'\\101\\q'\n.", Node::Str("aA\n'A\\q".into())),
-            (b"S\"\"\n.", Node::Str("".into())),
-            (
-                b"U\x02\xff\x00.",
-                Node::Bytes(b"\xff\x00".as_slice().into()),
-            ),
-            (b"T\x02\x00\x00\x00hi.", Node::Str("hi".into())),
+        let cases: [(&[u8], Node<'static>); 16] = [
+            (b"S'a\\x41\\n\\'\\101\\q'\n.", Node::Str("aA\n'A\\q")),
+            (b"S\"\"\n.", Node::Str("")),
+            (b"U\x02\xff\x00.", Node::Bytes(b"\xff\x00".as_slice())),
+            (b"T\x02\x00\x00\x00hi.", Node::Str("hi")),
             (
                 b"Vcaf\xe9 \\u2603 \\U0001d11e \\ud800\n.",
-                Node::Str("café ☃ 𝄞 \u{fffd}".into()),
+                Node::Str("café ☃ 𝄞 \u{fffd}"),
             ),
             (b"I01\n.", Node::Bool(true)),
             (b"I00\n.", Node::Bool(false)),
@@ -1624,12 +2078,12 @@ mod tests {
             (b"\x80\x02K\x01(0.", Node::Int(1)),     // POP with nothing above the mark drops it
             (
                 b"\x80\x04X\x02\x00\x00\x00\xed\xa0.",
-                Node::Str("\u{fffd}\u{fffd}".into()),
+                Node::Str("\u{fffd}\u{fffd}"),
             ),
         ];
         for (bytes, expected) in cases {
             let p = parsed(bytes);
-            assert_eq!(p.node(p.root()), &expected, "{bytes:?}");
+            assert_eq!(p.node(p.root()), expected, "{bytes:?}");
         }
     }
 
@@ -1653,6 +2107,103 @@ mod tests {
     }
 
     #[test]
+    fn containers_filled_in_interleaved_batches_keep_their_items() {
+        // Two memoized lists filled one APPEND at a time, alternately, then by APPENDS
+        // batches, with a dict filled by SETITEM in between: each moves and grows.
+        let mut bytes = b"\x80\x04]\x94]\x94}\x94".to_vec();
+        let mut expected: [Vec<i64>; 2] = [vec![], vec![]];
+        for i in 0..3000_i64 {
+            let list = (i % 2) as u8;
+            bytes.extend([b'h', list, b'J']);
+            bytes.extend((i as i32).to_le_bytes());
+            bytes.extend(b"a0");
+            expected[list as usize].push(i);
+            if i % 7 == 0 {
+                bytes.extend(b"h\x02J");
+                bytes.extend((i as i32).to_le_bytes());
+                bytes.extend(b"K\x01s0");
+            }
+            if i % 500 == 0 {
+                bytes.extend(b"h\x01(K\x05K\x06e0");
+                expected[1].extend([5, 6]);
+            }
+        }
+        bytes.extend(b"h\x00h\x01h\x02\x87.");
+        let p = parsed(&bytes);
+        let [a, b, d] = p.items(p.root()) else {
+            panic!("{:?}", p.node(p.root()));
+        };
+        let all =
+            |list| -> Vec<i64> { p.items(list).iter().filter_map(|&i| p.as_i64(i)).collect() };
+        assert_eq!(all(*a), expected[0]);
+        assert_eq!(all(*b), expected[1]);
+        assert_eq!(p.entries(*d).len(), 3000 / 7 + 1);
+        assert!(p.items.len() <= 4 * 6000 + 64, "{} slots", p.items.len());
+    }
+
+    /// A reader that hands out one byte at a time and fails after `fail_at` bytes.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        fail_at: usize,
+        read: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.read == self.fail_at {
+                return Err(io::Error::other("disk on fire"));
+            }
+            let Some((&b, rest)) = self.bytes.split_first() else {
+                return Ok(0);
+            };
+            let Some(slot) = buf.first_mut() else {
+                return Ok(0);
+            };
+            *slot = b;
+            self.bytes = rest;
+            self.read += 1;
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn reading_from_a_reader_in_any_pieces_gives_the_same_values_and_errors() {
+        let sample = include_bytes!("../../../tests/fixtures/pickle/cycle-p4.pickle");
+        for (_, bytes) in DATA.iter().chain([&(4, sample.as_slice())]) {
+            let whole = parsed(bytes);
+            let trickle = Trickle {
+                bytes,
+                fail_at: usize::MAX,
+                read: 0,
+            };
+            let pieces = parse_from(trickle, 0).unwrap_or_else(|e| panic!("{e:?}"));
+            assert_eq!(format!("{whole:?}"), format!("{pieces:?}"));
+            for len in [0, 1, bytes.len() / 2, bytes.len() - 1] {
+                let trickle = Trickle {
+                    bytes: &bytes[..len],
+                    fail_at: usize::MAX,
+                    read: 0,
+                };
+                match parse_from(trickle, 0) {
+                    Err(ReadError::Pickle(e)) => assert_eq!(e, failure(&bytes[..len])),
+                    other => panic!("{len} bytes: {other:?}"),
+                }
+            }
+            let failing = Trickle {
+                bytes,
+                fail_at: 5,
+                read: 0,
+            };
+            match parse_from(failing, 0) {
+                Err(ReadError::Io { offset, error }) => {
+                    assert_eq!((offset, error.to_string()), (5, "disk on fire".into()))
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn accessors_answer_none_for_the_wrong_type() {
         let p = parsed(b"\x80\x04}(\x8c\x01aK\x01\x8c\x01aK\x02K\x03K\x04u.");
         let root = p.root();
@@ -1670,8 +2221,9 @@ mod tests {
         );
         assert!(p.items(root).is_empty() && p.entries(three).is_empty());
         assert_eq!(p.get(three, "a"), None);
-        assert_eq!(p.node(NodeId(u32::MAX - 1)), &Node::None);
+        assert_eq!(p.node(NodeId(u32::MAX - 1)), Node::None);
         assert_eq!(p.type_name(root), "dict");
-        assert_eq!(p.node_count(), 3 + 1 + 6);
+        // None, the bools and the ints 0..=255 come first; the small ints K1..K4 are those.
+        assert_eq!(p.node_count(), 3 + 256 + 1 + 2);
     }
 }

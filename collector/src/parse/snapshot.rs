@@ -10,7 +10,7 @@
 //! segments (`segment_alloc`/`segment_map` … `segment_free`/`segment_unmap`) are reserved.
 
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{self, Read};
 
 use rustc_hash::FxHashMap;
 
@@ -23,25 +23,87 @@ use crate::model::{
     StepMarker,
 };
 
-/// Largest snapshot read into memory. The pickle format needs random access through its
-/// memo, so the file is read whole; this only stops a runaway decompression.
+/// Largest snapshot read. The pickle is parsed as it is read (its memo refers to values,
+/// not to bytes), so this only stops a runaway decompression.
 pub const MAX_SNAPSHOT_BYTES: u64 = 16 << 30;
 
 /// Diagnostics key for the blocks found live before the surviving history begins.
 pub const PRE_EXISTING_BLOCKS: &str =
     "blocks allocated before the snapshot's history began (shown as allocated at its start)";
 
-/// One trace entry, decoded.
+/// One trace entry, decoded: 32 bytes (a million entries are read before the replay).
+/// An `oom` entry's `device_free` is kept apart, in [`Trace::device_free`].
 struct Entry {
-    action: Action,
-    addr: Option<u64>,
+    addr: u64,
     size: u64,
-    time_ns: Option<i64>,
-    stack: Option<StackId>,
-    device_free: Option<u64>,
+    time_ns: i64,
+    /// `StackId + 1`, or 0 for none.
+    stack: u32,
+    action: Action,
+    has_addr: bool,
+    has_time: bool,
+}
+
+impl Entry {
+    fn addr(&self) -> Option<u64> {
+        self.has_addr.then_some(self.addr)
+    }
+
+    fn time_ns(&self) -> Option<i64> {
+        self.has_time.then_some(self.time_ns)
+    }
+
+    fn stack(&self) -> Option<StackId> {
+        self.stack.checked_sub(1).map(StackId)
+    }
+}
+
+/// One device's trace entries, and the `device_free` of its `oom` entries in order.
+#[derive(Default)]
+struct Trace {
+    entries: Vec<Entry>,
+    device_free: Vec<Option<u64>>,
+}
+
+/// What a trace-entry key or an action string is, cached per string node.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+enum Key {
+    Other = 0,
+    Action,
+    Addr,
+    Size,
+    TimeUs,
+    Frames,
+    DeviceFree,
+}
+
+impl Key {
+    fn parse(s: &str) -> Key {
+        match s {
+            "action" => Key::Action,
+            "addr" => Key::Addr,
+            "size" => Key::Size,
+            "time_us" => Key::TimeUs,
+            "frames" => Key::Frames,
+            "device_free" => Key::DeviceFree,
+            _ => Key::Other,
+        }
+    }
+
+    const ALL: [Key; 7] = [
+        Key::Other,
+        Key::Action,
+        Key::Addr,
+        Key::Size,
+        Key::TimeUs,
+        Key::Frames,
+        Key::DeviceFree,
+    ];
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
 enum Action {
     Alloc,
     FreeRequested,
@@ -70,45 +132,104 @@ impl Action {
             _ => Action::Unknown,
         }
     }
+
+    const ALL: [Action; 10] = [
+        Action::Alloc,
+        Action::FreeRequested,
+        Action::FreeCompleted,
+        Action::SegmentAlloc,
+        Action::SegmentFree,
+        Action::SegmentMap,
+        Action::SegmentUnmap,
+        Action::Snapshot,
+        Action::Oom,
+        Action::Unknown,
+    ];
 }
+
+/// Per-node cache entries ([`Reader::cache`]): 0 until computed. A `str` node caches
+/// `CACHED | key | action << 3` (what it means as a key and as an action); a list node
+/// caches its stack as `CACHED | (StackId + 1)`, or `CACHED` alone for none.
+const CACHED: u32 = 1 << 31;
 
 /// Read an allocator snapshot pickle.
 pub fn read(input: Input, _options: LoadOptions) -> Result<Recording, SourceError> {
     let compressed = input.compressed;
-    let mut bytes = Vec::new();
-    input
-        .reader
-        .take(MAX_SNAPSHOT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| SourceError {
-            offset: Some(bytes.len() as u64),
-            kind: LoadErrorKind::Io(e),
-        })?;
-    if bytes.len() as u64 > MAX_SNAPSHOT_BYTES {
-        return Err(SourceError::shape(
-            None,
-            format!("larger than {} GiB", MAX_SNAPSHOT_BYTES >> 30),
-        ));
-    }
-    let pickle = pickle::parse(&bytes).map_err(|e| SourceError {
-        offset: Some(e.offset),
-        kind: match e.kind {
-            pickle::PickleErrorKind::Truncated => LoadErrorKind::Truncated(e.message),
-            _ => LoadErrorKind::Shape(e.message),
-        },
-    })?;
-    let mut rec = from_pickle(&pickle)?;
+    // Parsed as it is read, through a small buffer: the file is never held whole.
+    let hint = input.file_len.min(MAX_SNAPSHOT_BYTES) as usize;
+    let mut reader = Counted {
+        inner: input.reader.take(MAX_SNAPSHOT_BYTES + 1),
+        read: 0,
+    };
+    let parsed = pickle::parse_from(&mut reader, hint);
+    // The rest of the content (after STOP, or after a parse error) is read too, as when the
+    // file was read whole first: it counts towards the size, and a read error wins.
+    let drained = match &parsed {
+        Err(pickle::ReadError::Io { .. }) => Ok(0),
+        _ => io::copy(&mut reader, &mut io::sink()),
+    };
+    let content_bytes = reader.read;
+    let pickle = match (parsed, drained) {
+        (Err(pickle::ReadError::Io { offset, error }), _) => {
+            return Err(SourceError {
+                offset: Some(offset),
+                kind: LoadErrorKind::Io(error),
+            });
+        }
+        (_, Err(error)) => {
+            return Err(SourceError {
+                offset: Some(content_bytes),
+                kind: LoadErrorKind::Io(error),
+            });
+        }
+        _ if content_bytes > MAX_SNAPSHOT_BYTES => {
+            return Err(SourceError::shape(
+                None,
+                format!("larger than {} GiB", MAX_SNAPSHOT_BYTES >> 30),
+            ));
+        }
+        (Err(pickle::ReadError::Pickle(e)), _) => {
+            return Err(SourceError {
+                offset: Some(e.offset),
+                kind: match e.kind {
+                    pickle::PickleErrorKind::Truncated => LoadErrorKind::Truncated(e.message),
+                    _ => LoadErrorKind::Shape(e.message),
+                },
+            });
+        }
+        (Ok(pickle), Ok(_)) => pickle,
+    };
+    // The pickle is freed before the replay, which needs only what was read from it.
+    let read = gather(&pickle)?;
+    drop(pickle);
+    let mut rec = read.replay();
 
     rec.meta.compressed = compressed;
-    rec.meta.content_bytes = bytes.len() as u64;
+    rec.meta.content_bytes = content_bytes;
     Ok(rec)
+}
+
+/// A reader that counts the bytes it hands out.
+struct Counted<R> {
+    inner: R,
+    read: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
 }
 
 /// Builds the recording from the pickle's object graph.
 struct Reader<'p> {
     p: &'p Pickle,
     rec: Recording,
-    stack_ids: FxHashMap<NodeId, Option<StackId>>,
+    /// Per node (by [`NodeId::index`]): what a string means, or a list's stack; see
+    /// [`CACHED`].
+    cache: Vec<u32>,
     stack_by_content: FxHashMap<Vec<Frame>, StackId>,
     /// Reused buffer for building a stack before it is looked up.
     scratch: Vec<Frame>,
@@ -116,6 +237,54 @@ struct Reader<'p> {
 
 /// Map a decoded snapshot into a [`Recording`].
 pub fn from_pickle(p: &Pickle) -> Result<Recording, SourceError> {
+    Ok(gather(p)?.replay())
+}
+
+/// Everything the replay needs, read from the pickle.
+struct Gathered {
+    rec: Recording,
+    state: Vec<Segment>,
+    settings: BTreeMap<String, String>,
+    per_device: Vec<(i32, Trace)>,
+    annotations: Vec<OpSpan>,
+    has_time: bool,
+    any_entry: bool,
+}
+
+impl Gathered {
+    fn replay(self) -> Recording {
+        let Gathered {
+            rec,
+            state,
+            settings,
+            per_device,
+            annotations,
+            has_time,
+            any_entry,
+        } = self;
+        let mut r = Replayer { rec };
+        for (index, trace) in per_device {
+            r.replay_device(index, &trace, &state, has_time);
+        }
+        r.rec.ops = annotations;
+        r.rec.steps = steps_from(&r.rec);
+        r.rec.allocator = Some(AllocatorState {
+            time_ns: None,
+            segments: state,
+            settings,
+        });
+        r.finish_meta(has_time, any_entry);
+        r.rec
+    }
+}
+
+/// Replays the entries into the recording's events.
+struct Replayer {
+    rec: Recording,
+}
+
+/// Read what the replay needs from a decoded snapshot.
+fn gather(p: &Pickle) -> Result<Gathered, SourceError> {
     let root = p.root();
     let (Some(segments), Some(traces)) = (p.get(root, "segments"), p.get(root, "device_traces"))
     else {
@@ -127,7 +296,7 @@ pub fn from_pickle(p: &Pickle) -> Result<Recording, SourceError> {
     let mut r = Reader {
         p,
         rec: Recording::empty(SourceFormat::TorchSnapshot, ""),
-        stack_ids: FxHashMap::default(),
+        cache: vec![0; p.node_count()],
         stack_by_content: FxHashMap::default(),
         scratch: Vec::new(),
     };
@@ -140,27 +309,31 @@ pub fn from_pickle(p: &Pickle) -> Result<Recording, SourceError> {
     let mut any_entry = false;
     let mut per_device = Vec::new();
     for (index, list) in p.items(traces).iter().enumerate() {
-        let entries: Vec<Entry> = p.items(*list).iter().map(|&e| r.read_entry(e)).collect();
-        has_time |= entries.iter().any(|e| e.time_ns.is_some());
-        any_entry |= !entries.is_empty();
-        per_device.push((index as i32, entries));
+        let items = p.items(*list);
+        let mut trace = Trace {
+            entries: Vec::with_capacity(items.len()),
+            device_free: Vec::new(),
+        };
+        for &e in items {
+            r.read_entry(e, &mut trace);
+        }
+        has_time |= trace.entries.iter().any(|e| e.has_time);
+        any_entry |= !trace.entries.is_empty();
+        per_device.push((index as i32, trace));
     }
     let annotations = p
         .get(root, "external_annotations")
         .map(|a| r.read_annotations(a))
         .unwrap_or_default();
-    for (index, entries) in per_device {
-        r.replay_device(index, &entries, &state, has_time);
-    }
-    r.rec.ops = annotations;
-    r.rec.steps = steps_from(&r.rec);
-    r.rec.allocator = Some(AllocatorState {
-        time_ns: None,
-        segments: state,
+    Ok(Gathered {
+        rec: r.rec,
+        state,
         settings,
-    });
-    r.finish_meta(has_time, any_entry);
-    Ok(r.rec)
+        per_device,
+        annotations,
+        has_time,
+        any_entry,
+    })
 }
 
 impl Reader<'_> {
@@ -172,11 +345,13 @@ impl Reader<'_> {
         self.p.get(dict, key).and_then(|v| self.p.as_u64(v))
     }
 
-    /// Intern a frames list (shared lists in the pickle are interned once).
-    fn stack(&mut self, frames: Option<NodeId>) -> Option<StackId> {
-        let frames = frames?;
-        if let Some(&id) = self.stack_ids.get(&frames) {
-            return id;
+    /// Intern a frames list (shared lists in the pickle are interned once); 0 for none,
+    /// else `StackId + 1`.
+    fn stack(&mut self, frames: Option<NodeId>) -> u32 {
+        let Some(frames) = frames else { return 0 };
+        let cached = self.cache.get(frames.index()).copied().unwrap_or(0);
+        if cached & CACHED != 0 {
+            return cached & !CACHED;
         }
         let p = self.p;
         let mut list = std::mem::take(&mut self.scratch);
@@ -196,8 +371,32 @@ impl Reader<'_> {
             Some(id)
         };
         self.scratch = list;
-        self.stack_ids.insert(frames, id);
-        id
+        let encoded = id.map_or(0, |id| id.0 + 1);
+        if let Some(slot) = self.cache.get_mut(frames.index()) {
+            *slot = CACHED | encoded;
+        }
+        encoded
+    }
+
+    /// What string node `id` means as a trace-entry key and as an action.
+    fn key(&mut self, id: NodeId) -> (Key, Action) {
+        let cached = self.cache.get(id.index()).copied().unwrap_or(0);
+        let code = if cached & CACHED != 0 {
+            cached
+        } else {
+            let (key, action) = match self.p.as_str(id) {
+                Some(s) => (Key::parse(s), Action::parse(s)),
+                None => (Key::Other, Action::Unknown),
+            };
+            let code = CACHED | key as u32 | (action as u32) << 3;
+            if let Some(slot) = self.cache.get_mut(id.index()) {
+                *slot = code;
+            }
+            code
+        };
+        let key = Key::ALL.get((code & 7) as usize).copied();
+        let action = Action::ALL.get((code >> 3 & 15) as usize).copied();
+        (key.unwrap_or(Key::Other), action.unwrap_or(Action::Unknown))
     }
 
     fn frame(&mut self, f: NodeId) -> Frame {
@@ -232,12 +431,13 @@ impl Reader<'_> {
                         _ => BlockState::Inactive,
                     };
                     let frames = self.p.get(b, "frames");
+                    let stack = self.stack(frames).checked_sub(1).map(StackId);
                     blocks.push(Block {
                         address: self.u64_of(b, "address").unwrap_or(0),
                         size_bytes: self.u64_of(b, "size").unwrap_or(0),
                         requested_size_bytes: self.u64_of(b, "requested_size").unwrap_or(0),
                         state,
-                        stack: self.stack(frames),
+                        stack,
                     });
                 }
             }
@@ -286,34 +486,41 @@ impl Reader<'_> {
             .collect()
     }
 
-    /// One pass over the entry's keys (a million entries make repeated lookups costly).
-    fn read_entry(&mut self, e: NodeId) -> Entry {
-        let mut entry = Entry {
-            action: Action::Unknown,
-            addr: None,
-            size: 0,
-            time_ns: None,
-            stack: None,
-            device_free: None,
-        };
-        let mut frames = None;
-        for &(k, v) in self.p.entries(e) {
-            match self.p.as_str(k) {
-                Some("action") => {
-                    entry.action = self.p.as_str(v).map_or(Action::Unknown, Action::parse)
+    /// One pass over the entry's keys (a million entries make repeated lookups costly;
+    /// what each key string means is cached per string node).
+    fn read_entry(&mut self, e: NodeId, trace: &mut Trace) {
+        let p = self.p;
+        let (mut action, mut addr, mut size, mut time_ns) = (Action::Unknown, None, 0, None);
+        let (mut frames, mut device_free) = (None, None);
+        for &(k, v) in p.entries(e) {
+            match self.key(k).0 {
+                Key::Action => {
+                    action = match p.as_str(v) {
+                        Some(_) => self.key(v).1,
+                        None => Action::Unknown,
+                    }
                 }
-                Some("addr") => entry.addr = self.p.as_u64(v),
-                Some("size") => entry.size = self.p.as_u64(v).unwrap_or(0),
-                Some("time_us") => {
-                    entry.time_ns = self.p.as_i64(v).map(|us| us.saturating_mul(1000))
-                }
-                Some("frames") => frames = Some(v),
-                Some("device_free") => entry.device_free = self.p.as_u64(v),
-                _ => {}
+                Key::Addr => addr = p.as_u64(v),
+                Key::Size => size = p.as_u64(v).unwrap_or(0),
+                Key::TimeUs => time_ns = p.as_i64(v).map(|us| us.saturating_mul(1000)),
+                Key::Frames => frames = Some(v),
+                Key::DeviceFree => device_free = p.as_u64(v),
+                Key::Other => {}
             }
         }
-        entry.stack = self.stack(frames);
-        entry
+        if action == Action::Oom {
+            trace.device_free.push(device_free);
+        }
+        let stack = self.stack(frames);
+        trace.entries.push(Entry {
+            addr: addr.unwrap_or(0),
+            size,
+            time_ns: time_ns.unwrap_or(0),
+            stack,
+            action,
+            has_addr: addr.is_some(),
+            has_time: time_ns.is_some(),
+        });
     }
 
     fn read_annotations(&mut self, list: NodeId) -> Vec<OpSpan> {
@@ -359,9 +566,13 @@ impl Reader<'_> {
         spans.sort_by_key(|s| (s.start_ns, std::cmp::Reverse(s.end_ns)));
         spans
     }
+}
 
+impl Replayer {
     /// Replay one device: synthesize the state before the surviving history, then the history.
-    fn replay_device(&mut self, index: i32, entries: &[Entry], state: &[Segment], has_time: bool) {
+    fn replay_device(&mut self, index: i32, trace: &Trace, state: &[Segment], has_time: bool) {
+        let entries = &trace.entries[..];
+        let mut device_free = trace.device_free.iter().copied();
         let device = self.rec.device_index(DeviceKey::cuda(index));
         let thread = self.rec.thread_index("allocator", &format!("cuda:{index}"));
         // The state at snapshot time.
@@ -380,7 +591,7 @@ impl Reader<'_> {
         let mut survivor_size: Vec<Option<u64>> = vec![None; entries.len()];
         let mut touched_later: rustc_hash::FxHashSet<u64> = Default::default();
         for (i, e) in entries.iter().enumerate().rev() {
-            let Some(addr) = e.addr else { continue };
+            let Some(addr) = e.addr() else { continue };
             match e.action {
                 Action::Alloc if touched_later.insert(addr) => {
                     survivor_size[i] = live.get(&addr).map(|&(size, _)| size);
@@ -394,14 +605,14 @@ impl Reader<'_> {
         let final_reserved: i64 = pieces.values().map(|&s| s as i64).sum();
         // Walk back to the first surviving entry.
         for e in entries.iter().rev() {
-            match (e.action, e.addr) {
+            match (e.action, e.addr()) {
                 (Action::Alloc, Some(addr)) if live.remove(&addr).is_none() => {
                     self.rec
                         .diagnostics
                         .note("alloc entries whose block is not in the later state");
                 }
                 (Action::FreeCompleted, Some(addr)) => {
-                    live.insert(addr, (e.size, e.stack));
+                    live.insert(addr, (e.size, e.stack()));
                 }
                 (Action::SegmentAlloc | Action::SegmentMap, Some(addr))
                     if !unreserve(&mut pieces, addr, e.size) =>
@@ -416,7 +627,7 @@ impl Reader<'_> {
                 _ => {}
             }
         }
-        let first_time = entries.iter().find_map(|e| e.time_ns);
+        let first_time = entries.iter().find_map(Entry::time_ns);
         let start = match (has_time, first_time) {
             (true, Some(t)) => t - 1,
             _ => -1,
@@ -456,6 +667,9 @@ impl Reader<'_> {
                 reserved_now,
             );
         }
+        self.rec
+            .mem_events
+            .reserve(pieces.len() + live.len() + entries.len());
         let pre_existing = live.len() as u64;
         let mut current: FxHashMap<u64, u64> = FxHashMap::default();
         for (&addr, &(size, stack)) in &live {
@@ -479,7 +693,7 @@ impl Reader<'_> {
         for (i, e) in entries.iter().enumerate() {
             // Old snapshots have no times: the entry's position is its time.
             let time_ns = if has_time {
-                e.time_ns.unwrap_or(last_time)
+                e.time_ns().unwrap_or(last_time)
             } else {
                 i as i64
             };
@@ -490,7 +704,7 @@ impl Reader<'_> {
                     if let Some(true_size) = survivor_size[i] {
                         size = true_size.min(i64::MAX as u64) as i64;
                     }
-                    if let Some(addr) = e.addr {
+                    if let Some(addr) = e.addr() {
                         current.insert(addr, size as u64);
                     }
                     allocated += size;
@@ -498,7 +712,7 @@ impl Reader<'_> {
                 }
                 Action::FreeCompleted => {
                     // A free gives back what its allocation took.
-                    if let Some(taken) = e.addr.and_then(|a| current.remove(&a)) {
+                    if let Some(taken) = e.addr().and_then(|a| current.remove(&a)) {
                         size = taken.min(i64::MAX as u64) as i64;
                     }
                     allocated -= size;
@@ -515,7 +729,7 @@ impl Reader<'_> {
                 Action::Oom => {
                     self.rec.oom_details.push(OomDetail {
                         event: self.rec.mem_events.len() as u32,
-                        device_free_bytes: e.device_free,
+                        device_free_bytes: device_free.next().flatten(),
                     });
                     MemEventKind::OutOfMemory
                 }
@@ -535,9 +749,9 @@ impl Reader<'_> {
                 &mut self.rec,
                 kind,
                 bytes,
-                e.addr,
+                e.addr(),
                 time_ns,
-                e.stack,
+                e.stack(),
                 allocated,
                 reserved_now,
             );
