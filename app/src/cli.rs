@@ -1,15 +1,20 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands.
 
+mod check;
+mod diff;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
+use collector::analysis::diff::Align;
 use collector::analysis::{self, SortKey, TimeWindow};
 use collector::{LoadOptions, Recording, Timeline};
 
 use crate::render;
+use crate::size::parse_size;
 
 /// GPU memory profiler and trace visualizer.
 ///
@@ -79,6 +84,67 @@ enum Command {
         #[command(flatten)]
         load: LoadArgs,
     },
+    /// A CI gate: exit 1 when a device's peak memory is over a limit, 0 otherwise.
+    ///
+    /// The peak is the peak allocated memory of each device, or its peak reserved memory
+    /// where the source records no allocations (Nsight).
+    Check {
+        /// The trace or snapshot to read.
+        path: PathBuf,
+        /// The limit: 40GiB, 512MiB, 1.5GB (decimal units), or plain bytes.
+        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+        max_peak: u64,
+        /// Check only device ordinal N (`cuda:N`; -1 for the host); default: every device.
+        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        device: Option<i32>,
+        #[command(flatten)]
+        load: LoadArgs,
+    },
+    /// Compare two runs: peak and final memory per device, and the per-op table, B − A.
+    Diff {
+        /// Run A (the baseline).
+        a: PathBuf,
+        /// Run B.
+        b: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+        format: DiffFormat,
+        /// Where each run's clock starts for peak times: the trace's start, or the start of
+        /// its first training step (ProfilerStep#N).
+        #[arg(long, value_enum, default_value_t = AlignArg::Start)]
+        align: AlignArg,
+        /// Show at most N ops (the largest changes).
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        #[command(flatten)]
+        load: LoadArgs,
+    },
+    /// Convert to another tool's format: `perfetto` is Chrome trace-event JSON with memory
+    /// counter tracks, for ui.perfetto.dev or chrome://tracing.
+    Export {
+        /// The trace or snapshot to read.
+        path: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum)]
+        format: ExportFormat,
+        /// The file to write.
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+        #[command(flatten)]
+        load: LoadArgs,
+    },
+    /// Write a report for a bug report into a directory: report.md (peaks, what was live,
+    /// top ops, fragmentation, OOM verdicts, warnings, environment) and charts (PNG, SVG).
+    Report {
+        /// The traces or snapshots to report on.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The directory to write (created if missing).
+        #[arg(short, long, value_name = "DIR")]
+        output: PathBuf,
+        #[command(flatten)]
+        load: LoadArgs,
+    },
 }
 
 #[derive(clap::Args, Debug, Clone, Copy)]
@@ -102,6 +168,24 @@ enum TableFormat {
     Csv,
 }
 
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum DiffFormat {
+    Text,
+    Json,
+    Markdown,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ExportFormat {
+    Perfetto,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum AlignArg {
+    Start,
+    Step,
+}
+
 /// A mistake in the command line (exit code 2), as opposed to a problem with the input.
 #[derive(Debug)]
 pub struct UsageError(pub String);
@@ -117,6 +201,76 @@ impl std::error::Error for UsageError {}
 /// Run a parsed command line, writing results to `out`.
 pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
     match cli.command {
+        Command::Check {
+            path,
+            max_peak,
+            device,
+            load,
+        } => {
+            let rec = open(&path, load)?;
+            let timeline = Timeline::build(&rec);
+            let summary = analysis::summarize(&rec, &timeline);
+            let names = device.map(|n| device_names(&rec, n)).transpose()?;
+            return check::check(out, &summary, names.as_deref(), max_peak);
+        }
+        Command::Diff {
+            a,
+            b,
+            format,
+            align,
+            limit,
+            load,
+        } => {
+            let align = match align {
+                AlignArg::Start => Align::Start,
+                AlignArg::Step => Align::Step,
+            };
+            let run_a = diff::Run::read(&a, load, align)?;
+            let run_b = diff::Run::read(&b, load, align)?;
+            let mut d = analysis::diff::diff(&run_a.facts(), &run_b.facts(), align);
+            if let Some(n) = limit {
+                d.ops.truncate(n);
+            }
+            let (a, b) = (a.display().to_string(), b.display().to_string());
+            let files = render::diff::DiffFiles { a: &a, b: &b };
+            match format {
+                DiffFormat::Text => render::diff::diff_text(out, &files, &d)?,
+                DiffFormat::Json => render::diff::diff_json(out, &files, &d)?,
+                DiffFormat::Markdown => render::diff::diff_markdown(out, &files, &d)?,
+            }
+        }
+        Command::Export {
+            path,
+            format: ExportFormat::Perfetto,
+            output,
+            load,
+        } => {
+            let rec = open(&path, load)?;
+            let timeline = Timeline::build(&rec);
+            let file = std::fs::File::create(&output)
+                .with_context(|| format!("cannot create {}", output.display()))?;
+            let mut w = std::io::BufWriter::new(file);
+            crate::export::perfetto_json(&mut w, &rec, &timeline)
+                .and_then(|()| w.flush())
+                .with_context(|| format!("cannot write {}", output.display()))?;
+            writeln!(out, "wrote {}", output.display())?;
+        }
+        Command::Report {
+            paths,
+            output,
+            load,
+        } => {
+            let mut inputs = Vec::with_capacity(paths.len());
+            for path in &paths {
+                let name = path.file_name().map_or_else(
+                    || path.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                );
+                inputs.push((name, open(path, load)?));
+            }
+            crate::report::write_report(&output, &inputs)?;
+            writeln!(out, "wrote {}", output.join("report.md").display())?;
+        }
         Command::Summary { path, format, load } => {
             let rec = open(&path, load)?;
             let timeline = Timeline::build(&rec);
@@ -276,6 +430,20 @@ fn live_report(
         live_blocks: groups.iter().map(|g| g.blocks).sum(),
         groups,
     })
+}
+
+/// The names (`cuda:N`, `cpu`) of the devices with ordinal `n`; a usage error when none.
+fn device_names(rec: &Recording, n: i32) -> Result<Vec<String>> {
+    let names: Vec<String> = rec
+        .devices
+        .iter()
+        .filter(|d| d.key.index == n)
+        .map(|d| d.key.to_string())
+        .collect();
+    if names.is_empty() {
+        return Err(UsageError(format!("no device {n} in {}", rec.meta.format.describe())).into());
+    }
+    Ok(names)
 }
 
 fn open(path: &Path, load: LoadArgs) -> Result<Recording> {

@@ -1,7 +1,10 @@
 //! `vramscope`: GPU memory profiler and trace visualizer — the command-line entry point.
 
 mod cli;
+mod export;
 mod render;
+mod report;
+mod size;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

@@ -1,5 +1,7 @@
 //! Reporters: pure functions from analysis results to text, JSON and CSV.
 
+pub mod diff;
+
 use std::io::{self, Write};
 use std::path::Path;
 

@@ -4,8 +4,12 @@
 //! torch-generated truth) and, for traces made for this project, in `tests/fixtures`.
 
 mod bad_input;
+mod check;
+mod diff;
+mod export;
 mod nsight;
 mod real_traces;
+mod report;
 mod snapshot;
 mod support;
 mod table_truth;

@@ -1,6 +1,8 @@
 //! Analyses: pure functions of a [`Recording`](crate::Recording) and its
 //! [`Timeline`](crate::Timeline).
 
+pub mod decimate;
+pub mod diff;
 pub mod fragmentation;
 pub mod growth;
 pub mod live;

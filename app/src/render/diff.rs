@@ -1,0 +1,254 @@
+//! The run-vs-run diff as text, JSON and markdown: pure functions of a [`Diff`].
+
+use std::io::{self, Write};
+
+use collector::analysis::diff::{Align, Change, DeviceDiff, Diff, OpDiff};
+use collector::units::{bytes_iec, duration_us, torch_memory};
+use serde::Serialize;
+
+/// The two inputs, as the user named them.
+pub struct DiffFiles<'a> {
+    /// Run A.
+    pub a: &'a str,
+    /// Run B.
+    pub b: &'a str,
+}
+
+fn align_text(align: Align) -> &'static str {
+    match align {
+        Align::Start => "times are from each trace's start",
+        Align::Step => "times are from each run's first training step",
+    }
+}
+
+/// A size change: "12.00 MiB → 13.00 MiB (+1.00 MiB)".
+fn bytes_change(c: &Change<i64>) -> String {
+    let side = |v: Option<i64>| v.map_or("—".to_owned(), bytes_iec);
+    let delta = c
+        .delta
+        .map_or(String::new(), |d| format!(" ({})", signed(d, bytes_iec)));
+    format!("{} → {}{delta}", side(c.a), side(c.b))
+}
+
+fn time_change(c: &Change<f64>) -> String {
+    let side = |v: Option<f64>| v.map_or("—".to_owned(), duration_us);
+    format!("{} → {}", side(c.a), side(c.b))
+}
+
+/// "+1.00 MiB", "-3 B", "0 B".
+fn signed(v: i64, format: impl Fn(i64) -> String) -> String {
+    if v > 0 {
+        format!("+{}", format(v))
+    } else {
+        format(v)
+    }
+}
+
+/// The device lines of a diff, shared by text and markdown.
+fn device_lines(d: &DeviceDiff) -> Vec<(&'static str, String)> {
+    let mut lines = Vec::new();
+    if d.peak_allocated_bytes.a.is_some() || d.peak_allocated_bytes.b.is_some() {
+        lines.push((
+            "peak allocated",
+            format!(
+                "{}, at {}",
+                bytes_change(&d.peak_allocated_bytes),
+                time_change(&d.peak_allocated_at_us)
+            ),
+        ));
+    }
+    for (label, c) in [
+        ("peak reserved", &d.peak_reserved_bytes),
+        ("final allocated", &d.final_allocated_bytes),
+        ("final reserved", &d.final_reserved_bytes),
+    ] {
+        if c.a.is_some() || c.b.is_some() {
+            lines.push((label, bytes_change(c)));
+        }
+    }
+    lines
+}
+
+/// The columns of the op table: the sort column's self memory in A and B and its change,
+/// the total's change, and the calls.
+fn op_cells(o: &OpDiff, device: bool) -> [String; 6] {
+    let (own, total) = if device {
+        (&o.self_device_memory_usage, &o.device_memory_usage)
+    } else {
+        (&o.self_cpu_memory_usage, &o.cpu_memory_usage)
+    };
+    let side = |v: Option<i64>| v.map_or("—".to_owned(), torch_memory);
+    let delta = |c: &Change<i64>| signed(c.delta.unwrap_or(0), torch_memory);
+    let calls = |v: Option<i64>| v.map_or("—".to_owned(), |c| c.to_string());
+    [
+        side(own.a),
+        side(own.b),
+        delta(own),
+        delta(total),
+        calls(o.calls.a),
+        calls(o.calls.b),
+    ]
+}
+
+fn op_headers(device: bool) -> [&'static str; 7] {
+    if device {
+        [
+            "Name",
+            "Self CUDA A",
+            "Self CUDA B",
+            "Δ Self CUDA",
+            "Δ CUDA Mem",
+            "Calls A",
+            "Calls B",
+        ]
+    } else {
+        [
+            "Name",
+            "Self CPU A",
+            "Self CPU B",
+            "Δ Self CPU",
+            "Δ CPU Mem",
+            "Calls A",
+            "Calls B",
+        ]
+    }
+}
+
+/// Longest name shown in the text table.
+const NAME_WIDTH: usize = 55;
+
+/// The diff for a terminal.
+pub fn diff_text(out: &mut impl Write, files: &DiffFiles<'_>, d: &Diff) -> io::Result<()> {
+    writeln!(out, "A: {}", files.a)?;
+    writeln!(out, "B: {}", files.b)?;
+    writeln!(out, "({}; changes are B − A)", align_text(d.align))?;
+    for dev in &d.devices {
+        writeln!(out)?;
+        writeln!(out, "{}", dev.device)?;
+        for (label, text) in device_lines(dev) {
+            writeln!(out, "  {label:<16} {text}")?;
+        }
+    }
+    writeln!(out)?;
+    if d.ops.is_empty() {
+        writeln!(out, "no ops in either run")?;
+        return Ok(());
+    }
+    let device = d.sorted_by == "self_device_memory_usage";
+    let name_width = d
+        .ops
+        .iter()
+        .map(|o| o.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, NAME_WIDTH);
+    let headers = op_headers(device);
+    write!(out, "{:<name_width$}", headers[0])?;
+    for h in &headers[1..] {
+        write!(out, "  {h:>12}")?;
+    }
+    writeln!(out)?;
+    for o in &d.ops {
+        let name: String = if o.name.chars().count() > NAME_WIDTH {
+            o.name.chars().take(NAME_WIDTH - 3).collect::<String>() + "..."
+        } else {
+            o.name.clone()
+        };
+        write!(out, "{name:<name_width$}")?;
+        for c in op_cells(o, device) {
+            write!(out, "  {c:>12}")?;
+        }
+        writeln!(out)?;
+    }
+    writeln!(
+        out,
+        "{} ops, largest absolute change of {} first",
+        d.ops.len(),
+        d.sorted_by
+    )?;
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct DiffJson<'a> {
+    a: &'a str,
+    b: &'a str,
+    #[serde(flatten)]
+    diff: &'a Diff,
+}
+
+/// The diff as JSON: every value in bytes (µs for times) as `{a, b, delta}`.
+pub fn diff_json(out: &mut impl Write, files: &DiffFiles<'_>, d: &Diff) -> io::Result<()> {
+    let doc = DiffJson {
+        a: files.a,
+        b: files.b,
+        diff: d,
+    };
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}
+
+/// Escape a table cell for markdown.
+pub fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Longest op name in markdown tables; kernel names run to hundreds of characters.
+const MARKDOWN_NAME_CHARS: usize = 80;
+
+/// An op name cut to [`MARKDOWN_NAME_CHARS`].
+pub fn short_name(name: &str) -> String {
+    if name.chars().count() > MARKDOWN_NAME_CHARS {
+        name.chars()
+            .take(MARKDOWN_NAME_CHARS - 1)
+            .collect::<String>()
+            + "…"
+    } else {
+        name.to_owned()
+    }
+}
+
+/// The diff as markdown, for a pull request or an issue.
+pub fn diff_markdown(out: &mut impl Write, files: &DiffFiles<'_>, d: &Diff) -> io::Result<()> {
+    writeln!(out, "## Memory: A vs B")?;
+    writeln!(out)?;
+    writeln!(out, "- A: `{}`", files.a)?;
+    writeln!(out, "- B: `{}`", files.b)?;
+    writeln!(out, "- {}; changes are B − A", align_text(d.align))?;
+    if !d.devices.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "| device | what | A → B (change) |")?;
+        writeln!(out, "|---|---|---|")?;
+        for dev in &d.devices {
+            for (label, text) in device_lines(dev) {
+                writeln!(out, "| {} | {label} | {} |", dev.device, md_cell(&text))?;
+            }
+        }
+    }
+    writeln!(out)?;
+    if d.ops.is_empty() {
+        writeln!(out, "No ops in either run.")?;
+        return Ok(());
+    }
+    let device = d.sorted_by == "self_device_memory_usage";
+    let headers = op_headers(device);
+    writeln!(out, "| {} |", headers.join(" | "))?;
+    writeln!(out, "|---|{}", "---:|".repeat(headers.len() - 1))?;
+    for o in &d.ops {
+        let cells = op_cells(o, device);
+        writeln!(
+            out,
+            "| `{}` | {} |",
+            md_cell(&short_name(&o.name)),
+            cells.join(" | ")
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{} ops, largest absolute change of `{}` first.",
+        d.ops.len(),
+        d.sorted_by
+    )?;
+    Ok(())
+}

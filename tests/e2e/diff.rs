@@ -1,0 +1,160 @@
+//! `vramscope diff`: a trace against itself changes nothing; two real traces differ by
+//! exactly what `summary` and `table` say of each.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+fn diff_json(a: &Path, b: &Path, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "diff",
+        a.to_str().expect("utf-8 path"),
+        b.to_str().expect("utf-8 path"),
+    ];
+    args.extend(extra);
+    vramscope_json(&args)
+}
+
+const COLUMNS: [&str; 5] = [
+    "calls",
+    "self_cpu_memory_usage",
+    "cpu_memory_usage",
+    "self_device_memory_usage",
+    "device_memory_usage",
+];
+
+/// `table --format json --sort none`, summed by name.
+fn table_by_name(path: &Path) -> BTreeMap<String, [i64; 5]> {
+    let rows = vramscope_json(&["table", path.to_str().expect("utf-8"), "--sort", "none"]);
+    let mut out: BTreeMap<String, [i64; 5]> = BTreeMap::new();
+    for r in rows.as_array().expect("rows") {
+        let v = out
+            .entry(r["name"].as_str().expect("name").to_owned())
+            .or_default();
+        for (i, c) in COLUMNS.iter().enumerate() {
+            v[i] += r[*c].as_i64().expect("number");
+        }
+    }
+    out
+}
+
+fn delta(change: &Value) -> i64 {
+    change["delta"].as_i64().expect("delta")
+}
+
+#[test]
+fn a_trace_against_itself_changes_nothing() {
+    for path in [
+        shared_traces().join("torch-cpu/t5.json.gz"),
+        shared_traces()
+            .join("real/tracelens-h100-bert-small/gaunernst_bert-small-uncased__1016001.json.gz"),
+    ] {
+        for align in ["start", "step"] {
+            let d = diff_json(&path, &path, &["--align", align]);
+            let devices = d["devices"].as_array().expect("devices");
+            assert!(!devices.is_empty());
+            for dev in devices {
+                for key in ["peak_allocated_bytes", "final_allocated_bytes"] {
+                    assert_eq!(delta(&dev[key]), 0, "{key}");
+                }
+                assert_eq!(dev["peak_allocated_at_us"]["delta"].as_f64(), Some(0.0));
+            }
+            let ops = d["ops"].as_array().expect("ops");
+            assert!(ops.len() > 10);
+            for op in ops {
+                for c in COLUMNS {
+                    assert_eq!(delta(&op[c]), 0, "{} {c}", op["name"]);
+                    assert_eq!(op[c]["a"], op[c]["b"]);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn deltas_are_the_differences_of_summary_and_table() {
+    let a = shared_traces().join("torch-cpu/t2.json.gz");
+    let b = shared_traces().join("torch-cpu/t3.json.gz");
+    let d = diff_json(&a, &b, &[]);
+    assert_eq!(d["sorted_by"], "self_cpu_memory_usage");
+
+    // Devices: peak and final from `summary` of each file.
+    let (sa, sb) = (
+        vramscope_json(&["summary", a.to_str().expect("utf-8")]),
+        vramscope_json(&["summary", b.to_str().expect("utf-8")]),
+    );
+    let device = |s: &Value, name: &str| -> Value {
+        s["devices"]
+            .as_array()
+            .expect("devices")
+            .iter()
+            .find(|x| x["device"] == name)
+            .cloned()
+            .expect("device")
+    };
+    for dev in d["devices"].as_array().expect("devices") {
+        let name = dev["device"].as_str().expect("name");
+        let (da, db) = (device(&sa, name), device(&sb, name));
+        for key in ["peak_allocated_bytes", "final_allocated_bytes"] {
+            let (va, vb) = (da[key].as_i64().expect("a"), db[key].as_i64().expect("b"));
+            assert_eq!(dev[key]["a"].as_i64(), Some(va));
+            assert_eq!(dev[key]["b"].as_i64(), Some(vb));
+            assert_eq!(delta(&dev[key]), vb - va, "{name} {key}");
+        }
+    }
+
+    // Ops: every name of either table, deltas equal to B − A (absent = 0).
+    let (ta, tb) = (table_by_name(&a), table_by_name(&b));
+    let ops = d["ops"].as_array().expect("ops");
+    let mut names: Vec<&String> = ta.keys().chain(tb.keys()).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(ops.len(), names.len());
+    let zero = [0; 5];
+    for op in ops {
+        let name = op["name"].as_str().expect("name");
+        let va = ta.get(name).unwrap_or(&zero);
+        let vb = tb.get(name).unwrap_or(&zero);
+        for (i, c) in COLUMNS.iter().enumerate() {
+            assert_eq!(delta(&op[*c]), vb[i] - va[i], "{name} {c}");
+        }
+        assert_eq!(
+            op["self_cpu_memory_usage"]["a"].is_null(),
+            !ta.contains_key(name)
+        );
+    }
+    // Largest absolute change of self CPU memory first.
+    let keys: Vec<u64> = ops
+        .iter()
+        .map(|o| delta(&o["self_cpu_memory_usage"]).unsigned_abs())
+        .collect();
+    assert!(keys.windows(2).all(|w| w[0] >= w[1]), "{keys:?}");
+    assert!(keys[0] > 0);
+}
+
+#[test]
+fn text_and_markdown_name_the_biggest_change() {
+    let a = shared_traces().join("torch-cpu/t2.json.gz");
+    let b = shared_traces().join("torch-cpu/t3.json.gz");
+    let d = diff_json(&a, &b, &[]);
+    let first = d["ops"][0]["name"].as_str().expect("name").to_owned();
+    let (a, b) = (a.to_str().expect("utf-8"), b.to_str().expect("utf-8"));
+    let text = vramscope_ok(&["diff", a, b, "--limit", "3"]);
+    assert!(text.contains("peak allocated"), "{text}");
+    assert!(text.contains(&first), "{text}");
+    assert!(text.contains("3 ops, largest absolute change of self_cpu_memory_usage first"));
+    let md = vramscope_ok(&["diff", a, b, "--format", "markdown"]);
+    assert!(md.contains("| Name | Self CPU A |"), "{md}");
+    assert!(md.contains(&format!("| `{first}` |")), "{md}");
+    // Bad choices are usage errors.
+    assert_eq!(
+        vramscope(&["diff", a, b, "--align", "middle"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(vramscope(&["diff", a]).status.code(), Some(2));
+}
