@@ -157,6 +157,18 @@ pub struct StepMarker {
     pub end_ns: i64,
 }
 
+impl StepMarker {
+    /// The step a span named `ProfilerStep#N` marks (`None` for any other name).
+    pub fn from_span(name: &str, start_ns: i64, end_ns: i64) -> Option<StepMarker> {
+        let number = name.strip_prefix("ProfilerStep#")?.parse::<i64>().ok()?;
+        Some(StepMarker {
+            number,
+            start_ns,
+            end_ns,
+        })
+    }
+}
+
 /// A thread (or GPU stream) of the trace, as the source names it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ThreadInfo {

@@ -384,15 +384,10 @@ impl Builder {
         start_ns: i64,
         end_ns: i64,
     ) {
-        if let Some(n) = name.strip_prefix("ProfilerStep#")
-            && category.is_host()
-            && let Ok(number) = n.parse::<i64>()
+        if category.is_host()
+            && let Some(step) = StepMarker::from_span(name, start_ns, end_ns)
         {
-            self.steps.push(StepMarker {
-                number,
-                start_ns,
-                end_ns,
-            });
+            self.steps.push(step);
         }
         let name = self.strings.intern(name);
         self.ops.push(OpSpan {

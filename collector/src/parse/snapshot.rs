@@ -847,21 +847,10 @@ fn display(p: &Pickle, v: NodeId) -> String {
 
 /// Steps from annotations: repeated names (`ProfilerStep#N`, `step`, …).
 fn steps_from(rec: &Recording) -> Vec<StepMarker> {
-    let mut steps = Vec::new();
-    for op in &rec.ops {
-        let name = rec.strings.get(op.name);
-        if let Some(n) = name
-            .strip_prefix("ProfilerStep#")
-            .and_then(|n| n.parse::<i64>().ok())
-        {
-            steps.push(StepMarker {
-                number: n,
-                start_ns: op.start_ns,
-                end_ns: op.end_ns,
-            });
-        }
-    }
-    steps
+    rec.ops
+        .iter()
+        .filter_map(|op| StepMarker::from_span(rec.strings.get(op.name), op.start_ns, op.end_ns))
+        .collect()
 }
 
 /// The device index a segment belongs to.

@@ -280,14 +280,9 @@ impl Builder {
         };
         self.see_time(start_ns, end_ns);
         if category == OpCategory::Nvtx
-            && let Some(number) = name.strip_prefix("ProfilerStep#")
-            && let Ok(number) = number.parse::<i64>()
+            && let Some(step) = StepMarker::from_span(name, start_ns, end_ns)
         {
-            self.rec.steps.push(StepMarker {
-                number,
-                start_ns,
-                end_ns,
-            });
+            self.rec.steps.push(step);
         }
         let name = self.rec.strings.intern(name);
         self.rec.ops.push(OpSpan {
