@@ -2,6 +2,7 @@
 
 mod check;
 mod diff;
+mod pack;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -133,6 +134,24 @@ enum Command {
         #[command(flatten)]
         load: LoadArgs,
     },
+    /// Rewrite any input as a compact vramscope recording (gzip; only what vramscope reads)
+    /// that every command opens like the original, small enough to attach to an issue.
+    Pack {
+        /// The trace, snapshot, export or recording to pack.
+        path: PathBuf,
+        /// The file to write.
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+        /// Strip user paths from stacks, Python op names, thread names and the command
+        /// line: package code keeps its package-relative path, the rest its file name.
+        #[arg(long)]
+        redact_paths: bool,
+        /// Overwrite FILE if it exists.
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        load: LoadArgs,
+    },
     /// Write a report for a bug report into a directory: report.md (peaks, what was live,
     /// top ops, fragmentation, OOM verdicts, warnings, environment) and charts (PNG, SVG).
     Report {
@@ -254,6 +273,17 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
                 .and_then(|()| w.flush())
                 .with_context(|| format!("cannot write {}", output.display()))?;
             writeln!(out, "wrote {}", output.display())?;
+        }
+        Command::Pack {
+            path,
+            output,
+            redact_paths,
+            force,
+            load,
+        } => {
+            let rec = open(&path, load)?;
+            let packed = pack::pack(&path, rec, &output, redact_paths, force)?;
+            writeln!(out, "{}", pack::describe(&output, &packed))?;
         }
         Command::Report {
             paths,

@@ -242,6 +242,9 @@ pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Resul
         s.era,
         if s.compressed { ", gzip" } else { "" }
     )?;
+    if let Some(packed) = &s.packed {
+        writeln!(out, "  packed     {packed}")?;
+    }
     writeln!(
         out,
         "  contents   {} events, {} ops, {} steps, {} memory events, {} long",

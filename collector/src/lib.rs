@@ -7,6 +7,7 @@
 pub mod analysis;
 pub mod model;
 pub mod parse;
+pub mod redact;
 pub mod sampler;
 pub mod timeline;
 pub mod units;

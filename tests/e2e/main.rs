@@ -8,6 +8,7 @@ mod check;
 mod diff;
 mod export;
 mod nsight;
+mod pack;
 mod real_traces;
 mod report;
 mod snapshot;

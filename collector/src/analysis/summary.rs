@@ -69,6 +69,8 @@ pub struct Summary {
     pub era: String,
     /// Whether the file was gzip.
     pub compressed: bool,
+    /// Set for a `vramscope pack` of another file: where it came from, whether redacted.
+    pub packed: Option<String>,
     /// First to last timestamp, µs.
     pub duration_us: f64,
     /// Trace events read.
@@ -191,6 +193,7 @@ pub fn summarize(rec: &Recording, timeline: &Timeline) -> Summary {
         format_name: rec.meta.format.describe(),
         era: rec.meta.era.clone(),
         compressed: rec.meta.compressed,
+        packed: rec.meta.properties.get("vramscope_pack").cloned(),
         duration_us: (rec.meta.end_ns - rec.meta.start_ns) as f64 / 1000.0,
         events: rec.meta.events_read,
         ops: rec.ops.len() as u64,

@@ -18,10 +18,13 @@ use super::input::Input;
 use super::{LoadErrorKind, LoadOptions, SourceError};
 use crate::model::{DeviceKey, GpuSample, HostSample, Recording, SourceFormat};
 
+pub mod packed;
+
 /// The first bytes of every recording: the header's first key.
 pub const MAGIC: &[u8] = b"{\"vramscope_recording\":";
-/// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this build writes and reads. Version 2 added packed recordings
+/// ([`packed`]); version 1 files read as before.
+pub const VERSION: u32 = 2;
 /// Longest time a written line may sit in memory before it reaches the file.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
 /// Longest line the reader accepts; a sample of 64 GPUs is a few KiB.
@@ -194,7 +197,7 @@ impl RecordingWriter {
 }
 
 /// Read a recording.
-pub fn read(input: Input, _options: LoadOptions) -> Result<Recording, SourceError> {
+pub fn read(input: Input, options: LoadOptions) -> Result<Recording, SourceError> {
     let compressed = input.compressed;
     let mut reader = BufReader::new(input.reader);
     let mut rec = Recording::empty(SourceFormat::VramscopeRecording, "");
@@ -216,6 +219,10 @@ pub fn read(input: Input, _options: LoadOptions) -> Result<Recording, SourceErro
                 header.vramscope_recording
             ),
         ));
+    }
+    if let Ok(packed::PackedProbe { packed: Some(info) }) = serde_json::from_slice(&buf) {
+        packed::read_body(&mut reader, &mut rec, info, offset, options)?;
+        return Ok(rec);
     }
     let start = header.start_unix_ns;
     let mut devices = std::collections::BTreeMap::new();

@@ -145,12 +145,40 @@ fn damage_in_the_middle_is_an_error_with_offset() {
     let err = load(&path, LoadOptions::default()).expect_err("damaged");
     assert_eq!(err.offset, Some(first_line as u64), "{err}");
     // A newer format version is refused clearly.
-    let newer = text.replacen(
-        "{\"vramscope_recording\":1",
-        "{\"vramscope_recording\":99",
-        1,
-    );
+    let magic = format!("{{\"vramscope_recording\":{VERSION}");
+    assert!(text.starts_with(&magic), "{text}");
+    let newer = text.replacen(&magic, "{\"vramscope_recording\":99", 1);
     std::fs::write(&path, newer).expect("write");
     let err = load(&path, LoadOptions::default()).expect_err("newer");
     assert!(err.to_string().contains("version 99"), "{err}");
+}
+
+#[test]
+fn version_1_recordings_still_load() {
+    // Written by vramscope 0.1.0 before packs existed (format version 1).
+    let v1 = concat!(
+        r#"{"vramscope_recording":1,"start_unix_ns":1764671000000000000,"command":["python","train.py"],"host":"gpu-7","pid":4242,"interval_ms":100,"driver_version":"550.54.15","nvml_version":"12.550.54.15","nvml_unavailable":null,"devices":[{"index":0,"name":"NVIDIA H200","total_bytes":150754820096,"uuid":"GPU-1"}],"vramscope_version":"0.1.0"}"#,
+        "\n",
+        r#"{"t_ns":100000000,"gpus":[{"index":0,"used":3221225472,"total":150754820096,"procs":2147483648}],"rss":125829120}"#,
+        "\n",
+        r#"{"t_ns":150000000,"note":"torch not imported"}"#,
+        "\n",
+        r#"{"t_ns":200000000,"end":{"exit_code":0,"signal":null}}"#,
+        "\n"
+    );
+    let path = temp("v1.vrec");
+    std::fs::write(&path, v1).expect("write");
+    let rec = load(&path, LoadOptions::default()).expect("v1 loads");
+    assert_eq!(rec.meta.era, "vramscope recording v1");
+    assert_eq!(rec.gpu_samples.len(), 1);
+    assert_eq!(rec.gpu_samples[0].used_bytes, 3_221_225_472);
+    assert_eq!(rec.gpu_samples[0].time_ns, 1_764_671_000_100_000_000);
+    assert_eq!(rec.host_samples[0].rss_bytes, 125_829_120);
+    assert_eq!(rec.meta.properties["exit_code"], "0");
+    assert!(
+        !rec.diagnostics
+            .counts
+            .keys()
+            .any(|k| k.contains("not finalised"))
+    );
 }

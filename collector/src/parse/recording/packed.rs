@@ -1,0 +1,320 @@
+//! Packed recordings: any [`Recording`] written as a compact vramscope recording, so a
+//! 500 MB trace becomes a file small enough to attach to an issue (`vramscope pack`).
+//!
+//! A packed file is a vramscope recording (same magic, same line discipline) whose header
+//! carries a `packed` object. Every line after it is one externally tagged record —
+//! `{"strings":[…]}`, `{"mem":{…}}`, `{"ops":{…}}`, … — holding one part of the model in
+//! columns: events become parallel arrays, times are deltas, and allocator totals are
+//! stored as their difference from what the event's size predicts (almost always 0). The
+//! whole file is gzip-compressed; the reader recognises it by content like any other.
+//!
+//! Everything an analysis reads survives the round trip exactly: reading a pack gives the
+//! same memory events, ops, steps, stacks, allocator state, samples, metadata and
+//! diagnostics, in the same order and with the same ids, so every report on the pack
+//! equals the report on the original. What a pack drops is what vramscope never reads
+//! (kernel arguments, input shapes, flow events, …). The last line counts every part,
+//! so a pack cut short is an error, never a silently smaller trace.
+
+mod columns;
+
+use std::io::{self, BufRead, Write};
+
+use serde::{Deserialize, Serialize};
+
+use super::{VERSION, read_line};
+use crate::model::{Recording, SourceFormat};
+use crate::parse::{LoadErrorKind, LoadOptions, SourceError};
+use columns::{
+    AllocatorLine, DeviceLine, EndLine, GpuColumns, HostColumns, MemColumns, MetaLine, OpColumns,
+    SegmentLine, StackLine, ThreadLine,
+};
+
+/// Events per `mem`/`ops`/sample line. 32k memory events are ~1 MiB of JSON before
+/// compression, far under the reader's [`super::MAX_LINE_BYTES`], and bound what a reader holds.
+pub const EVENTS_PER_LINE: usize = 32 * 1024;
+/// Characters of interned strings per `strings` line.
+const STRING_BYTES_PER_LINE: usize = 1 << 20;
+/// Blocks per `segments` line (a block is ~60 bytes of JSON).
+const BLOCKS_PER_LINE: usize = 32 * 1024;
+
+/// What the header's `packed` object says about the original.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PackInfo {
+    /// The original's file name (no directories).
+    #[serde(default)]
+    pub source_name: Option<String>,
+    /// The original's size on disk.
+    #[serde(default)]
+    pub source_bytes: Option<u64>,
+    /// Whether user paths were stripped from stacks, op names and properties.
+    #[serde(default)]
+    pub redacted_paths: bool,
+}
+
+/// The first line of a packed file. Field order matters: the magic key comes first.
+#[derive(Serialize)]
+struct HeaderLine<'a> {
+    vramscope_recording: u32,
+    start_unix_ns: i64,
+    command: [&'a str; 0],
+    vramscope_version: &'a str,
+    packed: &'a PackInfo,
+}
+
+/// Just the `packed` key of a header, read beside the plain [`super::Header`].
+#[derive(Deserialize)]
+pub(super) struct PackedProbe {
+    #[serde(default)]
+    pub packed: Option<PackInfo>,
+}
+
+/// One line after the header.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum PackLine {
+    Meta(MetaLine),
+    Strings(Vec<String>),
+    Devices(Vec<DeviceLine>),
+    Threads(Vec<ThreadLine>),
+    Stacks(Vec<StackLine>),
+    Mem(MemColumns),
+    Ops(OpColumns),
+    Steps(Vec<[i64; 3]>),
+    Allocator(AllocatorLine),
+    Segments(Vec<SegmentLine>),
+    Ooms(Vec<(u32, Option<u64>)>),
+    GpuSamples(GpuColumns),
+    HostSamples(HostColumns),
+    End(EndLine),
+}
+
+/// Write `rec` as a packed recording (uncompressed lines; the caller chooses the
+/// container — `vramscope pack` gzips them).
+pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Result<()> {
+    let header = HeaderLine {
+        vramscope_recording: VERSION,
+        start_unix_ns: rec.meta.start_ns,
+        command: [],
+        vramscope_version: env!("CARGO_PKG_VERSION"),
+        packed: info,
+    };
+    serde_json::to_writer(&mut *out, &header)?;
+    out.write_all(b"\n")?;
+    let mut line = |l: &PackLine| -> io::Result<()> {
+        serde_json::to_writer(&mut *out, l)?;
+        out.write_all(b"\n")
+    };
+    line(&PackLine::Meta(MetaLine::from_meta(rec)))?;
+    let mut chunk = Vec::new();
+    let mut chunk_bytes = 0;
+    for i in 0..rec.strings.len() {
+        let s = rec.strings.get(crate::model::StrId(i as u32));
+        chunk_bytes += s.len();
+        chunk.push(s.to_owned());
+        if chunk_bytes >= STRING_BYTES_PER_LINE {
+            line(&PackLine::Strings(std::mem::take(&mut chunk)))?;
+            chunk_bytes = 0;
+        }
+    }
+    if !chunk.is_empty() {
+        line(&PackLine::Strings(chunk))?;
+    }
+    line(&PackLine::Devices(
+        rec.devices.iter().map(DeviceLine::from_info).collect(),
+    ))?;
+    line(&PackLine::Threads(
+        rec.threads.iter().map(ThreadLine::from_info).collect(),
+    ))?;
+    for stacks in rec.stacks.chunks(EVENTS_PER_LINE) {
+        line(&PackLine::Stacks(
+            stacks.iter().map(|s| StackLine::from_frames(s)).collect(),
+        ))?;
+    }
+    let mut mem = columns::MemEncoder::default();
+    for events in rec.mem_events.chunks(EVENTS_PER_LINE) {
+        line(&PackLine::Mem(mem.encode(events)))?;
+    }
+    let mut ops = columns::OpEncoder::default();
+    for spans in rec.ops.chunks(EVENTS_PER_LINE) {
+        line(&PackLine::Ops(ops.encode(spans)))?;
+    }
+    for steps in rec.steps.chunks(EVENTS_PER_LINE) {
+        line(&PackLine::Steps(
+            steps
+                .iter()
+                .map(|s| [s.number, s.start_ns, s.end_ns])
+                .collect(),
+        ))?;
+    }
+    if let Some(state) = &rec.allocator {
+        line(&PackLine::Allocator(AllocatorLine::from_state(state)))?;
+        let mut batch = Vec::new();
+        let mut blocks = 0;
+        for s in &state.segments {
+            blocks += s.blocks.len().max(1);
+            batch.push(SegmentLine::from_segment(s));
+            if blocks >= BLOCKS_PER_LINE {
+                line(&PackLine::Segments(std::mem::take(&mut batch)))?;
+                blocks = 0;
+            }
+        }
+        if !batch.is_empty() {
+            line(&PackLine::Segments(batch))?;
+        }
+    }
+    for ooms in rec.oom_details.chunks(EVENTS_PER_LINE) {
+        line(&PackLine::Ooms(
+            ooms.iter()
+                .map(|o| (o.event, o.device_free_bytes))
+                .collect(),
+        ))?;
+    }
+    let mut gpu = columns::GpuEncoder::default();
+    for samples in rec.gpu_samples.chunks(EVENTS_PER_LINE) {
+        line(&PackLine::GpuSamples(gpu.encode(samples)))?;
+    }
+    let mut host = columns::HostEncoder::default();
+    for samples in rec.host_samples.chunks(EVENTS_PER_LINE) {
+        line(&PackLine::HostSamples(host.encode(samples)))?;
+    }
+    line(&PackLine::End(EndLine::counting(rec)))
+}
+
+/// Read the lines after a packed header into `rec` (which holds the header's facts).
+pub(super) fn read_body(
+    reader: &mut impl BufRead,
+    rec: &mut Recording,
+    info: PackInfo,
+    mut offset: u64,
+    options: LoadOptions,
+) -> Result<(), SourceError> {
+    let mut buf = Vec::new();
+    let mut state = columns::Decoder::default();
+    let mut end = None;
+    loop {
+        let n = read_line(reader, &mut buf, offset)?;
+        if n == 0 {
+            break;
+        }
+        let bad = |message: String| SourceError::shape(Some(offset), message);
+        if end.is_some() {
+            return Err(bad(
+                "a packed recording continues after its end record".into()
+            ));
+        }
+        let parsed: PackLine = match serde_json::from_slice(&buf) {
+            Ok(l) => l,
+            Err(e) if e.is_eof() => {
+                if options.salvage_truncated {
+                    rec.diagnostics.truncated_at = Some(offset);
+                    break;
+                }
+                return Err(SourceError {
+                    offset: Some(offset),
+                    kind: LoadErrorKind::Truncated("inside a packed record".into()),
+                });
+            }
+            Err(e) => {
+                return Err(SourceError {
+                    offset: Some(offset),
+                    kind: LoadErrorKind::Syntax(format!("bad packed record: {e}")),
+                });
+            }
+        };
+        match parsed {
+            PackLine::Meta(m) => m.apply(rec).map_err(bad)?,
+            PackLine::Strings(strings) => {
+                for s in &strings {
+                    let before = rec.strings.len();
+                    if rec.strings.intern(s).0 as usize != before {
+                        return Err(bad(format!("string {s:?} is packed twice")));
+                    }
+                }
+            }
+            PackLine::Devices(devices) => {
+                rec.devices = devices.into_iter().map(DeviceLine::into_info).collect()
+            }
+            PackLine::Threads(threads) => {
+                rec.threads = threads.into_iter().map(ThreadLine::into_info).collect()
+            }
+            PackLine::Stacks(stacks) => rec
+                .stacks
+                .extend(stacks.into_iter().map(StackLine::into_frames)),
+            PackLine::Mem(cols) => state.mem(cols, &mut rec.mem_events).map_err(bad)?,
+            PackLine::Ops(cols) => state.ops(cols, &mut rec.ops).map_err(bad)?,
+            PackLine::Steps(steps) => {
+                rec.steps
+                    .extend(steps.into_iter().map(|[n, s, e]| crate::model::StepMarker {
+                        number: n,
+                        start_ns: s,
+                        end_ns: e,
+                    }))
+            }
+            PackLine::Allocator(a) => rec.allocator = Some(a.into_state()),
+            PackLine::Segments(segments) => {
+                let state = rec
+                    .allocator
+                    .as_mut()
+                    .ok_or_else(|| bad("segments before the allocator record".into()))?;
+                for s in segments {
+                    state.segments.push(s.into_segment().map_err(bad)?);
+                }
+            }
+            PackLine::Ooms(ooms) => {
+                rec.oom_details
+                    .extend(
+                        ooms.into_iter()
+                            .map(|(event, free)| crate::model::OomDetail {
+                                event,
+                                device_free_bytes: free,
+                            }),
+                    )
+            }
+            PackLine::GpuSamples(cols) => state.gpu(cols, &mut rec.gpu_samples).map_err(bad)?,
+            PackLine::HostSamples(cols) => state.host(cols, &mut rec.host_samples).map_err(bad)?,
+            PackLine::End(e) => end = Some(e),
+        }
+        offset += n as u64;
+    }
+    match end {
+        Some(e) => e
+            .verify(rec)
+            .map_err(|m| SourceError::shape(Some(offset), m))?,
+        None if options.salvage_truncated => {
+            rec.diagnostics
+                .note("packed recording cut short: kept the records before the cut");
+        }
+        None => {
+            return Err(SourceError {
+                offset: Some(offset),
+                kind: LoadErrorKind::Truncated("a packed recording without its end record".into()),
+            });
+        }
+    }
+    columns::check_references(rec).map_err(|m| SourceError::shape(None, m))?;
+    let mut note = String::from("packed by vramscope");
+    if let Some(name) = &info.source_name {
+        note = format!("{note} from {name}");
+    }
+    if info.redacted_paths {
+        note.push_str(", user paths redacted");
+    }
+    rec.meta.properties.insert("vramscope_pack".into(), note);
+    Ok(())
+}
+
+/// The original format named in a pack (`SourceFormat::as_str`).
+pub(super) fn format_from_str(s: &str) -> Option<SourceFormat> {
+    [
+        SourceFormat::TorchChromeTrace,
+        SourceFormat::TorchSnapshot,
+        SourceFormat::NsightSqlite,
+        SourceFormat::NsightJson,
+        SourceFormat::VramscopeRecording,
+    ]
+    .into_iter()
+    .find(|f| f.as_str() == s)
+}
+
+#[cfg(test)]
+mod tests;
