@@ -3,14 +3,17 @@
 //! the ops that caused it.
 //!
 //! Layout: `{"traceEvents": [...], "displayTimeUnit": "ms"}` with `M` process/thread
-//! names, every op as a complete `X` slice on its own pid/tid, and per device two `C`
-//! counters (allocated, reserved) on a process of their own. Times are µs since the start
+//! names, every op as a complete `X` slice on its own pid/tid, and per device `C` counters
+//! on a process of their own: allocated and reserved (the allocator), and for recordings
+//! NVML used (the whole GPU) and NVML used by the recorded processes, plus the process
+//! tree's host RSS. Times are µs since the start
 //! of the recording, as floats (ns precision); sizes are bytes.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use collector::analysis::decimate::{Curve, curve, min_max_points};
+use collector::analysis::samples::{SampleCurve, gpu_curve, host_rss_curve, sampled_devices};
 use collector::{Recording, Timeline};
 use serde_json::json;
 
@@ -117,30 +120,47 @@ pub fn perfetto_json(out: &mut impl Write, rec: &Recording, timeline: &Timeline)
                        "pid": pid, "tid": tid});
         event(out, &mut first, &x)?;
     }
+    let mut counter = |name: &str, points: &[(i64, i64)]| -> io::Result<()> {
+        let mut previous = None;
+        for &(time_ns, bytes) in &min_max_points(points, COUNTER_BUCKETS) {
+            // A counter holds its value until the next sample: repeats add nothing.
+            if previous == Some(bytes) {
+                continue;
+            }
+            previous = Some(bytes);
+            let c = json!({"name": name, "ph": "C", "ts": us(time_ns), "pid": ids.memory_pid,
+                           "tid": 0, "args": {"bytes": bytes}});
+            event(out, &mut first, &c)?;
+        }
+        Ok(())
+    };
+    let device_name = |idx: u16| {
+        rec.devices
+            .get(idx as usize)
+            .map_or_else(|| format!("device {idx}"), |i| i.key.to_string())
+    };
     for d in &timeline.devices {
-        let device = rec
-            .devices
-            .get(d.device as usize)
-            .map_or_else(|| format!("device {}", d.device), |i| i.key.to_string());
+        let device = device_name(d.device);
         for (which, label) in [
             (Curve::Allocated, "allocated"),
             (Curve::Reserved, "reserved"),
         ] {
-            let points = min_max_points(&curve(d, which), COUNTER_BUCKETS);
-            let name = format!("{device} {label}");
-            let mut previous = None;
-            for (time_ns, bytes) in points {
-                // A counter holds its value until the next sample: repeats add nothing.
-                if previous == Some(bytes) {
-                    continue;
-                }
-                previous = Some(bytes);
-                let c = json!({"name": name, "ph": "C", "ts": us(time_ns), "pid": ids.memory_pid,
-                               "tid": 0, "args": {"bytes": bytes}});
-                event(out, &mut first, &c)?;
-            }
+            counter(&format!("{device} {label}"), &curve(d, which))?;
         }
     }
+    for idx in sampled_devices(rec) {
+        let device = device_name(idx);
+        for (which, label) in [
+            (SampleCurve::DeviceUsed, "NVML used"),
+            (
+                SampleCurve::ProcessUsed,
+                "NVML used by the recorded processes",
+            ),
+        ] {
+            counter(&format!("{device} {label}"), &gpu_curve(rec, idx, which))?;
+        }
+    }
+    counter("host RSS of the recorded processes", &host_rss_curve(rec))?;
     out.write_all(b"\n], \"displayTimeUnit\": \"ms\"}\n")?;
     Ok(())
 }

@@ -10,6 +10,14 @@ use crate::support::*;
 
 /// Check every event against the trace-event format; return the counters' maxima by name.
 fn check_events(doc: &Value) -> BTreeMap<String, f64> {
+    let maxima = check_counters(doc);
+    let events = doc["traceEvents"].as_array().expect("traceEvents array");
+    assert!(events.iter().any(|e| e["ph"] == "X"), "ops as slices");
+    maxima
+}
+
+/// Like [`check_events`], for sources without ops (recordings).
+fn check_counters(doc: &Value) -> BTreeMap<String, f64> {
     assert_eq!(doc["displayTimeUnit"], "ms");
     let events = doc["traceEvents"].as_array().expect("traceEvents array");
     let mut maxima: BTreeMap<String, f64> = BTreeMap::new();
@@ -43,7 +51,6 @@ fn check_events(doc: &Value) -> BTreeMap<String, f64> {
             other => panic!("unexpected phase {other}"),
         }
     }
-    assert!(phases.get("X").copied().unwrap_or(0) > 0, "{phases:?}");
     assert!(phases.get("M").copied().unwrap_or(0) > 0, "{phases:?}");
     maxima
 }
@@ -149,4 +156,51 @@ fn export_needs_a_known_format_and_a_writable_output() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent-dir/out.json"));
+}
+
+#[test]
+fn nvml_samples_become_counter_tracks() {
+    // GIVEN a recording with NVML samples of two GPUs and host RSS, as `record` writes it
+    let dir = temp_dir("export-nvml");
+    let rec = dir.join("run.vsr");
+    let mut lines = vec![
+        r#"{"vramscope_recording":1,"start_unix_ns":1764671000000000000,"command":["python","t.py"],"devices":[{"index":0,"name":"NVIDIA H200","total_bytes":150754820096},{"index":1}]}"#.to_owned(),
+    ];
+    let mut want = [0u64; 3];
+    for i in 0..200u64 {
+        let used0 = (1 << 30) + ((i * 7919) % 101) * (1 << 20);
+        let procs0 = used0 - (300 << 20);
+        let used1 = (2 << 30) + (i % 13) * (1 << 22);
+        want = [want[0].max(used0), want[1].max(procs0), want[2].max(used1)];
+        lines.push(format!(
+            r#"{{"t_ns":{},"gpus":[{{"index":0,"used":{used0},"total":150754820096,"procs":{procs0}}},{{"index":1,"used":{used1}}}],"rss":{}}}"#,
+            i * 100_000_000,
+            (500 << 20) + i * 4096
+        ));
+    }
+    lines.push(r#"{"t_ns":20000000000,"end":{"exit_code":0}}"#.to_owned());
+    std::fs::write(&rec, lines.join("\n") + "\n").expect("write");
+    // WHEN exported
+    let out = export(&rec, "export-nvml-out");
+    let maxima = check_counters(&read_json(&out));
+    // THEN each sampled quantity is a counter track with the samples' maximum
+    assert_eq!(
+        maxima.get("cuda:0 NVML used"),
+        Some(&(want[0] as f64)),
+        "{maxima:?}"
+    );
+    assert_eq!(
+        maxima.get("cuda:0 NVML used by the recorded processes"),
+        Some(&(want[1] as f64))
+    );
+    assert_eq!(maxima.get("cuda:1 NVML used"), Some(&(want[2] as f64)));
+    assert!(!maxima.contains_key("cuda:1 NVML used by the recorded processes"));
+    assert_eq!(
+        maxima.get("host RSS of the recorded processes"),
+        Some(&(((500 << 20) + 199 * 4096) as f64))
+    );
+    let summary = vramscope_json(&["summary", rec.to_str().expect("utf-8")]);
+    assert_eq!(summary["nvml"][0]["peak_used_bytes"], want[0], "{summary}");
+    assert_eq!(summary["nvml"][0]["peak_process_bytes"], want[1]);
+    assert_eq!(summary["nvml"][1]["peak_used_bytes"], want[2]);
 }
