@@ -117,6 +117,10 @@ enum Command {
         /// Show at most N ops (the largest changes).
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
+        /// Also draw both runs' memory on one time axis (per device, aligned as --align
+        /// says) into FILE: PNG, or SVG when FILE ends in .svg.
+        #[arg(long, value_name = "FILE")]
+        chart: Option<PathBuf>,
         #[command(flatten)]
         load: LoadArgs,
     },
@@ -238,6 +242,7 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
             format,
             align,
             limit,
+            chart,
             load,
         } => {
             let align = match align {
@@ -256,6 +261,12 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
                 DiffFormat::Text => render::diff::diff_text(out, &files, &d)?,
                 DiffFormat::Json => render::diff::diff_json(out, &files, &d)?,
                 DiffFormat::Markdown => render::diff::diff_markdown(out, &files, &d)?,
+            }
+            if let Some(chart) = chart {
+                diff::write_chart(&chart, &files, &run_a, &run_b, align)?;
+                // The table goes to stdout (maybe JSON); the note to stderr, after it.
+                out.flush()?;
+                eprintln!("vramscope: wrote {}", chart.display());
             }
         }
         Command::Export {

@@ -2,6 +2,7 @@
 
 mod cli;
 mod export;
+mod palette;
 mod render;
 mod report;
 mod size;

@@ -158,3 +158,64 @@ fn text_and_markdown_name_the_biggest_change() {
     );
     assert_eq!(vramscope(&["diff", a]).status.code(), Some(2));
 }
+
+#[test]
+fn diff_chart_draws_both_runs_with_their_peaks() {
+    // GIVEN a run and the same model with activation checkpointing (real torch traces)
+    let a = fixtures().join("torch-cpu/k06_lm_sched.json.gz");
+    let b = fixtures().join("torch-cpu/k08_lm_ckpt_sched.json.gz");
+    let dir = temp_dir("diff-chart");
+    let (png, svg) = (dir.join("cmp.png"), dir.join("cmp.svg"));
+    for (chart, align) in [(&png, "start"), (&svg, "step")] {
+        // WHEN diffed with a chart (JSON on stdout stays parseable)
+        let d = diff_json(
+            &a,
+            &b,
+            &["--align", align, "--chart", chart.to_str().expect("p")],
+        );
+        assert!(d["ops"].is_array(), "{d}");
+    }
+    // THEN the PNG is an image and the SVG labels each run's peak as `summary` has it
+    let bytes = std::fs::read(&png).expect("png");
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"));
+    let text = std::fs::read_to_string(&svg).expect("svg");
+    assert!(text.contains("A: k06_lm_sched.json.gz") && text.contains("first step"));
+    for run in [&a, &b] {
+        let s = vramscope_json(&["summary", run.to_str().expect("p")]);
+        let peak = s["devices"][0]["peak_allocated_bytes"]
+            .as_i64()
+            .expect("peak");
+        let label = format!("peak {}", iec_size(peak));
+        assert!(text.contains(&label), "{label} in the chart");
+    }
+    // and the same inputs draw the same bytes
+    let again = dir.join("again.png");
+    diff_json(&a, &b, &["--chart", again.to_str().expect("p")]);
+    assert_eq!(std::fs::read(&again).expect("png"), bytes);
+}
+
+#[test]
+fn diff_chart_of_runs_without_memory_is_an_error() {
+    let nomem = shared_traces().join("real/kineto-resnet50-2021-01-nomem/worker0.pt.trace.json.gz");
+    let p = nomem.to_str().expect("p");
+    let out = temp_dir("diff-chart-none").join("x.png");
+    let r = vramscope(&["diff", p, p, "--chart", out.to_str().expect("p")]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("nothing to chart"));
+}
+
+/// IEC sizes as vramscope prints them ("768.01 KiB"), written out here independently.
+fn iec_size(n: i64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut i = 0;
+    while v.abs() >= 1024.0 && i + 1 < units.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.2} {}", units[i])
+    }
+}

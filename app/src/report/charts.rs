@@ -13,9 +13,11 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontStyle, register_font};
 
+use crate::palette;
+
 /// DejaVu Sans (assets/fonts/LICENSE), registered as plotters' "sans-serif".
 const FONT_TTF: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
-const FONT: &str = "sans-serif";
+pub(super) const FONT: &str = "sans-serif";
 
 /// Chart size in pixels. The memory curve is decimated to one min/max pair per pixel
 /// column, so the SVG stays ~100 KB whatever the trace's length.
@@ -23,15 +25,25 @@ pub const MEMORY_CHART_SIZE: (u32, u32) = (1200, 520);
 /// Size of the top-ops chart.
 pub const OPS_CHART_SIZE: (u32, u32) = (1200, 560);
 
+/// The device-total ceiling is drawn when the highest curve reaches this share of it.
+const CEILING_SHOWN_ABOVE: f64 = 0.25;
+
 /// Width of the op-name column of the top-ops chart, and the longest name drawn in it.
 const OPS_NAME_AREA: u32 = 360;
 const OPS_NAME_CHARS: usize = 44;
 
-const ALLOCATED: RGBColor = RGBColor(31, 119, 180);
-const RESERVED: RGBColor = RGBColor(255, 127, 14);
-const PEAK: RGBColor = RGBColor(214, 39, 40);
+/// A palette colour as plotters takes it.
+pub(super) const fn rgb(c: palette::Rgb) -> RGBColor {
+    RGBColor(c.0, c.1, c.2)
+}
 
-fn register_fonts() {
+const ALLOCATED: RGBColor = rgb(palette::ALLOCATED);
+const RESERVED: RGBColor = rgb(palette::RESERVED);
+const NVML_USED: RGBColor = rgb(palette::NVML_USED);
+const PEAK: RGBColor = rgb(palette::PEAK);
+const GRID: RGBColor = rgb(palette::GRID);
+
+pub(super) fn register_fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // The TTF is compiled in and known to be valid; a failure would show as missing text.
@@ -47,6 +59,10 @@ pub struct MemoryChart<'a> {
     pub allocated: &'a [(i64, i64)],
     /// Reserved bytes, likewise; empty when unknown.
     pub reserved: &'a [(i64, i64)],
+    /// NVML's used memory of the whole device (recordings), likewise; empty when unknown.
+    pub nvml_used: &'a [(i64, i64)],
+    /// The device's memory, drawn as a ceiling when the curves come near it.
+    pub total_bytes: Option<i64>,
     /// The recording's length in ns.
     pub duration_ns: i64,
     /// The marked peak: (ns since start, bytes, label).
@@ -54,7 +70,7 @@ pub struct MemoryChart<'a> {
 }
 
 /// Pick a time unit for an axis: (divisor from ns, name).
-fn time_unit(duration_ns: i64) -> (f64, &'static str) {
+pub(super) fn time_unit(duration_ns: i64) -> (f64, &'static str) {
     if duration_ns >= 2_000_000_000 {
         (1e9, "s")
     } else if duration_ns >= 2_000_000 {
@@ -65,7 +81,7 @@ fn time_unit(duration_ns: i64) -> (f64, &'static str) {
 }
 
 /// Pick a size unit for an axis: (divisor from bytes, name).
-fn size_unit(max_bytes: i64) -> (f64, &'static str) {
+pub(super) fn size_unit(max_bytes: i64) -> (f64, &'static str) {
     const KIB: f64 = 1024.0;
     if max_bytes as f64 >= KIB * KIB * KIB {
         (KIB * KIB * KIB, "GiB")
@@ -76,8 +92,97 @@ fn size_unit(max_bytes: i64) -> (f64, &'static str) {
     }
 }
 
-fn draw_err<E: std::fmt::Display>(e: E) -> anyhow::Error {
+pub(super) fn draw_err<E: std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow!("drawing a chart: {e}")
+}
+
+/// A step curve cut into one column per pixel: each column's min and max (the value carried
+/// in and every value set inside), so spikes survive any zoom-out.
+pub(super) struct Columns {
+    /// Time range drawn, ns.
+    pub t0: i64,
+    /// End of the range.
+    pub t1: i64,
+    /// Pixel columns.
+    pub columns: usize,
+    /// The range in chart x units.
+    pub x0: f64,
+    /// End of the range in chart x units.
+    pub x1: f64,
+    /// Bytes per chart y unit.
+    pub b_div: f64,
+    /// Chart y units per pixel.
+    pub pixel_bytes: f64,
+    /// Where the curve's recording ended (ns, like `t0`): nothing is drawn after it.
+    pub end_ns: Option<i64>,
+}
+
+impl Columns {
+    fn ranges(&self, points: &[(i64, i64)]) -> impl Iterator<Item = (f64, Option<(f64, f64)>)> {
+        let step = (self.x1 - self.x0) / self.columns as f64;
+        let span = (self.t1 - self.t0).max(1) as f64;
+        let end_column = self.end_ns.map_or(usize::MAX, |end| {
+            ((end - self.t0) as f64 / span * self.columns as f64)
+                .ceil()
+                .max(0.0) as usize
+        });
+        column_ranges(points, self.t0, self.t1, self.columns)
+            .into_iter()
+            .enumerate()
+            .map(move |(i, r)| {
+                let x = self.x0 + i as f64 * step;
+                let r = r.filter(|_| i <= end_column);
+                (
+                    x,
+                    r.map(|(lo, hi)| (lo as f64 / self.b_div, hi as f64 / self.b_div)),
+                )
+            })
+    }
+
+    /// A zig-zag through each column's min and max: the outline of a filled area, or a
+    /// thin (1 px) line.
+    pub fn envelope(&self, points: &[(i64, i64)]) -> Vec<(f64, f64)> {
+        let half = (self.x1 - self.x0) / self.columns as f64 * 0.5;
+        let mut out = Vec::with_capacity(self.columns * 2);
+        for (x, r) in self.ranges(points) {
+            if let Some((lo, hi)) = r {
+                out.push((x, lo));
+                out.push((x + half, hi));
+            }
+        }
+        out
+    }
+
+    /// The curve as filled polygons `2 × half_width_px` thick around each column's range.
+    /// A thick polyline through a zig-zag would grow miter spikes at every sharp turn;
+    /// polygons are exact.
+    pub fn bands(&self, points: &[(i64, i64)], half_width_px: f64) -> Vec<Vec<(f64, f64)>> {
+        let pad = self.pixel_bytes * half_width_px;
+        let step = (self.x1 - self.x0) / self.columns as f64;
+        let mut out = Vec::new();
+        let mut top: Vec<(f64, f64)> = Vec::new();
+        let mut bottom: Vec<(f64, f64)> = Vec::new();
+        let mut flush = |top: &mut Vec<(f64, f64)>, bottom: &mut Vec<(f64, f64)>| {
+            if !top.is_empty() {
+                let mut polygon = std::mem::take(top);
+                polygon.extend(bottom.drain(..).rev());
+                out.push(polygon);
+            }
+        };
+        for (x, r) in self.ranges(points) {
+            match r {
+                Some((lo, hi)) => {
+                    top.push((x, hi + pad));
+                    top.push((x + step, hi + pad));
+                    bottom.push((x, lo - pad));
+                    bottom.push((x + step, lo - pad));
+                }
+                None => flush(&mut top, &mut bottom),
+            }
+        }
+        flush(&mut top, &mut bottom);
+        out
+    }
 }
 
 /// Draw the memory chart as PNG at `png` and SVG at `svg`.
@@ -102,14 +207,21 @@ fn draw_memory<DB: DrawingBackend>(
     c: &MemoryChart<'_>,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
-    let max_bytes = c
+    let curves_max = c
         .allocated
         .iter()
         .chain(c.reserved)
+        .chain(c.nvml_used)
         .map(|p| p.1)
         .max()
         .unwrap_or(0)
         .max(1);
+    // The ceiling only when it is in view: a 2 GiB run on an 80 GiB GPU would be a flat line
+    // under it.
+    let ceiling = c
+        .total_bytes
+        .filter(|&t| t > 0 && curves_max as f64 >= t as f64 * CEILING_SHOWN_ABOVE);
+    let max_bytes = curves_max.max(ceiling.unwrap_or(0));
     let (t_div, t_name) = time_unit(c.duration_ns);
     let (b_div, b_name) = size_unit(max_bytes);
     let x_max = (c.duration_ns.max(1) as f64) / t_div;
@@ -130,28 +242,23 @@ fn draw_memory<DB: DrawingBackend>(
         .x_labels(12)
         .y_labels(8)
         .light_line_style(WHITE)
-        .bold_line_style(RGBColor(225, 225, 225))
+        .bold_line_style(GRID)
         .draw()?;
-    // One column per pixel of the plotting area: its min and max, so spikes survive.
-    let (width, _) = chart.plotting_area().dim_in_pixel();
-    let columns = width.max(1) as usize;
-    let envelope = |points: &[(i64, i64)]| -> Vec<(f64, f64)> {
-        let ranges = column_ranges(points, 0, c.duration_ns.max(1), columns);
-        let step = x_max / columns as f64;
-        let mut out = Vec::with_capacity(columns * 2);
-        for (i, r) in ranges.iter().enumerate() {
-            if let Some((lo, hi)) = r {
-                let x = i as f64 * step;
-                out.push((x, *lo as f64 / b_div));
-                out.push((x + step * 0.5, *hi as f64 / b_div));
-            }
-        }
-        out
+    let (width, height) = chart.plotting_area().dim_in_pixel();
+    let cols = Columns {
+        t0: 0,
+        t1: c.duration_ns.max(1),
+        columns: width.max(1) as usize,
+        x0: 0.0,
+        x1: x_max,
+        b_div,
+        pixel_bytes: y_max / height.max(1) as f64,
+        end_ns: None,
     };
     if !c.allocated.is_empty() {
         chart
             .draw_series(
-                AreaSeries::new(envelope(c.allocated), 0.0, ALLOCATED.mix(0.3))
+                AreaSeries::new(cols.envelope(c.allocated), 0.0, ALLOCATED.mix(0.3))
                     .border_style(ALLOCATED.stroke_width(1)),
             )?
             .label("allocated")
@@ -161,12 +268,41 @@ fn draw_memory<DB: DrawingBackend>(
     }
     if !c.reserved.is_empty() {
         chart
-            .draw_series(LineSeries::new(
-                envelope(c.reserved),
-                RESERVED.stroke_width(2),
-            ))?
+            .draw_series(
+                cols.bands(c.reserved, 1.0)
+                    .into_iter()
+                    .map(|b| Polygon::new(b, RESERVED.filled())),
+            )?
             .label("reserved")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], RESERVED.stroke_width(2)));
+    }
+    if !c.nvml_used.is_empty() {
+        chart
+            .draw_series(DashedLineSeries::new(
+                cols.envelope(c.nvml_used),
+                6,
+                4,
+                NVML_USED.stroke_width(2),
+            ))?
+            .label("NVML used (whole device)")
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], NVML_USED.stroke_width(2)));
+    }
+    if let Some(total) = ceiling {
+        let y = total as f64 / b_div;
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(0.0, y), (x_max, y)],
+                3,
+                3,
+                RGBColor(120, 120, 120).stroke_width(1),
+            ))?
+            .label(format!("device memory {}", bytes_iec(total)))
+            .legend(|(x, y)| {
+                PathElement::new(
+                    [(x, y), (x + 18, y)],
+                    RGBColor(120, 120, 120).stroke_width(1),
+                )
+            });
     }
     if let Some((t, bytes, label)) = &c.peak {
         let (x, y) = (*t as f64 / t_div, *bytes as f64 / b_div);
@@ -241,7 +377,7 @@ fn draw_ops<DB: DrawingBackend>(
         .axis_desc_style((FONT, 16))
         .label_style((FONT, 14))
         .light_line_style(WHITE)
-        .bold_line_style(RGBColor(225, 225, 225))
+        .bold_line_style(GRID)
         .draw()?;
     for (i, (name, bytes)) in ops.iter().enumerate() {
         // Largest on top: row 0 at the top of the plot.

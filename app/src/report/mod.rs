@@ -3,6 +3,7 @@
 //! environment) and charts. Deterministic: the same inputs give the same bytes.
 
 pub mod charts;
+pub mod compare_chart;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -10,6 +11,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use collector::analysis::decimate::{Curve, curve};
 use collector::analysis::live::{LiveGroup, live_groups};
+use collector::analysis::samples::{SampleCurve, gpu_curve, sampled_devices};
 use collector::analysis::{self, OpRow, SortKey, Summary};
 use collector::model::DeviceIdx;
 use collector::units::{bytes_iec, duration_us, torch_memory};
@@ -66,16 +68,24 @@ pub fn sorted_rows(rec: &Recording) -> (Vec<OpRow>, &'static str) {
 pub fn write_charts(dir: &Path, s: &Section<'_>) -> Result<()> {
     let start = s.rec.meta.start_ns;
     let duration_ns = s.rec.meta.end_ns - start;
-    for d in &s.timeline.devices {
-        let Some(info) = s.rec.devices.get(d.device as usize) else {
+    // Devices with allocator events, and GPUs that only NVML saw (recordings).
+    let mut devices: Vec<DeviceIdx> = s.timeline.devices.iter().map(|d| d.device).collect();
+    devices.extend(sampled_devices(s.rec));
+    devices.sort_unstable();
+    devices.dedup();
+    for idx in devices {
+        let Some(info) = s.rec.devices.get(idx as usize) else {
             continue;
         };
         let shift = |p: Vec<(i64, i64)>| -> Vec<(i64, i64)> {
             p.into_iter().map(|(t, b)| (t - start, b)).collect()
         };
-        let allocated = shift(curve(d, Curve::Allocated));
-        let reserved = shift(curve(d, Curve::Reserved));
-        if allocated.is_empty() && reserved.is_empty() {
+        let d = s.timeline.devices.iter().find(|d| d.device == idx);
+        let of = |which| d.map_or_else(Vec::new, |d| shift(curve(d, which)));
+        let allocated = of(Curve::Allocated);
+        let reserved = of(Curve::Reserved);
+        let nvml_used = shift(gpu_curve(s.rec, idx, SampleCurve::DeviceUsed));
+        if allocated.is_empty() && reserved.is_empty() && nvml_used.is_empty() {
             continue;
         }
         let device = info.key.to_string();
@@ -107,6 +117,8 @@ pub fn write_charts(dir: &Path, s: &Section<'_>) -> Result<()> {
                 title: &format!("{} · {title}", s.name),
                 allocated: &allocated,
                 reserved: &reserved,
+                nvml_used: &nvml_used,
+                total_bytes: info.total_memory_bytes.and_then(|t| i64::try_from(t).ok()),
                 duration_ns,
                 peak,
             },
