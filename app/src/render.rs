@@ -206,9 +206,10 @@ pub fn live_text(out: &mut impl Write, path: &Path, r: &LiveReport) -> io::Resul
         let bar = "█".repeat(((g.bytes as f64 / largest as f64) * 20.0).round() as usize);
         writeln!(
             out,
-            "{:>12}  {:>6} blocks  {bar:<20}  {}",
+            "{:>12}  {:>6} {:<6}  {bar:<20}  {}",
             bytes_iec(g.bytes),
             group(g.blocks),
+            blocks_word(g.blocks),
             g.site
         )?;
     }
@@ -299,12 +300,18 @@ pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Resul
         writeln!(out, "fragmentation {} {when}", f.device)?;
         writeln!(
             out,
-            "  {} reserved in {} segments, {} allocated, {} free in {} blocks; largest free block {}",
+            "  {} reserved in {} {}, {} allocated, {} free in {} {}; largest free block {}",
             bytes_iec(f.reserved_bytes),
             f.segments,
+            if f.segments == 1 {
+                "segment"
+            } else {
+                "segments"
+            },
             bytes_iec(f.allocated_bytes),
             bytes_iec(f.cache_free_bytes),
             group(f.free_blocks),
+            blocks_word(f.free_blocks),
             bytes_iec(f.largest_free_block_bytes)
         )?;
         writeln!(
@@ -330,9 +337,10 @@ pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Resul
         for g in &o.largest_live {
             writeln!(
                 out,
-                "  {:>12}  {:>5} blocks  {}",
+                "  {:>12}  {:>5} {:<6}  {}",
                 bytes_iec(g.bytes),
                 group(g.blocks),
+                blocks_word(g.blocks),
                 g.site
             )?;
         }
@@ -451,6 +459,11 @@ fn group(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// "block" or "blocks", as a count needs.
+pub fn blocks_word(n: u64) -> &'static str {
+    if n == 1 { "block" } else { "blocks" }
 }
 
 #[cfg(test)]

@@ -12,5 +12,6 @@ mod pack;
 mod real_traces;
 mod report;
 mod snapshot;
+mod snapshots;
 mod support;
 mod table_truth;

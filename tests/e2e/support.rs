@@ -91,3 +91,38 @@ pub fn truth_pairs(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
     pairs.sort();
     pairs
 }
+
+/// Compare `actual` with the committed expected file `tests/fixtures/expected/NAME`
+/// (`UPDATE_EXPECT=1 cargo test` rewrites it). The repository's path is replaced by `<repo>`
+/// first, so the files are the same on every machine.
+pub fn assert_expected(name: &str, actual: &str) {
+    let root = repo_root().canonicalize().expect("repo root");
+    let actual = actual
+        .replace(&repo_root().display().to_string(), "<repo>")
+        .replace(&root.display().to_string(), "<repo>");
+    let path = fixtures().join("expected").join(name);
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::create_dir_all(path.parent().expect("dir")).expect("create");
+        std::fs::write(&path, &actual).expect("write expected");
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (UPDATE_EXPECT=1 cargo test writes it)",
+            path.display()
+        )
+    });
+    if actual != expected {
+        let first = actual
+            .lines()
+            .zip(expected.lines())
+            .position(|(a, e)| a != e)
+            .unwrap_or(actual.lines().count().min(expected.lines().count()));
+        panic!(
+            "{name} changed at line {}:\n  now:      {:?}\n  expected: {:?}\n\
+             (rerun with UPDATE_EXPECT=1 if the change is intended, and review the diff)",
+            first + 1,
+            actual.lines().nth(first),
+            expected.lines().nth(first),
+        );
+    }
+}

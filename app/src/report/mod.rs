@@ -434,9 +434,10 @@ fn analyses_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
             for g in &o.largest_live {
                 writeln!(
                     md,
-                    "  - {} in {} blocks: `{}`",
+                    "  - {} in {} {}: `{}`",
                     bytes_iec(g.bytes),
                     g.blocks,
+                    crate::render::blocks_word(g.blocks),
                     md_cell(&site_label(g))
                 )?;
             }
