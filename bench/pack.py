@@ -59,7 +59,7 @@ def comparable(path, command):
 
 def inputs(extra):
     found = []
-    for d in sorted((SHARED / "real").iterdir()):
+    for d in sorted(p for p in (SHARED / "real").iterdir() if p.is_dir()):
         found += sorted(p for p in d.iterdir() if p.name.endswith((".json.gz", ".pickle")))
     found += [SHARED / "nsys-cpu" / "run.sqlite", SHARED / "torch-cpu" / "t5.json.gz"]
     for big in ["/tmp/bench/big.json", "/tmp/bench/big.json.gz", "/tmp/bench/snapshot-1m.pickle"]:
