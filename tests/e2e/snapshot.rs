@@ -22,6 +22,8 @@ fn snapshots() -> Vec<PathBuf> {
     out.sort();
     assert!(out.len() >= 6, "generated snapshots missing");
     out.push(shared_traces().join("real/snapshot-cs336-magma27/memory_snapshot.pickle"));
+    // The bundled sample a new user opens first.
+    out.push(repo_root().join("samples/cs336-transformer-snapshot.pickle"));
     out
 }
 
