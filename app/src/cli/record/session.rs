@@ -25,52 +25,15 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| default_name(&args.command));
     // The file is made first: a bad path or an existing file fails before anything runs.
-    let file = match open_output(&path, args.force) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-            eprintln!(
-                "vramscope: {} exists; use --force to replace it, or -o to choose another name",
-                path.display()
-            );
-            return Ok(ExitCode::from(OWN_FAILURE));
-        }
-        Err(e) => {
-            eprintln!("vramscope: cannot create {}: {e}", path.display());
-            return Ok(ExitCode::from(OWN_FAILURE));
-        }
+    let Some(file) = create_file(&path, args.force) else {
+        return Ok(ExitCode::from(OWN_FAILURE));
     };
-    let lib = args
-        .nvml_lib
-        .clone()
-        .or_else(|| std::env::var_os("VRAMSCOPE_NVML_LIB").map(PathBuf::from));
-    let (probe, nvml_unavailable) = match NvmlProbe::open(lib.as_deref().map(Path::as_os_str)) {
-        Ok(p) => (Some(p), None),
-        Err(why) => {
-            eprintln!("vramscope: warning: no GPU memory will be recorded: {why}");
-            (None, Some(why))
-        }
-    };
-    let mut notes = Vec::new();
-    let torch = if args.torch_memory {
-        match TorchShim::prepare(&path, args.torch_max_entries, args.force) {
-            Ok(t) => Some(t),
-            Err(e) => {
-                eprintln!("vramscope: warning: --torch-memory is off: {e}");
-                notes.push(format!("torch-memory: off: {e}"));
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let (probe, nvml_unavailable) = open_probe(&args);
+    let (torch, notes) = prepare_torch(&args, &path);
     // Before any thread starts, so that every thread inherits the mask.
-    let signals = match child::block_signals() {
-        Ok(set) => Some(set),
-        Err(e) => {
-            eprintln!("vramscope: warning: signals will not be forwarded: {e}");
-            None
-        }
-    };
+    let signals = child::block_signals()
+        .map_err(|e| eprintln!("vramscope: warning: signals will not be forwarded: {e}"))
+        .ok();
     let env = torch.as_ref().map(TorchShim::env).unwrap_or_default();
     let start_unix_ns = unix_ns_now();
     let start = Instant::now();
@@ -83,16 +46,14 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         nvml_unavailable,
         torch.as_ref().map(TorchShim::header),
     );
-    let writer = match RecordingWriter::new(file, &header) {
-        Ok(w) => Some(w),
-        Err(e) => {
+    let writer = RecordingWriter::new(file, &header)
+        .map_err(|e| {
             eprintln!(
                 "vramscope: warning: cannot write {}: {e}; nothing will be recorded, the program runs anyway",
                 path.display()
             );
-            None
-        }
-    };
+        })
+        .ok();
     let (tx, rx) = bounded::<Line>(SAMPLE_QUEUE);
     let writer = match writer::spawn(writer, rx, path.clone(), start) {
         Ok(w) => w,
@@ -106,59 +67,13 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     }
     let child = match spawned {
         Ok(child) => child,
-        Err(e) => {
-            let code = child::spawn_failure_code(&e);
-            let program = args
-                .command
-                .first()
-                .map(|p| p.to_string_lossy().into_owned());
-            let what = format!("cannot run {}: {e}", program.unwrap_or_default());
-            let _ = tx.send(Line::Note {
-                t_ns: 0,
-                note: what.clone(),
-            });
-            end(&tx, start, Some(i32::from(code)), None);
-            drop(tx);
-            let _ = writer.join();
-            if let Some(t) = &torch {
-                let _ = t.remove_snapshots();
-            }
-            eprintln!("vramscope: {what}");
-            return Ok(ExitCode::from(code));
-        }
+        Err(e) => return Ok(not_started(&e, &args, tx, writer, start, torch.as_ref())),
     };
-    let pid = child.id();
-    let probe = probe.map(|p| Box::new(p) as Box<dyn GpuProbe>);
-    let interval = Duration::from_millis(args.interval_ms);
-    let mut sampler = match Sampler::start(probe, pid, interval, start, tx.clone()) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            eprintln!("vramscope: warning: cannot start sampling: {e}");
-            None
-        }
-    };
-    let forwarder = signals.and_then(|set| {
-        child::forward(pid, &set, tx.clone(), start)
-            .map_err(|e| eprintln!("vramscope: warning: signals will not be forwarded: {e}"))
-            .ok()
-    });
-    let outcome = match child::wait(child, forwarder) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("vramscope: warning: lost track of the program: {e}");
-            child::Outcome {
-                exit_code: None,
-                signal: None,
-            }
-        }
-    };
-    if let Some(s) = sampler.as_mut() {
-        s.stop();
-    }
+    let outcome = watch(child, probe, &args, signals, &tx, start);
     let torch_report = torch.as_ref().map(|t| t.finish(&tx, start_unix_ns, start));
     end(&tx, start, outcome.exit_code, outcome.signal);
     drop(tx);
-    let written = writer.join().unwrap_or_default();
+    let written = writer.join();
     finish_torch(torch.as_ref(), torch_report.as_ref(), written.finalised);
     report::print(&report::Facts {
         path: &path,
@@ -169,6 +84,116 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         outcome,
     });
     Ok(ExitCode::from(outcome.code()))
+}
+
+/// Create the recording's file, or say why not.
+fn create_file(path: &Path, force: bool) -> Option<std::fs::File> {
+    match open_output(path, force) {
+        Ok(f) => Some(f),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            eprintln!(
+                "vramscope: {} exists; use --force to replace it, or -o to choose another name",
+                path.display()
+            );
+            None
+        }
+        Err(e) => {
+            eprintln!("vramscope: cannot create {}: {e}", path.display());
+            None
+        }
+    }
+}
+
+/// NVML from `--nvml-lib`, VRAMSCOPE_NVML_LIB or the system; else why not (one warning).
+fn open_probe(args: &RecordArgs) -> (Option<NvmlProbe>, Option<String>) {
+    let lib = args
+        .nvml_lib
+        .clone()
+        .or_else(|| std::env::var_os("VRAMSCOPE_NVML_LIB").map(PathBuf::from));
+    match NvmlProbe::open(lib.as_deref().map(Path::as_os_str)) {
+        Ok(p) => (Some(p), None),
+        Err(why) => {
+            eprintln!("vramscope: warning: no GPU memory will be recorded: {why}");
+            (None, Some(why))
+        }
+    }
+}
+
+/// The `--torch-memory` shim, if asked for and possible, and notes for the recording.
+fn prepare_torch(args: &RecordArgs, path: &Path) -> (Option<TorchShim>, Vec<String>) {
+    if !args.torch_memory {
+        return (None, Vec::new());
+    }
+    match TorchShim::prepare(path, args.torch_max_entries, args.force) {
+        Ok(t) => (Some(t), Vec::new()),
+        Err(e) => {
+            eprintln!("vramscope: warning: --torch-memory is off: {e}");
+            (None, vec![format!("torch-memory: off: {e}")])
+        }
+    }
+}
+
+/// The program could not be started: finalise the recording with the shell's exit code.
+fn not_started(
+    e: &io::Error,
+    args: &RecordArgs,
+    tx: Sender<Line>,
+    writer: writer::Writer,
+    start: Instant,
+    torch: Option<&TorchShim>,
+) -> ExitCode {
+    let code = child::spawn_failure_code(e);
+    let program = args
+        .command
+        .first()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let what = format!("cannot run {program}: {e}");
+    let _ = tx.send(Line::Note {
+        t_ns: 0,
+        note: what.clone(),
+    });
+    end(&tx, start, Some(i32::from(code)), None);
+    drop(tx);
+    let _ = writer.join();
+    if let Some(t) = torch {
+        let _ = t.remove_snapshots();
+    }
+    eprintln!("vramscope: {what}");
+    ExitCode::from(code)
+}
+
+/// Sample and forward signals while the program runs; its outcome.
+fn watch(
+    child: std::process::Child,
+    probe: Option<NvmlProbe>,
+    args: &RecordArgs,
+    signals: Option<nix::sys::signal::SigSet>,
+    tx: &Sender<Line>,
+    start: Instant,
+) -> child::Outcome {
+    let pid = child.id();
+    let probe = probe.map(|p| Box::new(p) as Box<dyn GpuProbe>);
+    let interval = Duration::from_millis(args.interval_ms);
+    let mut sampler = Sampler::start(probe, pid, interval, start, tx.clone())
+        .map_err(|e| eprintln!("vramscope: warning: cannot start sampling: {e}"))
+        .ok();
+    let forwarder = signals.and_then(|set| {
+        child::forward(pid, &set, tx.clone(), start)
+            .map_err(|e| eprintln!("vramscope: warning: signals will not be forwarded: {e}"))
+            .ok()
+    });
+    let outcome = child::wait(child, forwarder).unwrap_or_else(|e| {
+        eprintln!("vramscope: warning: lost track of the program: {e}");
+        child::Outcome {
+            exit_code: None,
+            signal: None,
+        }
+    });
+    if let Some(s) = sampler.as_mut() {
+        s.stop();
+    }
+    outcome
 }
 
 /// The program's exit code when nothing can be recorded.

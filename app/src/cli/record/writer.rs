@@ -12,7 +12,13 @@ use std::time::{Duration, Instant};
 
 use collector::parse::recording::{Line, RecordingWriter};
 use collector::units::bytes_iec;
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::{Receiver, TryRecvError};
+
+/// How often the writer wakes to take what came (it parks in between: waiting on the
+/// channel itself spins and yields before blocking, for every line). Lines wait at most this
+/// long; at 1 ms sampling that is 50 lines of the channel's 256, so the sampler never waits,
+/// and the 500 ms flush deadline is kept within a tick.
+const TICK: Duration = Duration::from_millis(50);
 
 /// How often the live status line is redrawn: often enough to watch, rarely enough to cost
 /// nothing next to the program's own output.
@@ -146,6 +152,20 @@ fn fail(
     report.error = Some(e.to_string());
 }
 
+/// The writer thread.
+pub struct Writer {
+    handle: JoinHandle<WriterReport>,
+}
+
+impl Writer {
+    /// Wait for the writer to write what was sent (through the end line) and stop.
+    pub fn join(self) -> WriterReport {
+        // Wake it now rather than at its next tick.
+        self.handle.thread().unpark();
+        self.handle.join().unwrap_or_default()
+    }
+}
+
 /// Start the writer. `writer` is `None` when even the header could not be written; lines
 /// are then only counted. The thread ends at the end line or when every sender is gone.
 pub fn spawn(
@@ -153,10 +173,11 @@ pub fn spawn(
     rx: Receiver<Line>,
     path: PathBuf,
     start: Instant,
-) -> std::io::Result<JoinHandle<WriterReport>> {
-    std::thread::Builder::new()
+) -> std::io::Result<Writer> {
+    let handle = std::thread::Builder::new()
         .name("vramscope-writer".into())
-        .spawn(move || run(writer, rx, &path, start))
+        .spawn(move || run(writer, rx, &path, start))?;
+    Ok(Writer { handle })
 }
 
 fn run(
@@ -172,42 +193,36 @@ fn run(
         drawn: false,
     });
     loop {
-        let wait = writer
-            .as_ref()
-            .and_then(RecordingWriter::flush_due_in)
-            .unwrap_or(Duration::from_secs(3600))
-            .min(if status.is_some() {
-                STATUS_EVERY
-            } else {
-                Duration::MAX
-            });
-        match rx.recv_timeout(wait) {
-            Ok(Line::End { t_ns, end }) => {
-                if let Some(w) = writer.take() {
-                    match w.finish(t_ns, end) {
-                        Ok(()) => report.finalised = true,
-                        Err(e) => fail(&mut report, &mut status, path, e),
+        // Everything that came since the last tick, without blocking.
+        loop {
+            match rx.try_recv() {
+                Ok(Line::End { t_ns, end }) => {
+                    if let Some(w) = writer.take() {
+                        match w.finish(t_ns, end) {
+                            Ok(()) => report.finalised = true,
+                            Err(e) => fail(&mut report, &mut status, path, e),
+                        }
+                    }
+                    return done(report, status);
+                }
+                Ok(line) => {
+                    report.observe(&line);
+                    if let Some(w) = writer.as_mut()
+                        && let Err(e) = w.write(&line)
+                    {
+                        writer = None;
+                        fail(&mut report, &mut status, path, e);
                     }
                 }
-                break;
-            }
-            Ok(line) => {
-                report.observe(&line);
-                if let Some(w) = writer.as_mut()
-                    && let Err(e) = w.write(&line)
-                {
-                    writer = None;
-                    fail(&mut report, &mut status, path, e);
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    if let Some(mut w) = writer.take()
+                        && let Err(e) = w.flush()
+                    {
+                        fail(&mut report, &mut status, path, e);
+                    }
+                    return done(report, status);
                 }
-            }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => {
-                if let Some(mut w) = writer.take()
-                    && let Err(e) = w.flush()
-                {
-                    fail(&mut report, &mut status, path, e);
-                }
-                break;
             }
         }
         if let Some(w) = writer.as_mut()
@@ -220,7 +235,11 @@ fn run(
         if let Some(s) = status.as_mut() {
             s.draw(&report);
         }
+        std::thread::park_timeout(TICK);
     }
+}
+
+fn done(report: WriterReport, mut status: Option<Status>) -> WriterReport {
     if let Some(s) = status.as_mut() {
         s.clear();
     }
