@@ -78,7 +78,7 @@ for slow, fast in ((0, 1), (2, 3)):
     med = lambda i, k: statistics.median([x[k] for x in results[i]])  # noqa: E731
     per = (med(fast, "cpu_ns") - med(slow, "cpu_ns")) / max(med(fast, "samples") - med(slow, "samples"), 1)
     fixed = med(slow, "cpu_ns") - per * med(slow, "samples")
-    split.append("%s: %.0f µs per sample, %.1f ms once per run" % (configs[slow][0], per / 1000, fixed / 1e6))
+    split.append("%s: %.0f µs per sample, %.1f ms per run that does not grow with the sampling rate" % (configs[slow][0], per / 1000, fixed / 1e6))
 section = """<!-- record:begin (written by bench/record_overhead.sh) -->
 ## `vramscope record` overhead
 
@@ -97,7 +97,8 @@ sample). The wait4 column is the same run measured from outside (os.wait4: vrams
 |---|---:|---:|---:|---:|---:|
 %(rows)s
 
-From the two intervals (the CPU-per-sample column includes each run's fixed start-up cost):
+From the two intervals (the CPU-per-sample column also carries what does not depend on the
+rate: start-up, NVML's initialisation, the walk of /proc once a second, the end):
 %(split)s.
 
 Target ≤ 1 %% of one core at 100 ms: %(verdict)s (%(target).2f %%). Measured %(date)s on %(cpus)d CPUs,

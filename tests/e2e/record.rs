@@ -182,10 +182,11 @@ fn the_exit_code_is_the_programs() {
     );
 }
 
-#[test]
-fn a_program_killed_mid_run_leaves_a_complete_recording() {
-    let dir = record_dir("kill-program");
-    let mut vs = start_record(
+/// `vramscope record --interval-ms 20 -o run.vsr -- sleep 30` in a fresh directory: vramscope,
+/// the recording, and the program's pid once the header is written.
+fn record_sleep(name: &str) -> (std::process::Child, std::path::PathBuf, u32) {
+    let dir = record_dir(name);
+    let vs = start_record(
         &dir,
         &plain_gpu_script(),
         &["--interval-ms", "20", "-o", "run.vsr"],
@@ -193,6 +194,12 @@ fn a_program_killed_mid_run_leaves_a_complete_recording() {
     );
     let path = dir.join("run.vsr");
     let pid = header_pid(&path);
+    (vs, path, pid)
+}
+
+#[test]
+fn a_program_killed_mid_run_leaves_a_complete_recording() {
+    let (mut vs, path, pid) = record_sleep("kill-program");
     std::thread::sleep(Duration::from_millis(600));
     kill("KILL", pid);
     let status = vs.wait().expect("vramscope ends");
@@ -204,15 +211,7 @@ fn a_program_killed_mid_run_leaves_a_complete_recording() {
 
 #[test]
 fn vramscope_killed_mid_run_loses_at_most_the_last_flush() {
-    let dir = record_dir("kill-vramscope");
-    let mut vs = start_record(
-        &dir,
-        &plain_gpu_script(),
-        &["--interval-ms", "20", "-o", "run.vsr"],
-        &["sleep", "30"],
-    );
-    let path = dir.join("run.vsr");
-    let child = header_pid(&path);
+    let (mut vs, path, child) = record_sleep("kill-vramscope");
     std::thread::sleep(Duration::from_millis(1500));
     let killed_at_ns = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -448,6 +448,27 @@ impl Recording {
         (self.threads.len() - 1) as ThreadIdx
     }
 
+    /// Move every timestamp by `delta_ns` (events, spans, steps, the allocator's state, the
+    /// time range): to put a source on another clock.
+    pub fn shift_time(&mut self, delta_ns: i64) {
+        for e in &mut self.mem_events {
+            e.time_ns = e.time_ns.saturating_add(delta_ns);
+        }
+        for op in &mut self.ops {
+            op.start_ns = op.start_ns.saturating_add(delta_ns);
+            op.end_ns = op.end_ns.saturating_add(delta_ns);
+        }
+        for s in &mut self.steps {
+            s.start_ns = s.start_ns.saturating_add(delta_ns);
+            s.end_ns = s.end_ns.saturating_add(delta_ns);
+        }
+        if let Some(state) = self.allocator.as_mut() {
+            state.time_ns = state.time_ns.map(|t| t.saturating_add(delta_ns));
+        }
+        self.meta.start_ns = self.meta.start_ns.saturating_add(delta_ns);
+        self.meta.end_ns = self.meta.end_ns.saturating_add(delta_ns);
+    }
+
     /// Time since the start of the recording, in µs, as reports show it.
     pub fn us_since_start(&self, time_ns: i64) -> f64 {
         (time_ns - self.meta.start_ns) as f64 / 1000.0

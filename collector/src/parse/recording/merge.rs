@@ -300,20 +300,7 @@ fn merge_one(
         // placed in event order just before the snapshot was taken, and the note says so.
         let taken = info.taken_unix_ns.unwrap_or(header.start_unix_ns);
         let last = snap.mem_events.iter().map(|e| e.time_ns).max().unwrap_or(0);
-        let shift = taken.saturating_sub(last.saturating_add(1));
-        for e in &mut snap.mem_events {
-            e.time_ns = e.time_ns.saturating_add(shift);
-        }
-        for op in &mut snap.ops {
-            op.start_ns = op.start_ns.saturating_add(shift);
-            op.end_ns = op.end_ns.saturating_add(shift);
-        }
-        for s in &mut snap.steps {
-            s.start_ns = s.start_ns.saturating_add(shift);
-            s.end_ns = s.end_ns.saturating_add(shift);
-        }
-        snap.meta.start_ns = snap.meta.start_ns.saturating_add(shift);
-        snap.meta.end_ns = snap.meta.end_ns.saturating_add(shift);
+        snap.shift_time(taken.saturating_sub(last.saturating_add(1)));
         if let Some(state) = snap.allocator.as_mut() {
             state.time_ns = Some(taken);
         }
