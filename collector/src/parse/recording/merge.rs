@@ -90,23 +90,8 @@ pub(super) fn absorb(
             o.event += event_base;
             o
         }));
-    if let Some(mut state) = src.allocator {
-        for s in &mut state.segments {
-            s.device = device(s.device);
-            for b in &mut s.blocks {
-                b.stack = stack(b.stack);
-            }
-        }
-        match dst.allocator.as_mut() {
-            None => dst.allocator = Some(state),
-            Some(have) => {
-                have.segments.extend(state.segments);
-                for (k, v) in state.settings {
-                    have.settings.entry(k).or_insert(v);
-                }
-                have.time_ns = have.time_ns.max(state.time_ns);
-            }
-        }
+    if let Some(state) = src.allocator {
+        absorb_allocator(dst, state, &device, &stack);
     }
     for (what, n) in src.diagnostics.counts {
         dst.diagnostics.note_n(&format!("{label}: {what}"), n);
@@ -117,6 +102,65 @@ pub(super) fn absorb(
     if has_times {
         dst.meta.start_ns = dst.meta.start_ns.min(src.meta.start_ns);
         dst.meta.end_ns = dst.meta.end_ns.max(src.meta.end_ns);
+    }
+}
+
+/// Add `state`'s segments (renumbered) to the recording's allocator state.
+fn absorb_allocator(
+    dst: &mut Recording,
+    mut state: crate::model::AllocatorState,
+    device: &impl Fn(DeviceIdx) -> DeviceIdx,
+    stack: &impl Fn(Option<StackId>) -> Option<StackId>,
+) {
+    for s in &mut state.segments {
+        s.device = device(s.device);
+        for b in &mut s.blocks {
+            b.stack = stack(b.stack);
+        }
+    }
+    match dst.allocator.as_mut() {
+        None => dst.allocator = Some(state),
+        Some(have) => {
+            have.segments.extend(state.segments);
+            for (k, v) in state.settings {
+                have.settings.entry(k).or_insert(v);
+            }
+            have.time_ns = have.time_ns.max(state.time_ns);
+        }
+    }
+}
+
+/// Decode a snapshot from the recording's bytes or from its file beside the recording.
+fn load(source: Source) -> Result<Recording, String> {
+    match source {
+        Source::Bytes(bytes) => {
+            let len = bytes.len() as u64;
+            let input = Input {
+                reader: Box::new(std::io::Cursor::new(bytes)),
+                compressed: false,
+                file_bytes_read: Arc::new(AtomicU64::new(0)),
+                file_len: len,
+                head: Vec::new(),
+            };
+            snapshot::read(input, LoadOptions::default()).map_err(|e| {
+                crate::parse::LoadError {
+                    path: PathBuf::from("the embedded pickle"),
+                    offset: e.offset,
+                    decompressed: false,
+                    kind: e.kind,
+                }
+                .to_string()
+            })
+        }
+        Source::File(path) => crate::parse::load(&path, LoadOptions::default())
+            .map_err(|e| e.to_string())
+            .and_then(|r| match r.meta.format {
+                SourceFormat::TorchSnapshot => Ok(r),
+                other => Err(format!(
+                    "not an allocator snapshot but a {}",
+                    other.describe()
+                )),
+            }),
     }
 }
 
@@ -235,29 +279,7 @@ fn merge_one(
     used_devices: &mut BTreeSet<u32>,
 ) {
     let label = format!("torch snapshot of pid {}", info.pid);
-    let loaded = match source {
-        Source::Bytes(bytes) => {
-            let len = bytes.len() as u64;
-            let input = Input {
-                reader: Box::new(std::io::Cursor::new(bytes)),
-                compressed: false,
-                file_bytes_read: Arc::new(AtomicU64::new(0)),
-                file_len: len,
-                head: Vec::new(),
-            };
-            snapshot::read(input, LoadOptions::default())
-                .map_err(|e| format!("{:?} at byte {:?}", e.kind, e.offset))
-        }
-        Source::File(path) => crate::parse::load(&path, LoadOptions::default())
-            .map_err(|e| e.to_string())
-            .and_then(|r| match r.meta.format {
-                SourceFormat::TorchSnapshot => Ok(r),
-                other => Err(format!(
-                    "not an allocator snapshot but a {}",
-                    other.describe()
-                )),
-            }),
-    };
+    let loaded = load(source);
     let mut snap = match loaded {
         Ok(snap) => snap,
         Err(e) => {

@@ -437,3 +437,38 @@ fn a_snapshot_cut_mid_embedding_is_reported_and_taken_from_beside() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_unreadable_embedded_snapshot_is_a_note_not_a_failure() {
+    let path = temp("garbage-snapshot.vrec");
+    let mut w = RecordingWriter::create(&path, &header(), false).expect("create");
+    w.write(&sample(0, 1 << 30, 0, 1 << 20)).expect("sample");
+    w.write(&Line::Snapshot {
+        t_ns: 1,
+        snapshot: SnapshotInfo {
+            id: 0,
+            pid: 9,
+            file: "snapshot-9-1-exit.pickle".into(),
+            ..SnapshotInfo::default()
+        },
+    })
+    .expect("begin");
+    let mut enc = snapshots::SnapshotEncoder::new(0);
+    w.write(&enc.chunk(b"\x80\x04 this is not a snapshot", 2))
+        .expect("chunk");
+    w.write(&enc.finish(3)).expect("end");
+    w.finish(4, EndInfo::default()).expect("finish");
+    let rec = load(&path, LoadOptions::default()).expect("the recording still opens");
+    assert_eq!(rec.gpu_samples.len(), 1);
+    assert!(rec.mem_events.is_empty());
+    let note = rec
+        .diagnostics
+        .counts
+        .keys()
+        .find(|k| k.contains("torch snapshot of pid 9"))
+        .expect("a note");
+    assert!(
+        note.contains("unreadable") && note.contains("the embedded pickle"),
+        "{note}"
+    );
+}
