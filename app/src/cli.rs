@@ -3,6 +3,7 @@
 mod check;
 mod diff;
 mod pack;
+mod record;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -156,6 +157,18 @@ enum Command {
         #[command(flatten)]
         load: LoadArgs,
     },
+    /// Run a program and record its GPU memory (NVML), host memory and, with
+    /// --torch-memory, PyTorch's allocator history, into one crash-safe file.
+    ///
+    /// vramscope exits with the program's exit code (128 + N when signal N ended it), 125
+    /// when it could not start recording, 126/127 when the program could not be run.
+    Record(record::RecordArgs),
+    /// `record`'s own step between fork and the program: clear the signal mask, then exec.
+    #[command(name = record::EXEC_STEP, hide = true)]
+    RecordExec {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        command: Vec<std::ffi::OsString>,
+    },
     /// Write a report for a bug report into a directory: report.md (peaks, what was live,
     /// top ops, fragmentation, OOM verdicts, warnings, environment) and charts (PNG, SVG).
     Report {
@@ -224,6 +237,8 @@ impl std::error::Error for UsageError {}
 /// Run a parsed command line, writing results to `out`.
 pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
     match cli.command {
+        Command::Record(args) => return record::run(args),
+        Command::RecordExec { command } => return Ok(record::exec_step(&command)),
         Command::Check {
             path,
             max_peak,

@@ -1,6 +1,7 @@
 //! Reporters: pure functions from analysis results to text, JSON and CSV.
 
 pub mod diff;
+pub mod nvml;
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -19,6 +20,7 @@ fn memory_hint(format: &str) -> &'static str {
         "pytorch-allocator-snapshot" => {
             "call torch.cuda.memory._record_memory_history() before the run"
         }
+        "vramscope-recording" => "record with vramscope record --torch-memory on a GPU",
         _ => "profile with torch.profiler.profile(profile_memory=True)",
     }
 }
@@ -274,7 +276,7 @@ pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Resul
             g.name.as_deref().unwrap_or("?")
         )?;
     }
-    if !s.has_memory_data {
+    if !s.has_memory_data && !nvml::has_samples(s) {
         writeln!(out)?;
         writeln!(
             out,
@@ -290,6 +292,7 @@ pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Resul
         writeln!(out)?;
         device_text(out, d)?;
     }
+    nvml::nvml_text(out, s)?;
     for f in &s.fragmentation {
         writeln!(out)?;
         let when = if f.source == "snapshot" {

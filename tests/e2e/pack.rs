@@ -35,6 +35,8 @@ fn inputs() -> Vec<PathBuf> {
         "snapshot/expandable.pickle",
         "nsight/cuda-memory.sqlite",
         "torch-cpu/x01_thread.json.gz",
+        "recording/v1-train.vsr",
+        "recording/v1-killed.vsr",
     ] {
         out.push(fixtures().join(f));
     }

@@ -126,3 +126,54 @@ pub fn assert_expected(name: &str, actual: &str) {
         );
     }
 }
+
+/// The fake libnvidia-ml (`fake-nvml/`) for this build profile. `cargo test --workspace`
+/// builds it with everything else; a narrower `cargo test` (one package, one test) does not,
+/// so then it is built here, once, into the same target directory.
+pub fn fake_nvml() -> PathBuf {
+    static LIB: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    LIB.get_or_init(|| {
+        let bin = Path::new(env!("CARGO_BIN_EXE_vramscope"));
+        let profile_dir = bin.parent().expect("target/<profile>");
+        let lib = profile_dir.join("libfake_nvml.so");
+        if !is_fresh(&lib) {
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let mut build = Command::new(cargo);
+            build
+                .args(["build", "-p", "vramscope-fake-nvml", "--target-dir"])
+                .arg(profile_dir.parent().expect("target"))
+                .current_dir(repo_root());
+            match profile_dir.file_name().and_then(|n| n.to_str()) {
+                Some("debug") | None => {}
+                Some("release") => {
+                    build.arg("--release");
+                }
+                Some(other) => {
+                    build.args(["--profile", other]);
+                }
+            }
+            let status = build.status().expect("run cargo to build fake-nvml");
+            assert!(status.success(), "building fake-nvml failed");
+        }
+        assert!(lib.is_file(), "{} missing", lib.display());
+        lib
+    })
+    .clone()
+}
+
+/// Whether `lib` is newer than every source of fake-nvml.
+fn is_fresh(lib: &Path) -> bool {
+    let Ok(built) = lib.metadata().and_then(|m| m.modified()) else {
+        return false;
+    };
+    let dir = repo_root().join("fake-nvml");
+    let mut sources = vec![dir.join("Cargo.toml")];
+    if let Ok(entries) = std::fs::read_dir(dir.join("src")) {
+        sources.extend(entries.flatten().map(|e| e.path()));
+    }
+    sources.iter().all(|s| {
+        s.metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t <= built)
+    })
+}

@@ -72,6 +72,8 @@ mod tests {
                 used_bytes: used,
                 total_bytes: None,
                 process_bytes: procs,
+                free_bytes: None,
+                driver_reserved_bytes: None,
             });
         }
         rec.host_samples.push(HostSample {

@@ -130,6 +130,51 @@ pub struct NvmlSummary {
     pub peak_used_at_us: f64,
     /// Peak memory of the recorded process tree, where NVML reports per-process memory.
     pub peak_process_bytes: Option<u64>,
+    /// When the tree's memory peaked, µs since the start.
+    pub peak_process_at_us: Option<f64>,
+    /// The least free memory seen.
+    pub min_free_bytes: Option<u64>,
+    /// Memory the driver and firmware reserve (the last reading).
+    pub driver_reserved_bytes: Option<u64>,
+    /// Each process of the recorded tree seen on this GPU, by pid.
+    pub processes: Vec<ProcessPeak>,
+}
+
+/// One process of the recorded tree on one GPU.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProcessPeak {
+    /// The process.
+    pub pid: u32,
+    /// Its peak memory on the GPU; `None` when NVML never reported its memory.
+    pub peak_bytes: Option<u64>,
+    /// When, µs since the start.
+    pub peak_at_us: Option<f64>,
+    /// Readings of it.
+    pub samples: u64,
+}
+
+fn process_peaks(rec: &Recording, device: usize) -> Vec<ProcessPeak> {
+    let mut by_pid: BTreeMap<u32, ProcessPeak> = BTreeMap::new();
+    for s in rec
+        .gpu_process_samples
+        .iter()
+        .filter(|s| s.device as usize == device)
+    {
+        let p = by_pid.entry(s.pid).or_insert(ProcessPeak {
+            pid: s.pid,
+            peak_bytes: None,
+            peak_at_us: None,
+            samples: 0,
+        });
+        p.samples += 1;
+        if let Some(b) = s.used_bytes
+            && p.peak_bytes.is_none_or(|have| b > have)
+        {
+            p.peak_bytes = Some(b);
+            p.peak_at_us = Some(rec.us_since_start(s.time_ns));
+        }
+    }
+    by_pid.into_values().collect()
 }
 
 fn nvml(rec: &Recording) -> Vec<NvmlSummary> {
@@ -146,13 +191,21 @@ fn nvml(rec: &Recording) -> Vec<NvmlSummary> {
         else {
             continue;
         };
+        let process_peak = samples
+            .iter()
+            .filter(|s| s.process_bytes.is_some())
+            .max_by_key(|s| (s.process_bytes, std::cmp::Reverse(s.time_ns)));
         out.push(NvmlSummary {
             device: d.key.to_string(),
             samples: samples.len() as u64,
             total_bytes: d.total_memory_bytes.or(peak.total_bytes),
             peak_used_bytes: peak.used_bytes,
             peak_used_at_us: rec.us_since_start(peak.time_ns),
-            peak_process_bytes: samples.iter().filter_map(|s| s.process_bytes).max(),
+            peak_process_bytes: process_peak.and_then(|s| s.process_bytes),
+            peak_process_at_us: process_peak.map(|s| rec.us_since_start(s.time_ns)),
+            min_free_bytes: samples.iter().filter_map(|s| s.free_bytes).min(),
+            driver_reserved_bytes: samples.iter().rev().find_map(|s| s.driver_reserved_bytes),
+            processes: process_peaks(rec, i),
         });
     }
     out

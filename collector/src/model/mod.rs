@@ -327,6 +327,8 @@ pub struct Recording {
     pub gpu_samples: Vec<GpuSample>,
     /// Host memory (RSS) of the recorded process tree, for recordings.
     pub host_samples: Vec<HostSample>,
+    /// Per-process GPU memory of the recorded process tree (NVML), for recordings.
+    pub gpu_process_samples: Vec<GpuProcessSample>,
     /// What was skipped or odd.
     pub diagnostics: Diagnostics,
 }
@@ -344,6 +346,24 @@ pub struct GpuSample {
     pub total_bytes: Option<u64>,
     /// Memory used by the recorded process and its descendants, where NVML reports it.
     pub process_bytes: Option<u64>,
+    /// Free memory on the device, where reported.
+    pub free_bytes: Option<u64>,
+    /// Memory the driver and firmware reserve (NVML's `reserved`, not the allocator's).
+    pub driver_reserved_bytes: Option<u64>,
+}
+
+/// One NVML reading of one process of the recorded tree on one GPU.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GpuProcessSample {
+    /// When.
+    pub time_ns: i64,
+    /// Which GPU.
+    pub device: DeviceIdx,
+    /// The process.
+    pub pid: u32,
+    /// Its memory on the GPU; `None` where NVML lists the process without its memory
+    /// (MIG without privileges, WDDM).
+    pub used_bytes: Option<u64>,
 }
 
 /// One reading of the recorded process tree's host memory.
@@ -393,6 +413,7 @@ impl Recording {
             oom_details: Vec::new(),
             gpu_samples: Vec::new(),
             host_samples: Vec::new(),
+            gpu_process_samples: Vec::new(),
             diagnostics: Diagnostics::default(),
         }
     }
@@ -425,6 +446,27 @@ impl Recording {
             name: None,
         });
         (self.threads.len() - 1) as ThreadIdx
+    }
+
+    /// Move every timestamp by `delta_ns` (events, spans, steps, the allocator's state, the
+    /// time range): to put a source on another clock.
+    pub fn shift_time(&mut self, delta_ns: i64) {
+        for e in &mut self.mem_events {
+            e.time_ns = e.time_ns.saturating_add(delta_ns);
+        }
+        for op in &mut self.ops {
+            op.start_ns = op.start_ns.saturating_add(delta_ns);
+            op.end_ns = op.end_ns.saturating_add(delta_ns);
+        }
+        for s in &mut self.steps {
+            s.start_ns = s.start_ns.saturating_add(delta_ns);
+            s.end_ns = s.end_ns.saturating_add(delta_ns);
+        }
+        if let Some(state) = self.allocator.as_mut() {
+            state.time_ns = state.time_ns.map(|t| t.saturating_add(delta_ns));
+        }
+        self.meta.start_ns = self.meta.start_ns.saturating_add(delta_ns);
+        self.meta.end_ns = self.meta.end_ns.saturating_add(delta_ns);
     }
 
     /// Time since the start of the recording, in µs, as reports show it.

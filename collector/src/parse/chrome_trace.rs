@@ -612,6 +612,7 @@ impl Builder {
             oom_details: Vec::new(),
             gpu_samples: Vec::new(),
             host_samples: Vec::new(),
+            gpu_process_samples: Vec::new(),
             diagnostics: self.diagnostics,
         }
     }

@@ -183,7 +183,7 @@ pub fn load(path: &Path, options: LoadOptions) -> Result<Recording, LoadError> {
         DetectedFormat::ChromeTraceJson => Ok(input),
         DetectedFormat::NsightJson => Err(nsight::read_json(input, options)),
         DetectedFormat::TorchSnapshotPickle => Err(snapshot::read(input, options)),
-        DetectedFormat::VramscopeRecording => Err(recording::read(input, options)),
+        DetectedFormat::VramscopeRecording => Err(recording::read(input, path, options)),
         DetectedFormat::NsightSqlite if compressed => {
             let message = "a gzip-compressed SQLite database: decompress it first".to_owned();
             return Err(err(LoadErrorKind::Unrecognized(message), None, false));

@@ -71,6 +71,7 @@ pub(crate) fn recording(
         oom_details: vec![],
         gpu_samples: vec![],
         host_samples: vec![],
+        gpu_process_samples: vec![],
         diagnostics: Diagnostics::default(),
     }
 }

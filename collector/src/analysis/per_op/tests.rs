@@ -62,6 +62,7 @@ impl Fixture {
                 oom_details: vec![],
                 gpu_samples: vec![],
                 host_samples: vec![],
+                gpu_process_samples: vec![],
                 diagnostics: Diagnostics::default(),
             },
         }

@@ -21,12 +21,13 @@ use std::io::{self, BufRead, Write};
 
 use serde::{Deserialize, Serialize};
 
-use super::{VERSION, read_line};
+use super::PACKED_VERSION;
+use super::reader::read_line;
 use crate::model::{Recording, SourceFormat};
 use crate::parse::{LoadErrorKind, LoadOptions, SourceError};
 use columns::{
     AllocatorLine, DeviceLine, EndLine, GpuColumns, HostColumns, MemColumns, MetaLine, OpColumns,
-    SegmentLine, StackLine, ThreadLine,
+    ProcessColumns, SegmentLine, StackLine, ThreadLine,
 };
 
 /// Events per `mem`/`ops`/sample line. 32k memory events are ~1 MiB of JSON before
@@ -85,6 +86,7 @@ enum PackLine {
     Ooms(Vec<(u32, Option<u64>)>),
     GpuSamples(GpuColumns),
     HostSamples(HostColumns),
+    GpuProcessSamples(ProcessColumns),
     End(EndLine),
 }
 
@@ -92,7 +94,7 @@ enum PackLine {
 /// container — `vramscope pack` gzips them).
 pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Result<()> {
     let header = HeaderLine {
-        vramscope_recording: VERSION,
+        vramscope_recording: PACKED_VERSION,
         start_unix_ns: rec.meta.start_ns,
         command: [],
         vramscope_version: env!("CARGO_PKG_VERSION"),
@@ -176,6 +178,10 @@ pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Resu
     let mut host = columns::HostEncoder::default();
     for samples in rec.host_samples.chunks(EVENTS_PER_LINE) {
         line(&PackLine::HostSamples(host.encode(samples)))?;
+    }
+    let mut process = columns::ProcessEncoder::default();
+    for samples in rec.gpu_process_samples.chunks(EVENTS_PER_LINE) {
+        line(&PackLine::GpuProcessSamples(process.encode(samples)))?;
     }
     line(&PackLine::End(EndLine::counting(rec)))
 }
@@ -272,6 +278,9 @@ pub(super) fn read_body(
             }
             PackLine::GpuSamples(cols) => state.gpu(cols, &mut rec.gpu_samples).map_err(bad)?,
             PackLine::HostSamples(cols) => state.host(cols, &mut rec.host_samples).map_err(bad)?,
+            PackLine::GpuProcessSamples(cols) => state
+                .gpu_process(cols, &mut rec.gpu_process_samples)
+                .map_err(bad)?,
             PackLine::End(e) => end = Some(e),
         }
         offset += n as u64;

@@ -1,4 +1,6 @@
+use super::snapshots;
 use super::*;
+use crate::model::SourceFormat;
 use crate::parse::{LoadOptions, load};
 
 fn temp(name: &str) -> std::path::PathBuf {
@@ -22,6 +24,7 @@ fn header() -> Header {
             name: Some("NVIDIA H200".into()),
             total_bytes: Some(150 << 30),
             uuid: None,
+            mig: None,
         }],
         ..Header::default()
     }
@@ -35,6 +38,7 @@ fn sample(t_ns: i64, used: u64, procs: u64, rss: u64) -> Line {
             used,
             total: Some(150 << 30),
             procs: Some(procs),
+            ..GpuReading::default()
         }],
         rss: Some(rss),
     }
@@ -57,7 +61,7 @@ fn round_trip_and_refuse_overwrite() {
         150_000_000,
         EndInfo {
             exit_code: Some(3),
-            signal: None,
+            ..EndInfo::default()
         },
     )
     .expect("finish");
@@ -153,32 +157,316 @@ fn damage_in_the_middle_is_an_error_with_offset() {
     assert!(err.to_string().contains("version 99"), "{err}");
 }
 
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(name)
+}
+
 #[test]
-fn version_1_recordings_still_load() {
-    // Written by vramscope 0.1.0 before packs existed (format version 1).
-    let v1 = concat!(
-        r#"{"vramscope_recording":1,"start_unix_ns":1764671000000000000,"command":["python","train.py"],"host":"gpu-7","pid":4242,"interval_ms":100,"driver_version":"550.54.15","nvml_version":"12.550.54.15","nvml_unavailable":null,"devices":[{"index":0,"name":"NVIDIA H200","total_bytes":150754820096,"uuid":"GPU-1"}],"vramscope_version":"0.1.0"}"#,
-        "\n",
-        r#"{"t_ns":100000000,"gpus":[{"index":0,"used":3221225472,"total":150754820096,"procs":2147483648}],"rss":125829120}"#,
-        "\n",
-        r#"{"t_ns":150000000,"note":"torch not imported"}"#,
-        "\n",
-        r#"{"t_ns":200000000,"end":{"exit_code":0,"signal":null}}"#,
-        "\n"
-    );
-    let path = temp("v1.vrec");
-    std::fs::write(&path, v1).expect("write");
-    let rec = load(&path, LoadOptions::default()).expect("v1 loads");
+fn version_1_files_keep_loading() {
+    // Written by vramscope 0.1.0 (tests/fixtures/recording/make_v1.py), never regenerated.
+    let rec = load(&fixture("recording/v1-train.vsr"), LoadOptions::default()).expect("v1");
     assert_eq!(rec.meta.era, "vramscope recording v1");
-    assert_eq!(rec.gpu_samples.len(), 1);
-    assert_eq!(rec.gpu_samples[0].used_bytes, 3_221_225_472);
-    assert_eq!(rec.gpu_samples[0].time_ns, 1_764_671_000_100_000_000);
-    assert_eq!(rec.host_samples[0].rss_bytes, 125_829_120);
-    assert_eq!(rec.meta.properties["exit_code"], "0");
+    assert_eq!(rec.gpu_samples.len(), 12, "6 samples of 2 GPUs");
+    let gpu0: Vec<u64> = rec
+        .gpu_samples
+        .iter()
+        .filter(|s| s.device == 0)
+        .map(|s| s.used_bytes)
+        .collect();
+    assert_eq!(
+        gpu0,
+        [1 << 30, 3 << 30, 7 << 30, 12 << 30, 9 << 30, 9 << 30]
+    );
+    assert!(rec.gpu_samples.iter().all(|s| s.free_bytes.is_none()));
     assert!(
-        !rec.diagnostics
+        rec.gpu_process_samples.is_empty(),
+        "v1 has no per-pid readings"
+    );
+    assert_eq!(rec.devices[1].name.as_deref(), Some("NVIDIA H200"));
+    let props = &rec.meta.properties;
+    assert_eq!(props.get("exit_code").map(String::as_str), Some("0"));
+    assert_eq!(
+        props.get("command").map(String::as_str),
+        Some("python train.py --epochs 1")
+    );
+    let summary = crate::analysis::summarize(&rec, &crate::Timeline::build(&rec));
+    assert_eq!(summary.nvml[0].peak_used_bytes, 12 << 30);
+    assert_eq!(summary.nvml[0].peak_used_at_us, 300_000.0);
+    assert_eq!(summary.nvml[0].peak_process_bytes, Some(11 << 30));
+    assert_eq!(
+        summary.nvml[1].peak_process_bytes, None,
+        "procs null on GPU 1"
+    );
+    assert_eq!(summary.host_rss_peak_bytes, Some(1500 << 20));
+    assert_eq!(summary.duration_us, 560_000.0);
+
+    let killed = load(&fixture("recording/v1-killed.vsr"), LoadOptions::default()).expect("cut");
+    assert_eq!(killed.gpu_samples.len(), 6, "3 complete samples of 2 GPUs");
+    let keys: Vec<&String> = killed.diagnostics.counts.keys().collect();
+    assert!(keys.iter().any(|k| k.contains("not finalised")), "{keys:?}");
+    assert!(keys.iter().any(|k| k.contains("cut short")), "{keys:?}");
+    assert!(
+        keys.iter()
+            .any(|k| k.contains("a note written by vramscope 0.1.0"))
+    );
+}
+
+#[test]
+fn free_driver_reserved_pids_and_mig_round_trip() {
+    let path = temp("v1-extended.vrec");
+    let mut w = RecordingWriter::create(&path, &header(), false).expect("create");
+    w.write(&Line::Sample {
+        t_ns: 10,
+        gpus: vec![GpuReading {
+            index: 0,
+            used: 5 << 30,
+            total: Some(150 << 30),
+            procs: Some(3 << 30),
+            free: Some(144 << 30),
+            driver_reserved: Some(1 << 30),
+            pids: vec![(101, Some(1 << 30)), (102, Some(2 << 30)), (103, None)],
+            mig: vec![MigReading {
+                slot: 0,
+                used: Some(2 << 30),
+                total: Some(18 << 30),
+                procs: Some(2 << 30),
+            }],
+        }],
+        rss: None,
+    })
+    .expect("write");
+    w.write(&Line::Sample {
+        t_ns: 20,
+        gpus: vec![GpuReading {
+            index: 0,
+            used: 4 << 30,
+            total: Some(150 << 30),
+            procs: Some(4 << 30),
+            free: Some(145 << 30),
+            driver_reserved: Some(1 << 30),
+            pids: vec![(101, Some(3 << 30)), (102, Some(1 << 30))],
+            mig: Vec::new(),
+        }],
+        rss: None,
+    })
+    .expect("write");
+    w.finish(30, EndInfo::default()).expect("finish");
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert!(
+        text.contains(r#""pids":[[101,1073741824],[102,2147483648],[103,null]]"#),
+        "{text}"
+    );
+    let rec = load(&path, LoadOptions::default()).expect("load");
+    assert_eq!(rec.gpu_samples[0].free_bytes, Some(144 << 30));
+    assert_eq!(rec.gpu_samples[0].driver_reserved_bytes, Some(1 << 30));
+    assert_eq!(rec.gpu_process_samples.len(), 5);
+    let summary = crate::analysis::summarize(&rec, &crate::Timeline::build(&rec));
+    let n = &summary.nvml[0];
+    assert_eq!(n.min_free_bytes, Some(144 << 30));
+    assert_eq!(n.peak_process_bytes, Some(4 << 30));
+    let peaks: Vec<(u32, Option<u64>)> =
+        n.processes.iter().map(|p| (p.pid, p.peak_bytes)).collect();
+    assert_eq!(
+        peaks,
+        [(101, Some(3 << 30)), (102, Some(2 << 30)), (103, None)]
+    );
+    // A reader that predates these keys sees plain v1 samples: the old line shapes parse.
+    #[derive(serde::Deserialize)]
+    struct OldReading {
+        #[allow(dead_code)]
+        index: u32,
+        used: u64,
+    }
+    #[derive(serde::Deserialize)]
+    struct OldSample {
+        #[allow(dead_code)]
+        t_ns: i64,
+        gpus: Vec<OldReading>,
+    }
+    let second = text.lines().nth(1).expect("a sample line");
+    let old: OldSample = serde_json::from_str(second).expect("old shape");
+    assert_eq!(old.gpus[0].used, 5 << 30);
+}
+
+/// `basic.pickle` embedded as a recording's snapshot, on GPU 1 by UUID.
+fn recording_with_snapshot(name: &str, cut: bool) -> (std::path::PathBuf, Vec<u8>) {
+    let pickle = std::fs::read(fixture("snapshot/basic.pickle")).expect("fixture");
+    let path = temp(name);
+    let mut h = header();
+    h.devices = (0..2)
+        .map(|i| DeviceHeader {
+            index: i,
+            uuid: Some(format!("GPU-0000000{i}-aaaa")),
+            ..DeviceHeader::default()
+        })
+        .collect();
+    // The snapshot's history starts at 1.7e15 µs (gen_snapshots.py's clock): start before.
+    h.start_unix_ns = 1_699_999_999_000_000_000;
+    h.torch_memory = Some(TorchMemoryHeader {
+        max_entries: 1000,
+        dir: format!("{name}.torch"),
+    });
+    let mut w = RecordingWriter::create(&path, &h, false).expect("create");
+    w.write(&Line::Snapshot {
+        t_ns: 5,
+        snapshot: SnapshotInfo {
+            id: 7,
+            pid: 4242,
+            reason: "exit".into(),
+            file: "snapshot-4242-1-exit.pickle".into(),
+            bytes: pickle.len() as u64,
+            devices: vec![SnapshotDevice {
+                cuda: 0,
+                uuid: Some("00000001-AAAA".into()),
+                ..SnapshotDevice::default()
+            }],
+            ..SnapshotInfo::default()
+        },
+    })
+    .expect("begin");
+    let mut enc = snapshots::SnapshotEncoder::new(7);
+    let mut chunks = pickle.chunks(1000).peekable();
+    while let Some(piece) = chunks.next() {
+        if cut && chunks.peek().is_none() {
+            break;
+        }
+        w.write(&enc.chunk(piece, 6)).expect("chunk");
+    }
+    if !cut {
+        w.write(&enc.finish(7)).expect("end");
+    }
+    w.finish(8, EndInfo::default()).expect("finish");
+    (path, pickle)
+}
+
+#[test]
+fn an_embedded_snapshot_merges_onto_its_gpu() {
+    let (path, _) = recording_with_snapshot("embedded.vrec", false);
+    let rec = load(&path, LoadOptions::default()).expect("load");
+    let direct = load(&fixture("snapshot/basic.pickle"), LoadOptions::default()).expect("pickle");
+    assert_eq!(rec.mem_events.len(), direct.mem_events.len());
+    assert!(!rec.mem_events.is_empty());
+    // cuda:0 of the snapshotting process is NVML's GPU 1 (matched by UUID).
+    let cuda1 = rec
+        .devices
+        .iter()
+        .position(|d| d.key == crate::model::DeviceKey::cuda(1))
+        .expect("cuda:1") as u16;
+    assert!(rec.mem_events.iter().all(|e| e.device == cuda1));
+    let timeline = crate::Timeline::build(&rec);
+    let s = crate::analysis::summarize(&rec, &timeline);
+    let d = crate::analysis::summarize(&direct, &crate::Timeline::build(&direct));
+    let merged = s
+        .devices
+        .iter()
+        .find(|x| x.device == "cuda:1")
+        .expect("merged device");
+    assert_eq!(
+        merged.peak_allocated_bytes,
+        d.devices[0].peak_allocated_bytes
+    );
+    assert_eq!(merged.peak_reserved_bytes, d.devices[0].peak_reserved_bytes);
+    // Same absolute clock: the peak is at the same instant.
+    let peak = |t: &crate::Timeline, dev: usize| {
+        let dt = &t.devices[dev];
+        dt.peak_allocated
+            .and_then(|i| dt.points.get(i))
+            .map(|p| p.time_ns)
+    };
+    assert_eq!(
+        peak(&timeline, cuda1 as usize),
+        peak(&crate::Timeline::build(&direct), 0)
+    );
+    // Frames survive the re-interning.
+    let live = crate::analysis::live::live_groups(
+        &rec,
+        &timeline,
+        cuda1,
+        rec.mem_events.last().map_or(0, |e| e.time_ns),
+    );
+    assert!(
+        live.iter()
+            .any(|g| g.site.contains("train.py") || g.site.contains("model.py"))
+    );
+    let notes: Vec<&String> = rec.diagnostics.counts.keys().collect();
+    assert!(
+        notes
+            .iter()
+            .any(|k| k.contains("allocator history of pid 4242")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn a_snapshot_cut_mid_embedding_is_reported_and_taken_from_beside() {
+    let (path, pickle) = recording_with_snapshot("cut.vrec", true);
+    let rec = load(&path, LoadOptions::default()).expect("load");
+    assert!(
+        rec.mem_events.is_empty(),
+        "an incomplete snapshot is not merged"
+    );
+    assert!(
+        rec.diagnostics
             .counts
             .keys()
-            .any(|k| k.contains("not finalised"))
+            .any(|k| k.contains("embedded incompletely")),
+        "{:?}",
+        rec.diagnostics.counts
+    );
+    // The folder beside still holds it (vramscope removes it only after embedding).
+    let dir = path.with_file_name("cut.vrec.torch");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("snapshot-4242-1-exit.pickle"), &pickle).expect("pickle");
+    let status = format!(
+        "{{\"event\":\"snapshot\",\"pid\":4242,\"t_unix_ns\":1,\"file\":\"snapshot-4242-1-exit.pickle\",\"reason\":\"exit\",\"bytes\":{},\"devices\":[{{\"cuda\":0,\"uuid\":\"00000001-aaaa\"}}]}}\n",
+        pickle.len()
+    );
+    std::fs::write(dir.join("status-4242.jsonl"), status).expect("status");
+    let rec = load(&path, LoadOptions::default()).expect("load");
+    let direct = load(&fixture("snapshot/basic.pickle"), LoadOptions::default()).expect("pickle");
+    assert_eq!(rec.mem_events.len(), direct.mem_events.len());
+    assert!(
+        rec.diagnostics
+            .counts
+            .keys()
+            .any(|k| k.contains("read from beside"))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_unreadable_embedded_snapshot_is_a_note_not_a_failure() {
+    let path = temp("garbage-snapshot.vrec");
+    let mut w = RecordingWriter::create(&path, &header(), false).expect("create");
+    w.write(&sample(0, 1 << 30, 0, 1 << 20)).expect("sample");
+    w.write(&Line::Snapshot {
+        t_ns: 1,
+        snapshot: SnapshotInfo {
+            id: 0,
+            pid: 9,
+            file: "snapshot-9-1-exit.pickle".into(),
+            ..SnapshotInfo::default()
+        },
+    })
+    .expect("begin");
+    let mut enc = snapshots::SnapshotEncoder::new(0);
+    w.write(&enc.chunk(b"\x80\x04 this is not a snapshot", 2))
+        .expect("chunk");
+    w.write(&enc.finish(3)).expect("end");
+    w.finish(4, EndInfo::default()).expect("finish");
+    let rec = load(&path, LoadOptions::default()).expect("the recording still opens");
+    assert_eq!(rec.gpu_samples.len(), 1);
+    assert!(rec.mem_events.is_empty());
+    let note = rec
+        .diagnostics
+        .counts
+        .keys()
+        .find(|k| k.contains("torch snapshot of pid 9"))
+        .expect("a note");
+    assert!(
+        note.contains("unreadable") && note.contains("the embedded pickle"),
+        "{note}"
     );
 }

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{
     AllocatorState, Block, BlockState, DeviceIdx, DeviceInfo, DeviceKey, DeviceType,
-    DistributedInfo, Frame, GpuSample, HostSample, MemEvent, MemEventKind, OpCategory, OpSpan,
-    Recording, Segment, SegmentPool, StackId, StrId, ThreadIdx, ThreadInfo,
+    DistributedInfo, Frame, GpuProcessSample, GpuSample, HostSample, MemEvent, MemEventKind,
+    OpCategory, OpSpan, Recording, Segment, SegmentPool, StackId, StrId, ThreadIdx, ThreadInfo,
 };
 
 /// The source's facts ([`crate::model::Meta`]) and diagnostics.
@@ -333,6 +333,12 @@ pub struct GpuColumns {
     tot: Vec<Option<u64>>,
     /// The recorded process tree's bytes.
     p: Vec<Option<u64>>,
+    /// Free bytes.
+    #[serde(default)]
+    f: Vec<Option<u64>>,
+    /// Driver-reserved bytes.
+    #[serde(default)]
+    r: Vec<Option<u64>>,
 }
 
 /// Encodes NVML samples line by line.
@@ -351,6 +357,42 @@ impl GpuEncoder {
             c.u.push(s.used_bytes);
             c.tot.push(s.total_bytes);
             c.p.push(s.process_bytes);
+            c.f.push(s.free_bytes);
+            c.r.push(s.driver_reserved_bytes);
+            self.previous_ns = s.time_ns;
+        }
+        c
+    }
+}
+
+/// Per-process NVML samples as columns.
+#[derive(Default, Serialize, Deserialize)]
+pub struct ProcessColumns {
+    /// Time minus the previous sample's time.
+    t: Vec<i64>,
+    /// Device index.
+    d: Vec<DeviceIdx>,
+    /// Process id.
+    pid: Vec<u32>,
+    /// Its bytes on the GPU (null where NVML does not say).
+    u: Vec<Option<u64>>,
+}
+
+/// Encodes per-process samples line by line.
+#[derive(Default)]
+pub struct ProcessEncoder {
+    previous_ns: i64,
+}
+
+impl ProcessEncoder {
+    /// The columns of `samples`.
+    pub fn encode(&mut self, samples: &[GpuProcessSample]) -> ProcessColumns {
+        let mut c = ProcessColumns::default();
+        for s in samples {
+            c.t.push(s.time_ns.wrapping_sub(self.previous_ns));
+            c.d.push(s.device);
+            c.pid.push(s.pid);
+            c.u.push(s.used_bytes);
             self.previous_ns = s.time_ns;
         }
         c
@@ -392,6 +434,7 @@ pub struct Decoder {
     totals: Totals,
     op_ns: i64,
     gpu_ns: i64,
+    process_ns: i64,
     host_ns: i64,
 }
 
@@ -468,7 +511,15 @@ impl Decoder {
 
     /// Append the samples of a `gpu_samples` record.
     pub fn gpu(&mut self, c: GpuColumns, out: &mut Vec<GpuSample>) -> Result<(), String> {
-        let lengths = [c.t.len(), c.d.len(), c.u.len(), c.tot.len(), c.p.len()];
+        let lengths = [
+            c.t.len(),
+            c.d.len(),
+            c.u.len(),
+            c.tot.len(),
+            c.p.len(),
+            c.f.len(),
+            c.r.len(),
+        ];
         let n = same_lengths("GPU sample", &lengths)?;
         for i in 0..n {
             self.gpu_ns = self.gpu_ns.wrapping_add(c.t[i]);
@@ -478,6 +529,30 @@ impl Decoder {
                 used_bytes: c.u[i],
                 total_bytes: c.tot[i],
                 process_bytes: c.p[i],
+                free_bytes: c.f[i],
+                driver_reserved_bytes: c.r[i],
+            });
+        }
+        Ok(())
+    }
+
+    /// Append the samples of a `gpu_process_samples` record.
+    pub fn gpu_process(
+        &mut self,
+        c: ProcessColumns,
+        out: &mut Vec<GpuProcessSample>,
+    ) -> Result<(), String> {
+        let n = same_lengths(
+            "GPU process sample",
+            &[c.t.len(), c.d.len(), c.pid.len(), c.u.len()],
+        )?;
+        for i in 0..n {
+            self.process_ns = self.process_ns.wrapping_add(c.t[i]);
+            out.push(GpuProcessSample {
+                time_ns: self.process_ns,
+                device: c.d[i],
+                pid: c.pid[i],
+                used_bytes: c.u[i],
             });
         }
         Ok(())
@@ -631,6 +706,8 @@ pub struct EndLine {
     ooms: usize,
     gpu_samples: usize,
     host_samples: usize,
+    #[serde(default)]
+    gpu_process_samples: usize,
 }
 
 impl EndLine {
@@ -648,6 +725,7 @@ impl EndLine {
             ooms: rec.oom_details.len(),
             gpu_samples: rec.gpu_samples.len(),
             host_samples: rec.host_samples.len(),
+            gpu_process_samples: rec.gpu_process_samples.len(),
         }
     }
 
@@ -706,6 +784,11 @@ pub fn check_references(rec: &Recording) -> Result<(), String> {
     for (i, s) in rec.gpu_samples.iter().enumerate() {
         if s.device as usize >= devices {
             return bad("GPU sample", i, s.device as usize, devices);
+        }
+    }
+    for (i, s) in rec.gpu_process_samples.iter().enumerate() {
+        if s.device as usize >= devices {
+            return bad("GPU process sample", i, s.device as usize, devices);
         }
     }
     for (i, o) in rec.oom_details.iter().enumerate() {

@@ -2,7 +2,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::model::{GpuSample, HostSample, StrId};
+use crate::model::{GpuProcessSample, GpuSample, HostSample, StrId};
 use crate::parse::load;
 
 fn fixtures() -> PathBuf {
@@ -62,6 +62,10 @@ fn assert_same(a: &Recording, b: &Recording, what: &str) {
     assert_eq!(a.oom_details, b.oom_details, "{what}: ooms");
     assert_eq!(a.gpu_samples, b.gpu_samples, "{what}: gpu samples");
     assert_eq!(a.host_samples, b.host_samples, "{what}: host samples");
+    assert_eq!(
+        a.gpu_process_samples, b.gpu_process_samples,
+        "{what}: process samples"
+    );
     assert_eq!(a.diagnostics, b.diagnostics, "{what}: diagnostics");
 }
 
@@ -111,6 +115,14 @@ fn samples_round_trip() {
             used_bytes: (i as u64) << 20,
             total_bytes: Some(80 << 30),
             process_bytes: (i % 3 != 0).then_some((i as u64) << 19),
+            free_bytes: Some((80 << 30) - ((i as u64) << 20)),
+            driver_reserved_bytes: (i % 2 == 0).then_some(512 << 20),
+        });
+        rec.gpu_process_samples.push(GpuProcessSample {
+            time_ns: 1_700_000_000_000_000_000 + i * 100_000_000,
+            device: d,
+            pid: 4000 + (i % 4) as u32,
+            used_bytes: (i % 5 != 0).then_some((i as u64) << 18),
         });
         rec.host_samples.push(HostSample {
             time_ns: 1_700_000_000_000_000_000 + i * 100_000_000,

@@ -1,0 +1,66 @@
+//! The driver's view of a recording (NVML samples, host RSS) as summary text.
+
+use std::io::{self, Write};
+
+use collector::analysis::Summary;
+use collector::units::{bytes_iec, duration_us};
+
+/// Whether the summary has anything from the driver or the host to show.
+pub fn has_samples(s: &Summary) -> bool {
+    !s.nvml.is_empty() || s.host_rss_peak_bytes.is_some()
+}
+
+/// One block per GPU: peak used on the device, the recorded tree's peak and its processes,
+/// least free memory; then the host RSS peak.
+pub fn nvml_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
+    let b = |n: u64| bytes_iec(i64::try_from(n).unwrap_or(i64::MAX));
+    for g in &s.nvml {
+        writeln!(out)?;
+        let total = g
+            .total_bytes
+            .map_or(String::new(), |t| format!(" of {}", b(t)));
+        writeln!(out, "{} (NVML, {} samples)", g.device, g.samples)?;
+        writeln!(
+            out,
+            "  peak used        {}{total} at {} (every process, context and driver allocation)",
+            b(g.peak_used_bytes),
+            duration_us(g.peak_used_at_us)
+        )?;
+        match (g.peak_process_bytes, g.peak_process_at_us) {
+            (Some(p), Some(at)) => {
+                writeln!(out, "  this program     {} at {}", b(p), duration_us(at))?
+            }
+            _ if !g.processes.is_empty() => writeln!(
+                out,
+                "  this program     on the GPU, but NVML does not report its memory"
+            )?,
+            _ => writeln!(out, "  this program     no per-process memory from NVML")?,
+        }
+        for p in &g.processes {
+            let peak = match (p.peak_bytes, p.peak_at_us) {
+                (Some(bytes), Some(at)) => format!("{} at {}", b(bytes), duration_us(at)),
+                _ => "memory not available".to_owned(),
+            };
+            writeln!(out, "    pid {:<10} {peak}", p.pid)?;
+        }
+        let mut facts = Vec::new();
+        if let Some(f) = g.min_free_bytes {
+            facts.push(format!("least free {}", b(f)));
+        }
+        if let Some(r) = g.driver_reserved_bytes {
+            facts.push(format!("driver reserved {}", b(r)));
+        }
+        if !facts.is_empty() {
+            writeln!(out, "  {}", facts.join(", "))?;
+        }
+    }
+    if let Some(rss) = s.host_rss_peak_bytes {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "host RSS peak {} (the recorded process and its descendants)",
+            b(rss)
+        )?;
+    }
+    Ok(())
+}
