@@ -108,7 +108,7 @@ pub fn read(input: Input, path: &Path, options: LoadOptions) -> Result<Recording
     rec.meta.end_ns = r.hi;
     rec.meta.compressed = compressed;
     rec.meta.content_bytes = offset;
-    rec.meta.era = format!("vramscope recording v{}", header.vramscope_recording);
+    rec.meta.era = format!("format version {}", header.vramscope_recording);
     set_properties(&mut rec, &header, r.ended.as_ref());
     super::merge::merge_into(&mut rec, &header, r.embedded, path, finalised);
     Ok(rec)

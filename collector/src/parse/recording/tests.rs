@@ -167,7 +167,7 @@ fn fixture(name: &str) -> std::path::PathBuf {
 fn version_1_files_keep_loading() {
     // Written by vramscope 0.1.0 (tests/fixtures/recording/make_v1.py), never regenerated.
     let rec = load(&fixture("recording/v1-train.vsr"), LoadOptions::default()).expect("v1");
-    assert_eq!(rec.meta.era, "vramscope recording v1");
+    assert_eq!(rec.meta.era, "format version 1");
     assert_eq!(rec.gpu_samples.len(), 12, "6 samples of 2 GPUs");
     let gpu0: Vec<u64> = rec
         .gpu_samples

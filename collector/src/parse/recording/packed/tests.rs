@@ -106,7 +106,7 @@ fn every_fixture_survives_the_round_trip_exactly() {
 
 #[test]
 fn samples_round_trip() {
-    let mut rec = Recording::empty(SourceFormat::VramscopeRecording, "vramscope recording v1");
+    let mut rec = Recording::empty(SourceFormat::VramscopeRecording, "format version 1");
     let d = rec.device_index(crate::model::DeviceKey::cuda(1));
     for i in 0..(EVENTS_PER_LINE as i64 + 10) {
         rec.gpu_samples.push(GpuSample {
