@@ -133,6 +133,14 @@ enum Command {
         #[command(flatten)]
         load: LoadArgs,
     },
+    /// Open the viewer: a window onto any file vramscope reads, one tab per file
+    /// (`vramscope FILE…` does the same).
+    View {
+        /// The traces, snapshots or recordings to open.
+        paths: Vec<PathBuf>,
+        #[command(flatten)]
+        load: LoadArgs,
+    },
     /// Write a report for a bug report into a directory: report.md (peaks, what was live,
     /// top ops, fragmentation, OOM verdicts, warnings, environment) and charts (PNG, SVG).
     Report {
@@ -198,9 +206,33 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// `vramscope FILE…` means `vramscope view FILE…`: when the first argument is neither an
+/// option nor a subcommand but an existing path, `view` is put in front of it. Typos of
+/// subcommands (no such file) still get clap's "unrecognized subcommand".
+pub fn args_with_view_default(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    use clap::CommandFactory;
+    let Some(first) = args.get(1) else {
+        return args;
+    };
+    let name = first.to_string_lossy();
+    let command = Cli::command();
+    let subcommand = name == "help" || command.get_subcommands().any(|c| c.get_name() == name);
+    if name.starts_with('-') || subcommand || !Path::new(first).exists() {
+        return args;
+    }
+    args.insert(1, "view".into());
+    args
+}
+
 /// Run a parsed command line, writing results to `out`.
 pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
     match cli.command {
+        Command::View { paths, load } => {
+            let options = LoadOptions {
+                salvage_truncated: load.salvage,
+            };
+            crate::gui::run(paths, options)?;
+        }
         Command::Check {
             path,
             max_peak,

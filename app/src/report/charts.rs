@@ -14,7 +14,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontStyle, register_font};
 
 /// DejaVu Sans (assets/fonts/LICENSE), registered as plotters' "sans-serif".
-const FONT_TTF: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+pub(crate) const FONT_TTF: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 const FONT: &str = "sans-serif";
 
 /// Chart size in pixels. The memory curve is decimated to one min/max pair per pixel
