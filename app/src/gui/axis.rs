@@ -28,7 +28,7 @@ pub fn time_unit(span_ns: f64) -> TimeUnit {
 /// A time since the start of the recording, e.g. "12.41 s", "3.2 ms", "870 µs".
 pub fn format_time_ns(t_ns: f64) -> String {
     if t_ns.abs() < 0.5 {
-        return "0".into();
+        return "0 s".into();
     }
     let unit = time_unit(t_ns);
     format_in_unit(t_ns, unit, 4)
@@ -93,10 +93,17 @@ pub fn ticks(lo: f64, hi: f64, max_ticks: usize) -> Vec<f64> {
 pub fn time_ticks(t0_ns: f64, t1_ns: f64, max_ticks: usize) -> Vec<(f64, String)> {
     let unit = time_unit(t1_ns - t0_ns);
     let step = nice_step((t1_ns - t0_ns) / unit.ns, max_ticks);
-    let decimals = decimals_for(step);
+    // Zoomed in far from the start, "21936 ms" reads better as "21.936 s": label in the
+    // unit of the times themselves, with the decimals the step needs.
+    let far = time_unit(t0_ns.abs().max(t1_ns.abs()));
+    let label = if far.ns > unit.ns { far } else { unit };
+    let decimals = decimals_for(step * unit.ns / label.ns);
     ticks(t0_ns / unit.ns, t1_ns / unit.ns, max_ticks)
         .into_iter()
-        .map(|v| (v * unit.ns, format!("{v:.decimals$} {}", unit.name)))
+        .map(|v| {
+            let t = v * unit.ns;
+            (t, format!("{:.decimals$} {}", t / label.ns, label.name))
+        })
         .collect()
 }
 
@@ -178,12 +185,15 @@ mod tests {
         assert_eq!(format_time_ns(3_200_000.0), "3.200 ms");
         assert_eq!(format_time_ns(870_000.0), "870.0 µs");
         assert_eq!(format_duration_ns(4_700_000_000.0), "4.70 s");
-        assert_eq!(format_time_ns(0.0), "0");
+        assert_eq!(format_time_ns(0.0), "0 s");
         assert_eq!(format_time_in(0.0, 251.5e6), "0.0 ms");
         assert_eq!(format_time_in(251.5e6, 251.5e6), "251.5 ms");
         let t = time_ticks(0.0, 10e6, 5);
         assert_eq!(t.first().map(|x| x.1.as_str()), Some("0 ms"));
         assert_eq!(t.get(1).map(|x| x.1.as_str()), Some("2 ms"));
+        // Far from the start, ticks read in the unit of the times.
+        let far = time_ticks(21_936e6, 21_952e6, 8);
+        assert_eq!(far.first().map(|x| x.1.as_str()), Some("21.936 s"));
         let b = byte_ticks(0.0, 3.0 * 1024.0 * 1024.0 * 1024.0, 4);
         assert_eq!(b.get(1).map(|x| x.1.as_str()), Some("1 GiB"));
         assert_eq!(bytes_delta(-3072), "−3.00 KiB");

@@ -1,7 +1,8 @@
 //! Timed frames of the viewer on a big trace, in an egui_kittest harness (no display):
 //! the per-frame CPU work of panning and zooming — the egui pass with all our painting,
-//! plus tessellation — and, side by side, what the curve queries alone cost with the
-//! pyramid and with the linear per-frame walk it replaces.
+//! plus tessellation — and, at fixed zoom levels, what the curve queries of one frame cost
+//! with the pyramid and with the linear walk over the visible points it replaces
+//! (`decimate::column_ranges`), interleaved.
 //!
 //! Not a pass/fail test (timings are never asserted); run it by hand:
 //!
@@ -10,21 +11,35 @@
 //!   cargo test --release -p vramscope frame_timings -- --ignored --nocapture
 //! ```
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use collector::LoadOptions;
 use collector::analysis::decimate::{Curve, column_ranges, curve};
-use egui::{Event, MouseWheelUnit, PointerButton, Pos2, pos2, vec2};
+use egui::{
+    Event, Modifiers, MouseWheelSource, MouseWheelUnit, PointerButton, Rect, TouchPhase, pos2, vec2,
+};
 use egui_kittest::Harness;
 
 use super::ViewerApp;
 use super::data::Loaded;
 
-fn median_and_min(mut v: Vec<f64>) -> (f64, f64) {
-    v.sort_by(f64::total_cmp);
+/// Repetitions per zoom level of the query benchmark.
+const QUERY_REPS: usize = 200;
+
+fn stats(v: &[f64]) -> (f64, f64, f64, f64) {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let at = |q: usize| {
+        s.get((s.len() * q / 100).min(s.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(0.0)
+    };
     (
-        v.get(v.len() / 2).copied().unwrap_or(0.0),
-        v.first().copied().unwrap_or(0.0),
+        at(50),
+        s.first().copied().unwrap_or(0.0),
+        at(95),
+        s.last().copied().unwrap_or(0.0),
     )
 }
 
@@ -37,10 +52,8 @@ fn max_rss_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-/// One frame's input: wheel zoom at a point, or a drag step.
-enum Gesture {
-    Zoom(Pos2, f32),
-    Pan(Pos2, f32),
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
 }
 
 #[test]
@@ -50,141 +63,190 @@ fn frame_timings() {
         eprintln!("set VRAMSCOPE_BIG_TRACE to a trace");
         return;
     };
-    let path = std::path::PathBuf::from(path);
+    let mut h = load(std::path::PathBuf::from(path));
+    let doc = h.state().active_doc().expect("loaded");
+    let (data, plot) = (doc.data.clone(), doc.last_plot_rect.expect("plot drawn"));
+    query_levels(&data, doc.device as usize, plot.width() as usize);
+    session(&mut h, plot);
+}
+
+/// Open the file in a harness and step it while it loads: the window keeps drawing.
+fn load(path: std::path::PathBuf) -> Harness<'static, ViewerApp> {
     let ctx = egui::Context::default();
     let started = Instant::now();
     let app = ViewerApp::new(&ctx, None, vec![path.clone()], LoadOptions::default());
+    // Few builder steps: the frames while loading are timed below, one by one.
     let mut h = Harness::builder()
         .with_size([1600.0, 1000.0])
-        .with_max_steps(u64::MAX)
+        .with_max_steps(2)
         .build_ui_state(|ui, app: &mut ViewerApp| app.show(ui), app);
-    // Frames drawn while loading: the window keeps drawing (this is what the user sees).
-    let mut loading_frames = Vec::new();
+    let mut frames = Vec::new();
     while h.state().busy() {
         let t = Instant::now();
         h.step();
-        loading_frames.push(t.elapsed().as_secs_f64() * 1e3);
+        frames.push(ms_since(t));
         std::thread::sleep(Duration::from_millis(20));
     }
     let load_s = started.elapsed().as_secs_f64();
     h.run_steps(3);
-    let doc = h.state().active_doc().expect("loaded");
-    let data: std::sync::Arc<Loaded> = doc.data.clone();
-    let plot = doc.last_plot_rect.expect("plot");
-    let d = doc.device as usize;
+    let data = h.state().active_doc().expect("loaded").data.clone();
     println!(
-        "file {} ({:.0} MB): load {load_s:.1} s (read {:.1} s, analyses {:.1} s), max RSS {:.0} MiB, {} memory events, {} ops, pyramids {:.1} MiB",
+        "file {} ({:.0} MB): loaded in {load_s:.1} s (read {:.1} s, timeline + analyses + pyramids {:.1} s), \
+         max RSS {:.0} MiB; {} events, {} memory events, {} ops, {} steps; pyramids {:.1} MiB",
         path.display(),
         data.file_bytes as f64 / 1e6,
         data.parse_time.as_secs_f64(),
         data.analysis_time.as_secs_f64(),
         max_rss_mib(),
+        data.rec.meta.events_read,
         data.rec.mem_events.len(),
         data.rec.ops.len(),
+        data.rec.steps.len(),
         data.pyramid_bytes() as f64 / (1 << 20) as f64
     );
-    let (lm, lmin) = median_and_min(loading_frames.clone());
+    let (m, min, p95, max) = stats(&frames);
     println!(
-        "frames while loading: {} frames, median {lm:.2} ms, min {lmin:.2} ms",
-        loading_frames.len()
+        "frames while loading: {} · median {m:.2} ms · min {min:.2} · p95 {p95:.2} · max {max:.2}",
+        frames.len()
     );
+    h
+}
 
-    // A session: zoom in 3 decades at several points, pan across, zoom back out.
-    let mut gestures = Vec::new();
+/// One frame's curve queries (allocated, reserved, cache) at zoom levels 1× … 10,000×
+/// around the middle of the recording: pyramid vs linear walk, interleaved.
+fn query_levels(data: &Arc<Loaded>, device: usize, columns: usize) {
+    let curves = data.curves.get(device).expect("curves");
+    let d = data.timeline.devices.get(device).expect("device");
+    let cache: Vec<(i64, i64)> = d
+        .points
+        .iter()
+        .filter_map(|p| p.reserved_bytes.map(|r| (p.time_ns, r - p.allocated_bytes)))
+        .collect();
+    let linear = [curve(d, Curve::Allocated), curve(d, Curve::Reserved), cache];
+    let pyramids: Vec<_> = [&curves.allocated, &curves.reserved, &curves.cache]
+        .into_iter()
+        .flatten()
+        .collect();
+    let (start, end) = (data.rec.meta.start_ns, data.rec.meta.end_ns);
+    println!(
+        "\n| zoom | visible | pyramid median (min) ms | linear walk median (min) ms | linear / pyramid |"
+    );
+    println!("|---|---|---|---|---|");
+    for zoom in [1i64, 10, 100, 1_000, 10_000] {
+        let span = (end - start) / zoom;
+        let mid = start + (end - start) / 2;
+        let (a, b) = (mid - span / 2, mid + span / 2);
+        let (mut p_ms, mut l_ms) = (Vec::new(), Vec::new());
+        for _ in 0..QUERY_REPS {
+            let t = Instant::now();
+            for p in &pyramids {
+                std::hint::black_box(p.column_ranges(a, b, columns));
+            }
+            p_ms.push(ms_since(t));
+            let t = Instant::now();
+            for c in &linear {
+                std::hint::black_box(column_ranges(c, a, b, columns));
+            }
+            l_ms.push(ms_since(t));
+        }
+        let (pm, pmin, _, _) = stats(&p_ms);
+        let (lm, lmin, _, _) = stats(&l_ms);
+        let visible = super::axis::format_duration_ns(span as f64);
+        println!(
+            "| {zoom}× | {visible} | {pm:.3} ({pmin:.3}) | {lm:.3} ({lmin:.3}) | {:.1}× |",
+            lm / pm.max(1e-9)
+        );
+    }
+}
+
+/// A session of wheel zooms and drags at several points: each frame timed, the egui pass
+/// (layout and all our painting) and tessellation separately.
+fn session(h: &mut Harness<'_, ViewerApp>, plot: Rect) {
+    let (mut pass_ms, mut tess_ms) = (Vec::new(), Vec::new());
+    let mut by_zoom: Vec<(f64, f64)> = Vec::new();
+    let duration = h.state().active_doc().expect("doc").data.duration_ns() as f64;
     for k in 0..4 {
         let at = pos2(
             plot.left() + plot.width() * (0.2 + 0.2 * k as f32),
             plot.center().y,
         );
-        gestures.extend((0..40).map(|_| Gesture::Zoom(at, 60.0)));
-        gestures.extend((0..40).map(|i| Gesture::Pan(at, if i < 20 { -25.0 } else { 25.0 })));
-        gestures.extend((0..40).map(|_| Gesture::Zoom(at, -60.0)));
-    }
-    let mut frame_ms = Vec::new();
-    let mut tess_ms = Vec::new();
-    let mut pyramid_ms = Vec::new();
-    let mut linear_ms = Vec::new();
-    let curves = data.curves.get(d).expect("curves");
-    let timeline_device = data.timeline.devices.get(d).expect("device");
-    let linear_points = [
-        curve(timeline_device, Curve::Allocated),
-        curve(timeline_device, Curve::Reserved),
-    ];
-    for g in &gestures {
-        match *g {
-            Gesture::Zoom(at, dy) => {
-                h.event(Event::PointerMoved(at));
+        let gestures = (0..60)
+            .map(|_| (true, 50.0))
+            .chain((0..40).map(|i| (false, if i < 20 { -30.0 } else { 30.0 })))
+            .chain((0..60).map(|_| (true, -50.0)));
+        for (zoom, amount) in gestures {
+            h.event(Event::PointerMoved(at));
+            if zoom {
                 h.event(Event::MouseWheel {
                     unit: MouseWheelUnit::Point,
-                    delta: vec2(0.0, dy),
-                    phase: egui::TouchPhase::Move,
-                    source: egui::MouseWheelSource::Unknown,
-                    modifiers: egui::Modifiers::NONE,
+                    delta: vec2(0.0, amount),
+                    phase: TouchPhase::Move,
+                    source: MouseWheelSource::Unknown,
+                    modifiers: Modifiers::NONE,
                 });
-            }
-            Gesture::Pan(at, dx) => {
-                h.event(Event::PointerMoved(at));
+            } else {
+                let to = at + vec2(amount, 0.0);
                 h.event(Event::PointerButton {
                     pos: at,
                     button: PointerButton::Primary,
                     pressed: true,
-                    modifiers: egui::Modifiers::NONE,
+                    modifiers: Modifiers::NONE,
                 });
-                h.event(Event::PointerMoved(at + vec2(dx, 0.0)));
+                h.event(Event::PointerMoved(to));
                 h.event(Event::PointerButton {
-                    pos: at + vec2(dx, 0.0),
+                    pos: to,
                     button: PointerButton::Primary,
                     pressed: false,
-                    modifiers: egui::Modifiers::NONE,
+                    modifiers: Modifiers::NONE,
                 });
             }
+            let t = Instant::now();
+            h.step();
+            pass_ms.push(ms_since(t));
+            let shapes = h.output().shapes.clone();
+            let t = Instant::now();
+            std::hint::black_box(h.ctx.tessellate(shapes, 1.0));
+            tess_ms.push(ms_since(t));
+            let span = h.state().active_doc().expect("doc").view.span_ns();
+            by_zoom.push((
+                duration / span,
+                pass_ms.last().copied().unwrap_or(0.0) + tess_ms.last().copied().unwrap_or(0.0),
+            ));
         }
-        let t = Instant::now();
-        h.step();
-        frame_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        let shapes = h.output().shapes.clone();
-        let t = Instant::now();
-        let prims = h.ctx.tessellate(shapes, 1.0);
-        tess_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        drop(prims);
-        // The curve queries of this frame, both ways, interleaved.
-        let view = h.state().active_doc().expect("doc").view;
-        let start = data.rec.meta.start_ns + view.t0_ns as i64;
-        let end = data.rec.meta.start_ns + view.t1_ns as i64;
-        let columns = plot.width() as usize;
-        let t = Instant::now();
-        for c in [&curves.allocated, &curves.reserved].into_iter().flatten() {
-            std::hint::black_box(c.column_ranges(start, end, columns));
-        }
-        pyramid_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        let t = Instant::now();
-        for p in &linear_points {
-            std::hint::black_box(column_ranges(p, start, end, columns));
-        }
-        linear_ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    let report = |name: &str, v: &[f64]| {
-        let (m, min) = median_and_min(v.to_vec());
-        let max = v.iter().copied().fold(0.0, f64::max);
-        let p95 = {
-            let mut s = v.to_vec();
-            s.sort_by(f64::total_cmp);
-            s.get(s.len() * 95 / 100).copied().unwrap_or(0.0)
-        };
+    let total: Vec<f64> = pass_ms.iter().zip(&tess_ms).map(|(a, b)| a + b).collect();
+    println!("\n| per frame, ms | frames | median | min | p95 | max |");
+    println!("|---|---|---|---|---|---|");
+    for (name, v) in [
+        ("egui pass (layout + our painting)", &pass_ms),
+        ("tessellation", &tess_ms),
+        ("frame (CPU)", &total),
+    ] {
+        let (m, min, p95, max) = stats(v);
         println!(
             "| {name} | {} | {m:.2} | {min:.2} | {p95:.2} | {max:.2} |",
             v.len()
         );
-    };
-    println!("| per frame (ms) | frames | median | min | p95 | max |");
-    println!("|---|---|---|---|---|---|");
-    report("egui pass (layout + our painting)", &frame_ms);
-    report("tessellation", &tess_ms);
-    let total: Vec<f64> = frame_ms.iter().zip(&tess_ms).map(|(a, b)| a + b).collect();
-    report("frame total (CPU)", &total);
-    report("curve queries, pyramid", &pyramid_ms);
-    report("curve queries, linear walk (baseline)", &linear_ms);
-    let (pm, _) = median_and_min(pyramid_ms);
-    let (lm, _) = median_and_min(linear_ms);
-    println!("linear / pyramid (median): {:.0}x", lm / pm.max(1e-9));
+    }
+    println!("\n| zoom reached | frames | median frame ms | max ms |");
+    println!("|---|---|---|---|");
+    for (lo, hi) in [(0.0, 3.0), (3.0, 30.0), (30.0, 300.0), (300.0, f64::MAX)] {
+        let v: Vec<f64> = by_zoom
+            .iter()
+            .filter(|z| z.0 >= lo && z.0 < hi)
+            .map(|z| z.1)
+            .collect();
+        if !v.is_empty() {
+            let (m, _, _, max) = stats(&v);
+            println!(
+                "| {lo:.0}×–{} | {} | {m:.2} | {max:.2} |",
+                if hi == f64::MAX {
+                    "…".into()
+                } else {
+                    format!("{hi:.0}×")
+                },
+                v.len()
+            );
+        }
+    }
 }

@@ -276,7 +276,11 @@ fn oom_ui(ui: &mut Ui, doc: &Document, name: &str, palette: &Palette, cmds: &mut
         ui.separator();
         return;
     };
-    let text = format!("{} × · {:?}", ooms.len(), first.cause);
+    let text = format!(
+        "{} × · first: {}",
+        ooms.len(),
+        super::inspector::cause_name(first.cause)
+    );
     if ui
         .link(RichText::new(text).strong().color(palette.alert))
         .on_hover_text(&first.verdict)
@@ -339,6 +343,25 @@ pub fn warnings_window_ui(ctx: &egui::Context, doc: &Document, open: &mut bool) 
                 }
             });
         });
+}
+
+/// What the window shows while the first files load: the window stays live (the tabs
+/// bar has the progress and Cancel).
+pub fn loading_ui(ui: &mut Ui, loads: &[PendingLoad]) {
+    ui.vertical_centered(|ui| {
+        ui.add_space(ui.available_height() * 0.3);
+        ui.spinner();
+        for l in loads {
+            let pct = l
+                .fraction()
+                .map_or(String::new(), |f| format!(" · {:.0}%", 100.0 * f));
+            let phase = match l.phase() {
+                LoadPhase::Reading => "reading",
+                LoadPhase::Analysing => "building the timeline and analyses",
+            };
+            ui.label(RichText::new(format!("{} — {phase}{pct}", l.path.display())).size(15.0));
+        }
+    });
 }
 
 /// What the window shows with nothing open.

@@ -81,6 +81,14 @@ pub fn compare_ui(
         ui.label("Open a second file (File › Open, or drop it on the window) to compare it with this one.");
         return;
     }
+    if doc.compare.other.is_none()
+        && !doc.compare.picked_for_user
+        && let [(only, _)] = others
+    {
+        // With one other file open there is nothing to choose (the first time).
+        doc.compare.picked_for_user = true;
+        cmds.push(Command::CompareWith(Some(*only)));
+    }
     ui.horizontal(|ui| {
         let current = others.iter().find(|(id, _)| Some(*id) == doc.compare.other);
         let text = current.map_or("—".to_owned(), |(_, d)| d.name.clone());

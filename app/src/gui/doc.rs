@@ -181,6 +181,26 @@ pub struct InspectState {
     pub expanded: BTreeSet<String>,
 }
 
+/// How the segment view orders its segments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentOrder {
+    /// By address (the allocator's own order).
+    Address,
+    /// Largest segment first.
+    Size,
+    /// Most free bytes first: where fragmentation is.
+    Free,
+}
+
+/// The segment view's options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentsView {
+    /// Order of the rows.
+    pub order: SegmentOrder,
+    /// Draw every segment across the full width instead of to scale.
+    pub full_width: bool,
+}
+
 /// Comparison layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompareLayout {
@@ -198,6 +218,8 @@ pub struct CompareState {
     pub align: Align,
     /// Overlaid or stacked.
     pub layout: CompareLayout,
+    /// Whether the only other open file was picked for the user already (once).
+    pub picked_for_user: bool,
 }
 
 /// A drag on the timeline in progress.
@@ -241,6 +263,8 @@ pub struct Document {
     pub tab: BottomTab,
     /// The comparison.
     pub compare: CompareState,
+    /// The segment view's options.
+    pub segments: SegmentsView,
     /// Last generation number handed out.
     pub generation: u64,
 }
@@ -286,6 +310,11 @@ impl Document {
                 other: None,
                 align: Align::Start,
                 layout: CompareLayout::Overlay,
+                picked_for_user: false,
+            },
+            segments: SegmentsView {
+                order: SegmentOrder::Address,
+                full_width: false,
             },
             generation: 0,
             data,

@@ -5,6 +5,7 @@
 
 use collector::analysis::fragmentation::Fragmentation;
 use collector::analysis::live::LiveGroup;
+use collector::analysis::oom::{OomCause, OomVerdict};
 use egui::{Grid, RichText, ScrollArea, Sense, Ui, vec2};
 
 use super::Command;
@@ -70,12 +71,20 @@ pub fn inspector_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &m
         .default_size(360.0)
         .show(ui, |ui| {
             ScrollArea::vertical().id_salt("facts").show(ui, |ui| {
+                // At an OOM, its verdict is what the user came for: show it first.
+                let at_oom = oom_at_cursor(doc).is_some();
+                if at_oom {
+                    oom_ui(ui, doc, palette, cmds);
+                    ui.add_space(8.0);
+                }
                 facts_ui(ui, doc, &result, palette);
                 if let Some(f) = &result.fragmentation {
                     ui.add_space(8.0);
                     fragmentation_ui(ui, f);
                 }
-                oom_ui(ui, doc, palette, cmds);
+                if !at_oom {
+                    oom_ui(ui, doc, palette, cmds);
+                }
             });
         });
     egui::CentralPanel::default_margins().show(ui, |ui| {
@@ -90,7 +99,9 @@ fn heading_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
         return;
     };
     let mut what = format!("Live at {}", axis::format_time_ns(doc.rel_ns(target.at_ns)));
-    if target.at_snapshot {
+    if let Some(i) = oom_at_cursor(doc) {
+        what.push_str(&format!(" (OOM {})", i + 1));
+    } else if target.at_snapshot {
         what.push_str(" (the snapshot)");
     } else if doc.peak().is_some_and(|(t, _)| t == target.at_ns) {
         what.push_str(" (the peak)");
@@ -192,28 +203,63 @@ fn fragmentation_ui(ui: &mut Ui, f: &Fragmentation) {
         });
 }
 
-fn oom_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &mut Vec<Command>) {
+/// The OOM verdicts of the shown device.
+fn verdicts(doc: &Document) -> Vec<&OomVerdict> {
     let name = doc.data.device_name(doc.device);
-    let verdicts: Vec<_> = doc
-        .data
+    doc.data
         .summary
         .ooms
         .iter()
         .filter(|v| v.device == name)
-        .collect();
+        .collect()
+}
+
+/// Which of the device's OOMs (index into [`verdicts`]) the inspector's cursor is on.
+pub fn oom_at_cursor(doc: &Document) -> Option<usize> {
+    let target = doc.inspect.target?;
+    let at_us = doc.data.rec.us_since_start(target.at_ns);
+    verdicts(doc)
+        .iter()
+        .position(|v| (v.at_us - at_us).abs() < 0.0005)
+}
+
+/// An OOM cause in words.
+pub fn cause_name(cause: OomCause) -> &'static str {
+    match cause {
+        OomCause::Capacity => "capacity",
+        OomCause::Fragmentation => "fragmentation",
+        OomCause::OutsideAllocator => "memory outside the allocator",
+        OomCause::StreamOrPool => "another stream or pool",
+    }
+}
+
+fn oom_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &mut Vec<Command>) {
+    let verdicts = verdicts(doc);
     if verdicts.is_empty() {
         return;
     }
-    ui.add_space(8.0);
+    let current = oom_at_cursor(doc);
+    ui.add_space(4.0);
     ui.label(
         RichText::new(format!("Out of memory ({})", verdicts.len()))
             .strong()
             .color(palette.alert),
     );
-    for (i, v) in verdicts.iter().enumerate() {
+    // The OOM at the cursor first, then the others in time order.
+    let order = current
+        .into_iter()
+        .chain((0..verdicts.len()).filter(|&i| Some(i) != current));
+    for i in order {
+        let v = verdicts[i];
         ui.group(|ui| {
             ui.horizontal(|ui| {
-                ui.label(RichText::new(format!("OOM {} · {:?}", i + 1, v.cause)).strong());
+                let title = format!("OOM {}: {}", i + 1, cause_name(v.cause));
+                let title = RichText::new(title).strong();
+                ui.label(if Some(i) == current {
+                    title.color(palette.alert)
+                } else {
+                    title
+                });
                 if ui.small_button("inspect").clicked() {
                     cmds.push(Command::Inspect(
                         doc.data.rec.ns_from_us_since_start(v.at_us),

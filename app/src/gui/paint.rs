@@ -198,6 +198,9 @@ pub fn time_axis(painter: &Painter, frame: &PlotFrame, axis_rect: Rect, palette:
     }
 }
 
+/// Steps narrower than this get no boundary line, only their band.
+const MIN_STEP_LINE_POINTS: f32 = 24.0;
+
 /// Shade training steps as alternating bands and label them where there is room. Steps
 /// narrower than two points are folded: only every k-th step is drawn, so a trace with
 /// 100,000 steps costs as much as one with as many steps as the plot is wide.
@@ -225,7 +228,10 @@ pub fn step_bands(
         if (first + i) % 2 == 0 {
             painter.rect_filled(band, 0.0, palette.step_band);
         }
-        painter.vline(x0, frame.rect.y_range(), Stroke::new(1.0, palette.grid));
+        // Boundaries only where steps are wide: 100 steps across the plot would be a barcode.
+        if x1 - x0 > MIN_STEP_LINE_POINTS {
+            painter.vline(x0, frame.rect.y_range(), Stroke::new(1.0, palette.grid));
+        }
         if stride == 1 && x1 - x0 > 52.0 {
             painter.text(
                 pos2(x0.max(frame.rect.left()) + 4.0, frame.rect.top() + 3.0),
@@ -303,12 +309,12 @@ pub fn vertical(
         painter.line_segment(line, Stroke::new(1.5, color));
     }
     if let Some(text) = label {
-        painter.text(
-            pos2(x + 3.0, frame.rect.top() + 16.0),
-            Align2::LEFT_TOP,
-            text,
-            FontId::proportional(11.0),
-            color,
-        );
+        // Labels go right of the line, or left of it near the plot's right edge.
+        let (pos, anchor) = if x > frame.rect.right() - 48.0 {
+            (pos2(x - 3.0, frame.rect.top() + 16.0), Align2::RIGHT_TOP)
+        } else {
+            (pos2(x + 3.0, frame.rect.top() + 16.0), Align2::LEFT_TOP)
+        };
+        painter.text(pos, anchor, text, FontId::proportional(11.0), color);
     }
 }

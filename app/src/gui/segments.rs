@@ -9,7 +9,7 @@ use collector::model::SegmentPool;
 use egui::{Align2, FontId, Rect, RichText, ScrollArea, Sense, Stroke, Ui, pos2, vec2};
 
 use super::axis;
-use super::doc::Document;
+use super::doc::{Document, SegmentOrder};
 use super::theme::Palette;
 
 /// Height of one segment row.
@@ -54,7 +54,24 @@ pub fn segments_ui(
         return;
     };
     summary_ui(ui, layout, palette);
+    let view = &mut doc.segments;
+    ui.horizontal(|ui| {
+        ui.label("order");
+        ui.radio_value(&mut view.order, SegmentOrder::Address, "address");
+        ui.radio_value(&mut view.order, SegmentOrder::Size, "size");
+        ui.radio_value(&mut view.order, SegmentOrder::Free, "free bytes");
+        ui.separator();
+        ui.checkbox(&mut view.full_width, "every segment full width")
+            .on_hover_text("Off: bars to scale, the largest segment across the width");
+    });
     ui.separator();
+    let (order, full_width) = (view.order, view.full_width);
+    let mut rows: Vec<usize> = (0..layout.len()).collect();
+    match order {
+        SegmentOrder::Address => {}
+        SegmentOrder::Size => rows.sort_by_key(|&i| std::cmp::Reverse(layout[i].size_bytes)),
+        SegmentOrder::Free => rows.sort_by_key(|&i| std::cmp::Reverse(layout[i].free_bytes())),
+    }
     let max_size = layout
         .iter()
         .map(|s| s.size_bytes)
@@ -66,14 +83,21 @@ pub fn segments_ui(
     ScrollArea::vertical()
         .id_salt(("segments", doc.id))
         .auto_shrink([false, false])
-        .show_rows(ui, ROW_HEIGHT, layout.len(), |ui, range| {
-            for (i, s) in layout
-                .iter()
-                .enumerate()
-                .skip(range.start)
-                .take(range.len())
-            {
-                segment_row_ui(ui, rec, s, max_size, largest_free == Some(i), palette);
+        .show_rows(ui, ROW_HEIGHT, rows.len(), |ui, range| {
+            for &i in rows.iter().skip(range.start).take(range.len()) {
+                let scale_to = if full_width {
+                    layout[i].size_bytes
+                } else {
+                    max_size
+                };
+                segment_row_ui(
+                    ui,
+                    rec,
+                    &layout[i],
+                    scale_to,
+                    largest_free == Some(i),
+                    palette,
+                );
             }
         });
 }

@@ -68,6 +68,17 @@ pub fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut V
     refresh_order(&mut doc.table);
     header_line_ui(ui, doc, palette, cmds);
     ui.separator();
+    if doc.table.order.is_empty() && doc.table.pending.is_none() {
+        let why = if !doc.table.filter.is_empty() {
+            "No op name contains the filter."
+        } else if doc.table.window.is_some() {
+            "No op ran and no memory was allocated in this range."
+        } else {
+            "This recording has no ops."
+        };
+        ui.label(RichText::new(why).color(palette.weak_text));
+        return;
+    }
     let columns = visible_columns(&doc.data.rows);
     let table = &doc.table;
     let mut clicked_header = None;
@@ -146,7 +157,7 @@ pub fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut V
 fn cell_ui(ui: &mut Ui, r: &OpRow, c: OpColumn) {
     match c.value(r) {
         None => {
-            ui.add(egui::Label::new(&r.name).truncate())
+            ui.add(egui::Label::new(&r.name).selectable(false).truncate())
                 .on_hover_text(&r.name);
         }
         Some(v) => {
@@ -171,8 +182,8 @@ fn header_line_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut
                 ui.label(
                     RichText::new(format!(
                         "Range {} – {} ({})",
-                        axis::format_time_ns(a),
-                        axis::format_time_ns(b),
+                        axis::format_time_in(a, b - a),
+                        axis::format_time_in(b, b - a),
                         axis::format_duration_ns(b - a)
                     ))
                     .strong(),
@@ -200,10 +211,11 @@ fn header_line_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut
         ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
             let shown = doc.table.order.len();
             let total = doc.table.rows.len();
+            let ops = if total == 1 { "op" } else { "ops" };
             let count = if shown == total {
-                format!("{total} ops")
+                format!("{total} {ops}")
             } else {
-                format!("{shown} of {total} ops")
+                format!("{shown} of {total} {ops}")
             };
             ui.label(RichText::new(count).color(palette.weak_text));
             if let Some(ms) = doc.table.last_compute_ms {

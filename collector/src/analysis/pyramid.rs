@@ -107,7 +107,8 @@ impl CurvePyramid {
     /// The value range of the curve in each of `columns` equal slices of
     /// `[start_ns, end_ns]`: the value carried into the column and every value set inside
     /// it; `None` before the first point. Same answer as
-    /// [`column_ranges`](super::decimate::column_ranges), in O(columns × log n).
+    /// [`column_ranges`](super::decimate::column_ranges), in O(columns × log n) — and
+    /// O(columns) when zoomed in so far that columns hold a few points each.
     pub fn column_ranges(
         &self,
         start_ns: i64,
@@ -120,7 +121,7 @@ impl CurvePyramid {
         let mut carried = next.checked_sub(1).map(|i| self.values[i]);
         for c in 0..columns {
             let column_end = start_ns + ((span * (c as i128 + 1)) / columns as i128) as i64;
-            let end = next + self.times_ns[next..].partition_point(|&t| t <= column_end);
+            let end = gallop(&self.times_ns, next, column_end);
             let inside = self.range_of(next, end);
             out.push(match (carried, inside) {
                 (Some(v), Some(r)) => Some(merge((v, v), r)),
@@ -144,6 +145,23 @@ impl CurvePyramid {
     pub fn heap_bytes(&self) -> usize {
         16 * self.values.len() + self.levels.iter().map(|l| 16 * l.len()).sum::<usize>()
     }
+}
+
+/// The first index at or after `from` whose time is after `t`, found by galloping from
+/// `from` (1, 2, 4, … points ahead, then a binary search in the last stride): O(log k) for
+/// a column of k points, so deep zooms (k ≈ 0) cost O(1) per column, not O(log n).
+fn gallop(times: &[i64], from: usize, t: i64) -> usize {
+    let mut lo = from;
+    let mut stride = 1;
+    while let Some(&x) = times.get(lo + stride - 1) {
+        if x > t {
+            break;
+        }
+        lo += stride;
+        stride *= 2;
+    }
+    let hi = (lo + stride).min(times.len());
+    lo + times[lo..hi].partition_point(|&x| x <= t)
 }
 
 fn merge(a: (i64, i64), b: (i64, i64)) -> (i64, i64) {
@@ -229,6 +247,17 @@ mod tests {
                         "n={n} [{start},{end}] columns={columns}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn gallop_finds_the_first_later_time() {
+        let times = [1, 2, 2, 2, 5, 8, 8, 9, 13, 21, 34];
+        for from in 0..=times.len() {
+            for t in -1..40 {
+                let expected = from + times[from..].iter().take_while(|&&x| x <= t).count();
+                assert_eq!(gallop(&times, from, t), expected, "from {from} t {t}");
             }
         }
     }

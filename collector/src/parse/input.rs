@@ -171,4 +171,23 @@ mod tests {
         assert!(!input.compressed);
         assert_eq!(input.head, b"[1]");
     }
+
+    #[test]
+    fn watched_reads_count_bytes_and_stop_when_cancelled() {
+        let body = vec![b' '; 3 * READ_CHUNK_BYTES];
+        let path = temp_file("watched.json", &body);
+        let count = Arc::new(AtomicU64::new(0));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let mut input = open_watched(&path, count.clone(), Some(cancel.clone())).expect("open");
+        let mut chunk = vec![0u8; 1024];
+        input.reader.read_exact(&mut chunk).expect("read");
+        // Reading is buffered a chunk at a time: the counter runs ahead of the consumer.
+        let seen = count.load(Ordering::Relaxed);
+        assert!(seen >= 1024 && seen <= body.len() as u64, "{seen}");
+        cancel.store(true, Ordering::Relaxed);
+        let mut rest = Vec::new();
+        let err = input.reader.read_to_end(&mut rest).expect_err("cancelled");
+        assert_eq!(err.to_string(), CANCELLED);
+        assert!((rest.len() as u64) < body.len() as u64);
+    }
 }

@@ -291,4 +291,31 @@ mod tests {
         );
         assert!(detect(b"hello").expect_err("not a format").contains("'h'"));
     }
+
+    #[test]
+    fn a_cancelled_load_fails_naming_the_file() {
+        let dir = std::env::temp_dir().join(format!("vramscope-cancel-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("trace.json");
+        std::fs::write(&path, b"{\"traceEvents\": []}").expect("write");
+        let progress = LoadProgress::default();
+        progress
+            .cancel
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let err = load_watched(&path, LoadOptions::default(), &progress).expect_err("cancelled");
+        let text = err.to_string();
+        assert!(
+            text.contains("trace.json") && text.contains(input::CANCELLED),
+            "{text}"
+        );
+        // The same file loads when nobody cancels, and the bytes read are counted.
+        let progress = LoadProgress::default();
+        load_watched(&path, LoadOptions::default(), &progress).expect("loads");
+        assert_eq!(
+            progress
+                .file_bytes_read
+                .load(std::sync::atomic::Ordering::Relaxed),
+            19
+        );
+    }
 }

@@ -262,6 +262,9 @@ impl ViewerApp {
         });
         match active {
             Some(i) => self.document_ui(ui, i, &palette, &mut cmds),
+            None if !self.loads.is_empty() => {
+                CentralPanel::default().show(ui, |ui| chrome::loading_ui(ui, &self.loads));
+            }
             None => {
                 CentralPanel::default()
                     .show(ui, |ui| chrome::welcome_ui(ui, &self.recent, &mut cmds));

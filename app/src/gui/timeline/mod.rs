@@ -194,7 +194,7 @@ fn toolbar_ui(
             has(|c| c.nvml_used.is_some()),
         );
         if let Some(o) = other {
-            swatch(ui, palette.other_run, o.name, true);
+            swatch(ui, palette.other_run, &format!("B: {}", o.name), true);
         }
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             if ui
@@ -358,11 +358,12 @@ fn strip_ui(
         "cache held (reserved − allocated) · max in view {}",
         axis::bytes(paint::columns_max(&cols).unwrap_or(0))
     );
-    p.text(
-        strip.left_top() + vec2(4.0, 2.0),
-        Align2::LEFT_TOP,
-        label,
-        font,
-        palette.weak_text,
+    let galley = p.layout_no_wrap(label, font, palette.weak_text);
+    let at = strip.left_top() + vec2(4.0, 2.0);
+    p.rect_filled(
+        Rect::from_min_size(at, galley.size()).expand(2.0),
+        2.0,
+        palette.plot_bg.gamma_multiply(0.85),
     );
+    p.galley(at, galley, palette.weak_text);
 }

@@ -189,7 +189,7 @@ fn readout_lines(
     let value = |c: Option<&CurvePyramid>, at: i64| c.and_then(|c| c.value_at(at));
     let mut push = |color: Color32, name: &str, v: Option<i64>| {
         if let Some(v) = v {
-            lines.push((Some(color), format!("{name:<10} {}", axis::bytes(v))));
+            lines.push((Some(color), format!("{name:<12} {}", axis::bytes(v))));
         }
     };
     if let Some(c) = data.curves.get(doc.device as usize) {

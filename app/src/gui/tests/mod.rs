@@ -15,11 +15,13 @@ use egui_kittest::kittest::Queryable;
 use super::ViewerApp;
 use super::doc::{BottomTab, OpColumn};
 
+mod timeline;
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn sample() -> PathBuf {
+pub(super) fn sample() -> PathBuf {
     repo().join("samples/transformer-lm-train-cpu.json.gz")
 }
 
@@ -27,17 +29,18 @@ fn fixture(name: &str) -> PathBuf {
     repo().join("tests/fixtures").join(name)
 }
 
-fn harness(paths: Vec<PathBuf>) -> Harness<'static, ViewerApp> {
+pub(super) fn harness(paths: Vec<PathBuf>) -> Harness<'static, ViewerApp> {
     let ctx = egui::Context::default();
     let app = ViewerApp::new(&ctx, None, paths, LoadOptions::default());
     Harness::builder()
         .with_size([1400.0, 900.0])
+        .with_step_dt(1.0 / 60.0)
         .with_max_steps(100_000)
         .build_ui_state(|ui, app: &mut ViewerApp| app.show(ui), app)
 }
 
 /// Step until nothing is loading or computing (the loader and worker are real threads).
-fn settle(h: &mut Harness<'_, ViewerApp>) {
+pub(super) fn settle(h: &mut Harness<'_, ViewerApp>) {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         h.step();
@@ -266,7 +269,8 @@ fn the_segment_view_and_oom_verdicts_of_a_snapshot() {
     let mut h = harness(vec![fixture("snapshot/oom.pickle")]);
     settle(&mut h);
     // The summary strip names the OOMs; its link inspects the first one.
-    h.get_by_label_contains("2 × · Fragmentation").click();
+    h.get_by_label_contains("2 × · first: fragmentation")
+        .click();
     h.run_steps(2);
     settle(&mut h);
     h.get_by_label("Segments").click();
