@@ -510,3 +510,31 @@ fn window(rec: &Recording, from_us: Option<f64>, to_us: Option<f64>) -> Result<O
     }
     Ok(Some(TimeWindow { start_ns, end_ns }))
 }
+
+#[cfg(test)]
+mod view_default_tests {
+    use super::args_with_view_default;
+    use std::ffi::OsString;
+
+    fn args(a: &[&str]) -> Vec<OsString> {
+        a.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn a_bare_existing_path_opens_the_viewer() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+        assert_eq!(
+            args_with_view_default(args(&["vramscope", file, "b.json"])),
+            args(&["vramscope", "view", file, "b.json"])
+        );
+        // Subcommands, options, typos and no arguments are left to clap.
+        for unchanged in [
+            &["vramscope", "summary", file][..],
+            &["vramscope", "--version"],
+            &["vramscope", "sumary"],
+            &["vramscope"],
+        ] {
+            assert_eq!(args_with_view_default(args(unchanged)), args(unchanged));
+        }
+    }
+}

@@ -3,6 +3,7 @@
 mod cli;
 mod export;
 mod gui;
+mod palette;
 mod render;
 mod report;
 mod size;

@@ -68,6 +68,7 @@ fn frame_timings() {
     let (data, plot) = (doc.data.clone(), doc.last_plot_rect.expect("plot drawn"));
     query_levels(&data, doc.device as usize, plot.width() as usize);
     session(&mut h, plot);
+    synthetic_scaling(plot.width() as usize);
 }
 
 /// Open the file in a harness and step it while it loads: the window keeps drawing.
@@ -248,5 +249,49 @@ fn session(h: &mut Harness<'_, ViewerApp>, plot: Rect) {
                 v.len()
             );
         }
+    }
+}
+
+/// The same query on synthetic step curves of 1 M to 20 M points (a random walk with
+/// several events per µs, like a long traced run), whole curve in view: where the linear
+/// walk grows with the points and the pyramid does not.
+fn synthetic_scaling(columns: usize) {
+    println!(
+        "\n| points | pyramid median (min) ms | linear walk median (min) ms | linear / pyramid |"
+    );
+    println!("|---|---|---|---|");
+    for n in [1_000_000usize, 5_000_000, 20_000_000] {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut t, mut v) = (0i64, 1i64 << 30);
+        let points: Vec<(i64, i64)> = (0..n)
+            .map(|_| {
+                t += (next() % 400) as i64;
+                v = (v + (next() % 2_000_001) as i64 - 1_000_000).max(0);
+                (t, v)
+            })
+            .collect();
+        let pyramid = collector::analysis::pyramid::CurvePyramid::build(&points);
+        let (a, b) = (0, t);
+        let (mut p_ms, mut l_ms) = (Vec::new(), Vec::new());
+        for _ in 0..40 {
+            let started = Instant::now();
+            std::hint::black_box(pyramid.column_ranges(a, b, columns));
+            p_ms.push(ms_since(started));
+            let started = Instant::now();
+            std::hint::black_box(column_ranges(&points, a, b, columns));
+            l_ms.push(ms_since(started));
+        }
+        let (pm, pmin, _, _) = stats(&p_ms);
+        let (lm, lmin, _, _) = stats(&l_ms);
+        println!(
+            "| {n} | {pm:.3} ({pmin:.3}) | {lm:.3} ({lmin:.3}) | {:.0}× |",
+            lm / pm.max(1e-9)
+        );
     }
 }

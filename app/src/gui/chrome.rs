@@ -187,10 +187,19 @@ pub fn summary_strip_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &m
     let data = &doc.data;
     let name = data.device_name(doc.device);
     let Some(s) = data.summary.devices.iter().find(|d| d.device == name) else {
-        ui.label(if data.summary.has_memory_data {
-            "No memory events on this device."
-        } else {
-            "This recording has no memory events (was the profiler run with profile_memory=True?)."
+        ui.horizontal_wrapped(|ui| {
+            // A vramscope recording: the driver's view only.
+            let nvml = data.summary.nvml.iter().any(|n| n.device == name);
+            if nvml {
+                nvml_ui(ui, doc, &name, palette, cmds);
+            }
+            ui.label(RichText::new(if nvml {
+                "no allocator events: NVML's view of the device only"
+            } else if data.summary.has_memory_data {
+                "No memory events on this device."
+            } else {
+                "This recording has no memory events (was the profiler run with profile_memory=True?)."
+            }).color(palette.weak_text));
         });
         return;
     };

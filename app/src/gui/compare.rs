@@ -39,7 +39,7 @@ pub fn compute(a: &Loaded, b: &Loaded, align: Align) -> Diff {
 
 /// Where B's timeline goes on A's axis: B's absolute time at A's t = 0, so that both runs'
 /// origins (starts, or first steps) line up.
-pub fn other_source<'a>(doc: &Document, b: &'a Loaded) -> Source<'a> {
+pub fn other_source<'a>(doc: &Document, b_id: u64, b: &'a Loaded) -> Source<'a> {
     let align = doc.compare.align;
     let a_origin_rel_ns = origin_us(&doc.data, align) * 1e3;
     let b_origin_abs_ns = b.rec.meta.start_ns as f64 + origin_us(b, align) * 1e3;
@@ -52,6 +52,7 @@ pub fn other_source<'a>(doc: &Document, b: &'a Loaded) -> Source<'a> {
         .or_else(|| b.default_device())
         .unwrap_or(0);
     Source {
+        doc: b_id,
         data: b,
         device,
         origin_ns: (b_origin_abs_ns - a_origin_rel_ns).round() as i64,
@@ -59,10 +60,13 @@ pub fn other_source<'a>(doc: &Document, b: &'a Loaded) -> Source<'a> {
 }
 
 /// The timeline's view of the other run, when comparing.
-pub fn other_for_timeline<'a>(doc: &Document, b: Option<&'a Arc<Loaded>>) -> Option<Other<'a>> {
-    let b = b?;
+pub fn other_for_timeline<'a>(
+    doc: &Document,
+    b: Option<&'a (u64, Arc<Loaded>)>,
+) -> Option<Other<'a>> {
+    let (b_id, b) = b?;
     Some(Other {
-        source: other_source(doc, b),
+        source: other_source(doc, *b_id, b),
         layout: doc.compare.layout,
         name: &b.name,
     })

@@ -112,10 +112,11 @@ impl Loaded {
         let curves = (0..timeline.devices.len())
             .map(|d| DeviceCurves::build(&rec, &timeline, d))
             .collect();
+        let sampled = |d: DeviceIdx| rec.gpu_samples.iter().any(|s| s.device == d);
         let mut shown_devices: Vec<DeviceIdx> = timeline
             .devices
             .iter()
-            .filter(|d| !d.points.is_empty() || !d.ooms.is_empty())
+            .filter(|d| !d.points.is_empty() || !d.ooms.is_empty() || sampled(d.device))
             .map(|d| d.device)
             .collect();
         shown_devices.sort_by_key(|&d| {

@@ -249,6 +249,8 @@ pub struct Document {
     pub last_y: (f64, f64),
     /// Where the plot was drawn last frame.
     pub last_plot_rect: Option<egui::Rect>,
+    /// The last frames' curve columns.
+    pub columns: super::timeline::ColumnCache,
     /// The selected range (absolute ns); the table follows it.
     pub selection: Option<TimeWindow>,
     /// A drag in progress.
@@ -288,6 +290,7 @@ impl Document {
             y_range: None,
             last_y: (0.0, 1.0),
             last_plot_rect: None,
+            columns: Default::default(),
             selection: None,
             drag: None,
             show_total: false,
@@ -341,14 +344,24 @@ impl Document {
         (abs_ns - self.data.rec.meta.start_ns) as f64
     }
 
-    /// The peak of allocated memory on the shown device (else of reserved): (time, bytes).
+    /// The peak of allocated memory on the shown device (else of reserved, else of NVML's
+    /// used memory): (time, bytes).
     pub fn peak(&self) -> Option<(i64, i64)> {
         let d = self.data.timeline.devices.get(self.device as usize)?;
         if let Some(p) = d.peak_allocated.and_then(|i| d.points.get(i)) {
             return Some((p.time_ns, p.allocated_bytes));
         }
-        let p = d.peak_reserved.and_then(|i| d.points.get(i))?;
-        Some((p.time_ns, p.reserved_bytes?))
+        if let Some(p) = d.peak_reserved.and_then(|i| d.points.get(i)) {
+            return Some((p.time_ns, p.reserved_bytes?));
+        }
+        let samples = self
+            .data
+            .rec
+            .gpu_samples
+            .iter()
+            .filter(|s| s.device == self.device);
+        let s = samples.max_by_key(|s| (s.used_bytes, std::cmp::Reverse(s.time_ns)))?;
+        Some((s.time_ns, s.used_bytes as i64))
     }
 
     /// Whether a table or inspection is being computed.

@@ -287,8 +287,9 @@ fn groups_ui(ui: &mut Ui, doc: &mut Document, groups: &[LiveGroup], palette: &Pa
     let stacks = groups.iter().any(|g| !g.frames.is_empty());
     ui.label(
         RichText::new(format!(
-            "{} groups of live allocations, by {}, largest first",
+            "{} {} of live allocations, by {}, largest first",
             groups.len(),
+            if groups.len() == 1 { "group" } else { "groups" },
             if stacks {
                 "allocation stack (top user frames)"
             } else {

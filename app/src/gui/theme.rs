@@ -7,16 +7,27 @@
 
 use egui::Color32;
 
-/// Okabe–Ito colours.
+/// Okabe–Ito colours as egui colours (`crate::palette`, shared with the report charts).
 mod okabe_ito {
+    use crate::palette::{self, Rgb};
     use egui::Color32;
-    pub const ORANGE: Color32 = Color32::from_rgb(0xE6, 0x9F, 0x00);
-    pub const SKY_BLUE: Color32 = Color32::from_rgb(0x56, 0xB4, 0xE9);
-    pub const BLUISH_GREEN: Color32 = Color32::from_rgb(0x00, 0x9E, 0x73);
-    pub const YELLOW: Color32 = Color32::from_rgb(0xF0, 0xE4, 0x42);
-    pub const BLUE: Color32 = Color32::from_rgb(0x00, 0x72, 0xB2);
-    pub const VERMILLION: Color32 = Color32::from_rgb(0xD5, 0x5E, 0x00);
-    pub const REDDISH_PURPLE: Color32 = Color32::from_rgb(0xCC, 0x79, 0xA7);
+    const fn c((r, g, b): Rgb) -> Color32 {
+        Color32::from_rgb(r, g, b)
+    }
+    pub const ORANGE: Color32 = c(palette::ORANGE);
+    pub const SKY_BLUE: Color32 = c(palette::SKY_BLUE);
+    pub const BLUISH_GREEN: Color32 = c(palette::BLUISH_GREEN);
+    pub const YELLOW: Color32 = c(palette::YELLOW);
+    pub const BLUE: Color32 = c(palette::BLUE);
+    pub const VERMILLION: Color32 = c(palette::VERMILLION);
+    pub const REDDISH_PURPLE: Color32 = c(palette::REDDISH_PURPLE);
+    /// A palette colour with transparency.
+    pub const fn alpha((r, g, b): Rgb, a: u8) -> Color32 {
+        Color32::from_rgba_unmultiplied_const(r, g, b, a)
+    }
+    pub use palette::{
+        BLUE as BLUE_RGB, ORANGE as ORANGE_RGB, SKY_BLUE as SKY_BLUE_RGB, YELLOW as YELLOW_RGB,
+    };
 }
 
 /// Light or dark.
@@ -95,16 +106,16 @@ impl Palette {
         match theme {
             ThemeChoice::Dark => Palette {
                 allocated: SKY_BLUE,
-                allocated_fill: Color32::from_rgba_unmultiplied(0x56, 0xB4, 0xE9, 70),
+                allocated_fill: alpha(SKY_BLUE_RGB, 70),
                 reserved: ORANGE,
                 nvml: REDDISH_PURPLE,
                 other_run: BLUISH_GREEN,
                 alert: VERMILLION,
-                cache: Color32::from_rgba_unmultiplied(0xE6, 0x9F, 0x00, 120),
+                cache: alpha(ORANGE_RGB, 120),
                 free_block: Color32::from_gray(70),
                 pending_free: YELLOW,
                 step_band: Color32::from_rgba_unmultiplied(255, 255, 255, 10),
-                selection: Color32::from_rgba_unmultiplied(0xF0, 0xE4, 0x42, 36),
+                selection: alpha(YELLOW_RGB, 36),
                 cursor: YELLOW,
                 highlight: BLUISH_GREEN,
                 grid: Color32::from_gray(48),
@@ -115,16 +126,16 @@ impl Palette {
             },
             ThemeChoice::Light => Palette {
                 allocated: BLUE,
-                allocated_fill: Color32::from_rgba_unmultiplied(0x00, 0x72, 0xB2, 60),
+                allocated_fill: alpha(BLUE_RGB, 60),
                 reserved: Color32::from_rgb(0xC0, 0x84, 0x00),
                 nvml: Color32::from_rgb(0xA8, 0x4C, 0x84),
                 other_run: BLUISH_GREEN,
                 alert: VERMILLION,
-                cache: Color32::from_rgba_unmultiplied(0xE6, 0x9F, 0x00, 140),
+                cache: alpha(ORANGE_RGB, 140),
                 free_block: Color32::from_gray(215),
                 pending_free: Color32::from_rgb(0xC9, 0xB8, 0x00),
                 step_band: Color32::from_rgba_unmultiplied(0, 0, 0, 10),
-                selection: Color32::from_rgba_unmultiplied(0xE6, 0x9F, 0x00, 40),
+                selection: alpha(ORANGE_RGB, 40),
                 cursor: VERMILLION,
                 highlight: BLUISH_GREEN,
                 grid: Color32::from_gray(225),

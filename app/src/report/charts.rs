@@ -27,9 +27,13 @@ pub const OPS_CHART_SIZE: (u32, u32) = (1200, 560);
 const OPS_NAME_AREA: u32 = 360;
 const OPS_NAME_CHARS: usize = 44;
 
-const ALLOCATED: RGBColor = RGBColor(31, 119, 180);
-const RESERVED: RGBColor = RGBColor(255, 127, 14);
-const PEAK: RGBColor = RGBColor(214, 39, 40);
+/// The viewer's palette (Okabe–Ito, `crate::palette`), its light-background variants.
+const fn rgb((r, g, b): crate::palette::Rgb) -> RGBColor {
+    RGBColor(r, g, b)
+}
+const ALLOCATED: RGBColor = rgb(crate::palette::BLUE);
+const RESERVED: RGBColor = rgb(crate::palette::ORANGE);
+const PEAK: RGBColor = rgb(crate::palette::VERMILLION);
 
 fn register_fonts() {
     static ONCE: Once = Once::new();

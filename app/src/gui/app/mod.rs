@@ -297,7 +297,7 @@ impl ViewerApp {
             .compare
             .other
             .and_then(|id| others.iter().find(|o| o.0 == id))
-            .map(|o| o.1.clone());
+            .cloned();
         Panel::top("summary").show(ui, |ui| chrome::summary_strip_ui(ui, doc, palette, cmds));
         Panel::bottom("status").show(ui, |ui| chrome::status_bar_ui(ui, doc, palette));
         Panel::bottom("bottom-tabs")

@@ -8,6 +8,7 @@
 //! inspector's cursor there, double-click resets. Everything drawn comes from the
 //! pyramids in O(columns).
 
+mod columns;
 mod input;
 mod overlay;
 
@@ -20,6 +21,8 @@ use super::data::Loaded;
 use super::doc::{CompareLayout, Document};
 use super::paint::{self, Columns, PlotFrame};
 use super::theme::Palette;
+pub use columns::ColumnCache;
+use columns::SourceColumns;
 use input::handle_input;
 use overlay::{decorations_ui, readout_ui};
 
@@ -33,6 +36,8 @@ const STRIP_HEIGHT: f32 = 54.0;
 /// A recording drawn on the plot: which device, and where its clock's zero is.
 #[derive(Clone, Copy)]
 pub struct Source<'a> {
+    /// The document's id (caches are keyed by it).
+    pub doc: u64,
     /// The data.
     pub data: &'a Loaded,
     /// Its device.
@@ -49,35 +54,6 @@ pub struct Other<'a> {
     pub layout: CompareLayout,
     /// Its name, for the legend.
     pub name: &'a str,
-}
-
-/// One source's columns for one frame.
-struct SourceColumns {
-    allocated: Columns,
-    reserved: Columns,
-    nvml: Columns,
-}
-
-impl SourceColumns {
-    fn query(src: &Source<'_>, frame: &PlotFrame) -> SourceColumns {
-        let curves = src.data.curves.get(src.device as usize);
-        let q = |c: Option<&collector::analysis::pyramid::CurvePyramid>| {
-            paint::query(c, frame, src.origin_ns)
-        };
-        SourceColumns {
-            allocated: q(curves.and_then(|c| c.allocated.as_ref())),
-            reserved: q(curves.and_then(|c| c.reserved.as_ref())),
-            nvml: q(curves.and_then(|c| c.nvml_used.as_ref())),
-        }
-    }
-
-    fn max(&self) -> i64 {
-        [&self.allocated, &self.reserved, &self.nvml]
-            .into_iter()
-            .filter_map(paint::columns_max)
-            .max()
-            .unwrap_or(0)
-    }
 }
 
 /// Draw the timeline into the rest of `ui` and handle its input.
@@ -103,6 +79,7 @@ pub fn timeline_ui(
     handle_input(ui, doc, &response, plot_area, cmds);
 
     let me = Source {
+        doc: doc.id,
         data: &doc.data,
         device: doc.device,
         origin_ns: doc.data.rec.meta.start_ns,
@@ -122,23 +99,40 @@ pub fn timeline_ui(
         (None, _) => vec![(plot_area, me, None)],
     };
     let painter = ui.painter_at(full);
-    let mut first_frame = None;
+    let mut first = None;
     for (i, (rect, src, overlay)) in plots.iter().enumerate() {
         let color = if i == 0 {
             palette.allocated
         } else {
             palette.other_run
         };
-        let frame = plot_ui(&painter, doc, rect, src, overlay.as_ref(), color, palette);
+        let probe = PlotFrame {
+            rect: *rect,
+            t0_ns: doc.view.t0_ns,
+            t1_ns: doc.view.t1_ns,
+            y0: 0.0,
+            y1: 1.0,
+        };
+        let cols = doc.columns.get(src, &probe);
+        let over = overlay.as_ref().map(|o| doc.columns.get(o, &probe));
+        let frame = plot_ui(
+            &painter,
+            doc,
+            probe,
+            src,
+            (&cols, over.as_deref()),
+            color,
+            palette,
+        );
         if i == 0 {
-            first_frame = Some(frame);
+            first = Some((frame, cols));
         }
     }
-    let Some(frame) = first_frame else { return };
+    let Some((frame, cols)) = first else { return };
     doc.last_y = (frame.y0, frame.y1);
     doc.last_plot_rect = Some(plot_area);
     if has_cache {
-        strip_ui(&painter, &frame, strip_rect, &me, palette);
+        strip_ui(&painter, &frame, strip_rect, &cols.cache, palette);
     }
     paint::time_axis(&painter, &frame, axis_rect, palette);
     decorations_ui(&painter, doc, &frame, strip_rect, palette);
@@ -240,27 +234,19 @@ fn swatch(ui: &mut Ui, color: Color32, label: &str, present: bool) {
 fn plot_ui(
     painter: &egui::Painter,
     doc: &Document,
-    rect: &Rect,
+    probe: PlotFrame,
     src: &Source<'_>,
-    overlay: Option<&Source<'_>>,
+    (cols, over): (&SourceColumns, Option<&SourceColumns>),
     color: Color32,
     palette: &Palette,
 ) -> PlotFrame {
-    let probe = PlotFrame {
-        rect: *rect,
-        t0_ns: doc.view.t0_ns,
-        t1_ns: doc.view.t1_ns,
-        y0: 0.0,
-        y1: 1.0,
-    };
-    let cols = SourceColumns::query(src, &probe);
-    let over = overlay.map(|o| SourceColumns::query(o, &probe));
+    let rect = &probe.rect;
     let total = src
         .data
         .curves
         .get(src.device as usize)
         .and_then(|c| c.total_bytes);
-    let mut top = cols.max().max(over.as_ref().map_or(0, SourceColumns::max));
+    let mut top = cols.max().max(over.map_or(0, SourceColumns::max));
     if doc.show_total {
         top = top.max(total.unwrap_or(0) as i64);
     }
@@ -324,7 +310,7 @@ fn plot_ui(
         Align2::RIGHT_TOP,
         name,
         FontId::proportional(11.0),
-        if overlay.is_some() || color == palette.allocated {
+        if over.is_some() || color == palette.allocated {
             palette.weak_text
         } else {
             palette.other_run
@@ -338,25 +324,18 @@ fn strip_ui(
     painter: &egui::Painter,
     frame: &PlotFrame,
     strip: Rect,
-    src: &Source<'_>,
+    cols: &Columns,
     palette: &Palette,
 ) {
     let p = painter.with_clip_rect(strip.expand(1.0));
     p.rect_filled(strip, 2.0, palette.plot_bg);
-    let cache = src
-        .data
-        .curves
-        .get(src.device as usize)
-        .and_then(|c| c.cache.as_ref());
-    let probe = frame.with_rect(strip, 0.0, 1.0);
-    let cols = paint::query(cache, &probe, src.origin_ns);
-    let top = paint::columns_max(&cols).unwrap_or(0).max(1024) as f64 * 1.15;
+    let top = paint::columns_max(cols).unwrap_or(0).max(1024) as f64 * 1.15;
     let strip_frame = frame.with_rect(strip, 0.0, top);
-    paint::fill_under(&p, &strip_frame, &cols, palette.cache);
+    paint::fill_under(&p, &strip_frame, cols, palette.cache);
     let font = FontId::proportional(11.0);
     let label = format!(
         "cache held (reserved − allocated) · max in view {}",
-        axis::bytes(paint::columns_max(&cols).unwrap_or(0))
+        axis::bytes(paint::columns_max(cols).unwrap_or(0))
     );
     let galley = p.layout_no_wrap(label, font, palette.weak_text);
     let at = strip.left_top() + vec2(4.0, 2.0);

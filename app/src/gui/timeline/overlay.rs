@@ -32,11 +32,7 @@ pub fn decorations_ui(
         let (a, b) = (doc.rel_ns(w.start_ns), doc.rel_ns(w.end_ns));
         p.rect_filled(band(a, b), 0.0, palette.selection);
         for x in [frame.x(a), frame.x(b)] {
-            p.vline(
-                x,
-                full.y_range(),
-                Stroke::new(1.0, palette.cursor.gamma_multiply(0.7)),
-            );
+            p.vline(x, full.y_range(), Stroke::new(1.0, palette.weak_text));
         }
     }
     if let (Some(DragMode::Select(from)), Some(pos)) =
@@ -193,11 +189,12 @@ fn readout_lines(
         }
     };
     if let Some(c) = data.curves.get(doc.device as usize) {
-        push(
-            palette.allocated,
-            "allocated",
-            value(c.allocated.as_ref(), abs),
-        );
+        let name = if other.is_some() {
+            "A allocated"
+        } else {
+            "allocated"
+        };
+        push(palette.allocated, name, value(c.allocated.as_ref(), abs));
         push(
             palette.reserved,
             "reserved",
@@ -212,8 +209,13 @@ fn readout_lines(
         let at = o.source.origin_ns.saturating_add(t.round() as i64);
         push(
             palette.other_run,
-            &ellipsize(o.name, 10),
+            "B allocated",
             value(c.allocated.as_ref(), at),
+        );
+        push(
+            palette.other_run,
+            "B reserved",
+            value(c.reserved.as_ref(), at),
         );
     }
     lines
