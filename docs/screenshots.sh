@@ -16,32 +16,14 @@ OUT=${OUT:-docs}
 TRACES=../shared/traces
 DISPLAY_NUM=${DISPLAY_NUM:-:91}
 
-Xvfb "$DISPLAY_NUM" -screen 0 1600x1000x24 >/dev/null 2>&1 &
-XVFB=$!
-APP=
-cleanup() {
-    [[ -n $APP ]] && kill "$APP" 2>/dev/null
-    kill "$XVFB" 2>/dev/null
-    true
-}
-trap cleanup EXIT
-export DISPLAY=$DISPLAY_NUM
-sleep 1
-# A throwaway home: no recent files or settings from earlier runs.
-HOME=$(mktemp -d)
-export HOME
+# shellcheck source=tests/xvfb.sh
+source tests/xvfb.sh
+start_xvfb "$DISPLAY_NUM"
 
-# start FILE... : run the viewer and wait for its window (sets APP and WIN).
+# start FILE... : run the viewer, focus its window (keys need focus: there is no window
+# manager), let it load and draw.
 start() {
-    "$BIN" view "$@" >/dev/null 2>&1 &
-    APP=$!
-    WIN=
-    for _ in $(seq 1 60); do
-        WIN=$(xdotool search --onlyvisible --pid "$APP" 2>/dev/null | head -1 || true)
-        [[ -n $WIN ]] && break
-        sleep 0.5
-    done
-    [[ -n $WIN ]] || { echo "no window" >&2; exit 1; }
+    start_viewer "$BIN" "$@"
     xdotool windowfocus --sync "$WIN"
     sleep "${SETTLE:-4}"
 }

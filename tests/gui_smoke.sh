@@ -15,26 +15,10 @@ BIN=${1:-target/debug/vramscope}
 SHOT=${SHOT:-$(mktemp -d)/viewer.png}
 DISPLAY_NUM=${DISPLAY_NUM:-:93}
 
-Xvfb "$DISPLAY_NUM" -screen 0 1600x1000x24 >/dev/null 2>&1 &
-XVFB=$!
-APP=
-cleanup() {
-    [[ -n $APP ]] && kill "$APP" 2>/dev/null
-    kill "$XVFB" 2>/dev/null
-    true
-}
-trap cleanup EXIT
-export DISPLAY=$DISPLAY_NUM
-HOME=$(mktemp -d) "$BIN" view samples/transformer-lm-train-cpu.json.gz &
-APP=$!
-WIN=
-for _ in $(seq 1 60); do
-    WIN=$(xdotool search --onlyvisible --pid "$APP" 2>/dev/null | head -1 || true)
-    [[ -n $WIN ]] && break
-    kill -0 "$APP" 2>/dev/null || { echo "gui smoke: the viewer exited before opening a window" >&2; exit 1; }
-    sleep 0.5
-done
-[[ -n $WIN ]] || { echo "gui smoke: no window after 30 s" >&2; exit 1; }
+# shellcheck source=tests/xvfb.sh
+source tests/xvfb.sh
+start_xvfb "$DISPLAY_NUM"
+start_viewer "$BIN" samples/transformer-lm-train-cpu.json.gz
 sleep 4   # load the sample and draw a few frames
 import -window "$WIN" "$SHOT"
 kill -0 "$APP" 2>/dev/null || { echo "gui smoke: the viewer died after opening its window" >&2; exit 1; }

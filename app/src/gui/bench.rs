@@ -16,13 +16,12 @@ use std::time::{Duration, Instant};
 
 use collector::LoadOptions;
 use collector::analysis::decimate::{Curve, column_ranges, curve};
-use egui::{
-    Event, Modifiers, MouseWheelSource, MouseWheelUnit, PointerButton, Rect, TouchPhase, pos2, vec2,
-};
+use egui::{Event, Modifiers, MouseWheelSource, MouseWheelUnit, Rect, TouchPhase, pos2, vec2};
 use egui_kittest::Harness;
 
 use super::ViewerApp;
 use super::data::Loaded;
+use super::tests::primary;
 
 /// Repetitions per zoom level of the query benchmark.
 const QUERY_REPS: usize = 200;
@@ -67,6 +66,11 @@ fn frame_timings() {
     let doc = h.state().active_doc().expect("loaded");
     let (data, plot) = (doc.data.clone(), doc.last_plot_rect.expect("plot drawn"));
     query_levels(&data, doc.device as usize, plot.width() as usize);
+    analysis_jobs(
+        &data,
+        doc.device,
+        doc.peak().map_or(data.rec.meta.start_ns, |p| p.0),
+    );
     session(&mut h, plot);
     synthetic_scaling(plot.width() as usize);
 }
@@ -160,6 +164,59 @@ fn query_levels(data: &Arc<Loaded>, device: usize, columns: usize) {
     }
 }
 
+/// What the worker thread computes on a click or a selection, timed (median of 3): the
+/// table of a range, an inspection at the peak, the spans of the busiest op.
+fn analysis_jobs(data: &Arc<Loaded>, device: u16, peak_ns: i64) {
+    use super::jobs::{Job, Request, run_now};
+    let (start, end) = (data.rec.meta.start_ns, data.rec.meta.end_ns);
+    let tenth = collector::analysis::TimeWindow {
+        start_ns: start + (end - start) * 4 / 10,
+        end_ns: start + (end - start) / 2,
+    };
+    let whole = collector::analysis::TimeWindow {
+        start_ns: start,
+        end_ns: end,
+    };
+    let busiest = data
+        .rows
+        .iter()
+        .max_by_key(|r| r.calls)
+        .map_or(String::new(), |r| r.name.clone());
+    let jobs = [
+        ("table of 10% of the run", Job::Table { window: tenth }),
+        (
+            "table of the whole run (as a range)",
+            Job::Table { window: whole },
+        ),
+        (
+            "inspection at the peak (live groups, fragmentation, segments)",
+            Job::Inspect {
+                device,
+                at_ns: peak_ns,
+                at_snapshot: false,
+            },
+        ),
+        ("spans of the busiest op", Job::OpSpans { name: busiest }),
+    ];
+    println!("\n| analysis on the worker thread | median ms | min ms |");
+    println!("|---|---|---|");
+    for (name, job) in jobs {
+        let times: Vec<f64> = (0..3)
+            .map(|_| {
+                let request = Request {
+                    doc: 0,
+                    generation: 0,
+                    data: data.clone(),
+                    job: job.clone(),
+                };
+                run_now(request).elapsed.as_secs_f64() * 1e3
+            })
+            .collect();
+        let (m, min, _, _) = stats(&times);
+        println!("| {name} | {m:.0} | {min:.0} |");
+    }
+}
+
 /// A session of wheel zooms and drags at several points: each frame timed, the egui pass
 /// (layout and all our painting) and tessellation separately.
 fn session(h: &mut Harness<'_, ViewerApp>, plot: Rect) {
@@ -187,19 +244,9 @@ fn session(h: &mut Harness<'_, ViewerApp>, plot: Rect) {
                 });
             } else {
                 let to = at + vec2(amount, 0.0);
-                h.event(Event::PointerButton {
-                    pos: at,
-                    button: PointerButton::Primary,
-                    pressed: true,
-                    modifiers: Modifiers::NONE,
-                });
+                h.event(primary(at, true));
                 h.event(Event::PointerMoved(to));
-                h.event(Event::PointerButton {
-                    pos: to,
-                    button: PointerButton::Primary,
-                    pressed: false,
-                    modifiers: Modifiers::NONE,
-                });
+                h.event(primary(to, false));
             }
             let t = Instant::now();
             h.step();

@@ -41,8 +41,9 @@ pub fn compute(a: &Loaded, b: &Loaded, align: Align) -> Diff {
 /// origins (starts, or first steps) line up.
 pub fn other_source<'a>(doc: &Document, b_id: u64, b: &'a Loaded) -> Source<'a> {
     let align = doc.compare.align;
-    let a_origin_rel_ns = origin_us(&doc.data, align) * 1e3;
-    let b_origin_abs_ns = b.rec.meta.start_ns as f64 + origin_us(b, align) * 1e3;
+    // Integer ns: epoch-ns clocks (~1.8e18) do not fit an f64 to the ns.
+    let a_origin_rel_ns = (origin_us(&doc.data, align) * 1e3).round() as i64;
+    let b_origin_abs_ns = b.rec.meta.start_ns + (origin_us(b, align) * 1e3).round() as i64;
     let name = doc.data.device_name(doc.device);
     let device = b
         .shown_devices
@@ -55,7 +56,7 @@ pub fn other_source<'a>(doc: &Document, b_id: u64, b: &'a Loaded) -> Source<'a> 
         doc: b_id,
         data: b,
         device,
-        origin_ns: (b_origin_abs_ns - a_origin_rel_ns).round() as i64,
+        origin_ns: b_origin_abs_ns - a_origin_rel_ns,
     }
 }
 

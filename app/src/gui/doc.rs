@@ -144,6 +144,25 @@ pub struct TableState {
     pub last_compute_ms: Option<f64>,
 }
 
+impl TableState {
+    /// A table of `rows` (the whole recording), sorted by `sort`, largest first.
+    pub fn new(rows: Arc<Vec<OpRow>>, sort: OpColumn) -> TableState {
+        TableState {
+            window: None,
+            rows,
+            pending: None,
+            sort,
+            descending: true,
+            filter: String::new(),
+            order: Vec::new(),
+            dirty: true,
+            highlighted: None,
+            spans: None,
+            last_compute_ms: None,
+        }
+    }
+}
+
 /// The bottom panel's tabs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BottomTab {
@@ -294,19 +313,7 @@ impl Document {
             selection: None,
             drag: None,
             show_total: false,
-            table: TableState {
-                window: None,
-                rows,
-                pending: None,
-                sort,
-                descending: true,
-                filter: String::new(),
-                order: Vec::new(),
-                dirty: true,
-                highlighted: None,
-                spans: None,
-                last_compute_ms: None,
-            },
+            table: TableState::new(rows, sort),
             inspect: InspectState::default(),
             tab: BottomTab::Ops,
             compare: CompareState {
@@ -328,6 +335,16 @@ impl Document {
     pub fn next_generation(&mut self) -> u64 {
         self.generation += 1;
         self.generation
+    }
+
+    /// A request for `job` on this document, with a new generation.
+    pub fn request(&mut self, job: super::jobs::Job) -> super::jobs::Request {
+        super::jobs::Request {
+            doc: self.id,
+            generation: self.next_generation(),
+            data: self.data.clone(),
+            job,
+        }
     }
 
     /// Absolute ns of a time given in ns since the start.

@@ -120,9 +120,7 @@ fn facts_ui(ui: &mut Ui, doc: &Document, r: &Inspection, palette: &Palette) {
         .striped(true)
         .show(ui, |ui| {
             let row = |ui: &mut Ui, k: &str, v: String| {
-                ui.label(RichText::new(k).color(palette.weak_text));
-                ui.label(RichText::new(v).monospace());
-                ui.end_row();
+                grid_row(ui, RichText::new(k).color(palette.weak_text), v)
             };
             if let Some(a) = r.allocated_bytes {
                 row(ui, "allocated", axis::bytes(a));
@@ -160,6 +158,13 @@ fn facts_ui(ui: &mut Ui, doc: &Document, r: &Inspection, palette: &Palette) {
         });
 }
 
+/// One row of a two-column facts grid: the name, then the value in monospace.
+fn grid_row(ui: &mut Ui, key: RichText, value: String) {
+    ui.label(key);
+    ui.label(RichText::new(value).monospace());
+    ui.end_row();
+}
+
 fn fragmentation_ui(ui: &mut Ui, f: &Fragmentation) {
     ui.label(RichText::new(format!("Fragmentation ({})", f.source)).strong());
     Grid::new("fragmentation")
@@ -167,11 +172,7 @@ fn fragmentation_ui(ui: &mut Ui, f: &Fragmentation) {
         .spacing(vec2(12.0, 3.0))
         .striped(true)
         .show(ui, |ui| {
-            let row = |ui: &mut Ui, k: &str, v: String| {
-                ui.label(k);
-                ui.label(RichText::new(v).monospace());
-                ui.end_row();
-            };
+            let row = |ui: &mut Ui, k: &str, v: String| grid_row(ui, RichText::new(k), v);
             row(ui, "segments", f.segments.to_string());
             row(ui, "free in cache", axis::bytes(f.cache_free_bytes));
             row(ui, "free blocks", f.free_blocks.to_string());

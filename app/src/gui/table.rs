@@ -259,19 +259,7 @@ mod tests {
             row("aten::empty", -5, 1),
             row("Optimizer.step", 7, 2),
         ];
-        let mut t = TableState {
-            window: None,
-            rows: Arc::new(rows),
-            pending: None,
-            sort: OpColumn::SelfCpu,
-            descending: true,
-            filter: String::new(),
-            order: Vec::new(),
-            dirty: true,
-            highlighted: None,
-            spans: None,
-            last_compute_ms: None,
-        };
+        let mut t = TableState::new(Arc::new(rows), OpColumn::SelfCpu);
         refresh_order(&mut t);
         assert_eq!(t.order, vec![1, 0, 3, 2]);
         t.sort = OpColumn::Calls;

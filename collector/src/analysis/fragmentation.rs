@@ -96,15 +96,7 @@ pub fn fragmentation_at_snapshot(rec: &Recording, device: DeviceIdx) -> Option<F
 fn pieces(layout: &[SegmentLayout]) -> Vec<(SegmentPool, i64, Vec<i64>)> {
     layout
         .iter()
-        .map(|s| {
-            let free = s
-                .blocks
-                .iter()
-                .filter(|b| b.state == BlockUse::Free)
-                .map(|b| b.size_bytes)
-                .collect();
-            (s.pool, s.size_bytes, free)
-        })
+        .map(|s| (s.pool, s.size_bytes, s.free_sizes().collect()))
         .collect()
 }
 

@@ -52,23 +52,22 @@ pub struct SegmentLayout {
 }
 
 impl SegmentLayout {
-    /// Bytes in free blocks.
-    pub fn free_bytes(&self) -> i64 {
+    /// Sizes of the free blocks, in address order.
+    pub fn free_sizes(&self) -> impl Iterator<Item = i64> + '_ {
         self.blocks
             .iter()
             .filter(|b| b.state == BlockUse::Free)
             .map(|b| b.size_bytes)
-            .sum()
+    }
+
+    /// Bytes in free blocks.
+    pub fn free_bytes(&self) -> i64 {
+        self.free_sizes().sum()
     }
 
     /// The largest free block, 0 when none.
     pub fn largest_free_bytes(&self) -> i64 {
-        self.blocks
-            .iter()
-            .filter(|b| b.state == BlockUse::Free)
-            .map(|b| b.size_bytes)
-            .max()
-            .unwrap_or(0)
+        self.free_sizes().max().unwrap_or(0)
     }
 }
 

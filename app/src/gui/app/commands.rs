@@ -83,14 +83,9 @@ impl ViewerApp {
                         doc.table.dirty = true;
                     }
                     Some(window) => {
-                        let generation = doc.next_generation();
-                        doc.table.pending = Some(generation);
-                        requests.push(Request {
-                            doc: doc.id,
-                            generation,
-                            data: doc.data.clone(),
-                            job: Job::Table { window },
-                        });
+                        let request = doc.request(Job::Table { window });
+                        doc.table.pending = Some(request.generation);
+                        requests.push(request);
                     }
                 }
             }
@@ -113,13 +108,7 @@ impl ViewerApp {
                 doc.table.highlighted = name.clone();
                 doc.table.spans = None;
                 if let Some(name) = name {
-                    let generation = doc.next_generation();
-                    requests.push(Request {
-                        doc: doc.id,
-                        generation,
-                        data: doc.data.clone(),
-                        job: Job::OpSpans { name },
-                    });
+                    requests.push(doc.request(Job::OpSpans { name }));
                 }
             }
             Command::CompareWith(other) => {
@@ -149,22 +138,17 @@ impl ViewerApp {
 }
 
 pub(super) fn inspect_request(doc: &mut Document, at_ns: i64, at_snapshot: bool) -> Request {
-    let generation = doc.next_generation();
-    let target = InspectTarget {
-        device: doc.device,
+    let device = doc.device;
+    let request = doc.request(Job::Inspect {
+        device,
         at_ns,
         at_snapshot,
-    };
-    doc.inspect.target = Some(target);
-    doc.inspect.pending = Some(generation);
-    Request {
-        doc: doc.id,
-        generation,
-        data: doc.data.clone(),
-        job: Job::Inspect {
-            device: target.device,
-            at_ns,
-            at_snapshot,
-        },
-    }
+    });
+    doc.inspect.target = Some(InspectTarget {
+        device,
+        at_ns,
+        at_snapshot,
+    });
+    doc.inspect.pending = Some(request.generation);
+    request
 }

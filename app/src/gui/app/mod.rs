@@ -100,6 +100,12 @@ impl ViewerApp {
         &self.docs
     }
 
+    /// The open documents, to change their view state.
+    #[cfg(test)]
+    pub fn docs_mut(&mut self) -> &mut [Document] {
+        &mut self.docs
+    }
+
     /// The shown document.
     pub fn active_doc(&self) -> Option<&Document> {
         self.docs.iter().find(|d| Some(d.id) == self.active)

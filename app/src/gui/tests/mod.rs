@@ -15,9 +15,10 @@ use egui_kittest::kittest::Queryable;
 use super::ViewerApp;
 use super::doc::{BottomTab, OpColumn};
 
+mod files;
 mod timeline;
 
-fn repo() -> PathBuf {
+pub(super) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
@@ -25,7 +26,7 @@ pub(super) fn sample() -> PathBuf {
     repo().join("samples/transformer-lm-train-cpu.json.gz")
 }
 
-fn fixture(name: &str) -> PathBuf {
+pub(super) fn fixture(name: &str) -> PathBuf {
     repo().join("tests/fixtures").join(name)
 }
 
@@ -55,6 +56,21 @@ pub(super) fn settle(h: &mut Harness<'_, ViewerApp>) {
     }
     for _ in 0..3 {
         h.step();
+    }
+}
+
+/// A press (or release) of the primary button at `pos`.
+pub(super) fn primary(pos: Pos2, pressed: bool) -> Event {
+    primary_with(pos, pressed, Modifiers::NONE)
+}
+
+/// A press (or release) of the primary button at `pos` with modifier keys held.
+pub(super) fn primary_with(pos: Pos2, pressed: bool, modifiers: Modifiers) -> Event {
+    Event::PointerButton {
+        pos,
+        button: PointerButton::Primary,
+        pressed,
+        modifiers,
     }
 }
 
@@ -153,24 +169,14 @@ fn a_sample_loads_and_a_header_click_sorts_the_table() {
 fn drag(h: &mut Harness<'_, ViewerApp>, from: Pos2, to: Pos2, modifiers: Modifiers) {
     h.event(Event::ModifiersChanged(modifiers));
     h.event(Event::PointerMoved(from));
-    h.event(Event::PointerButton {
-        pos: from,
-        button: PointerButton::Primary,
-        pressed: true,
-        modifiers,
-    });
+    h.event(primary_with(from, true, modifiers));
     h.step();
     for i in 1..=10 {
         let p = from + (to - from) * (i as f32 / 10.0);
         h.event(Event::PointerMoved(p));
         h.step();
     }
-    h.event(Event::PointerButton {
-        pos: to,
-        button: PointerButton::Primary,
-        pressed: false,
-        modifiers,
-    });
+    h.event(primary_with(to, false, modifiers));
     h.step();
     h.event(Event::ModifiersChanged(Modifiers::NONE));
     h.step();
@@ -346,34 +352,24 @@ fn two_files_compare_per_op() {
             >= 1
     );
     h.get_by_label_contains("A = k01_mlp_s1.json.gz · B = k02_mlp_stack.json.gz");
-}
-
-#[test]
-fn a_failed_load_shows_the_error_and_keeps_the_open_file() {
-    let dir = std::env::temp_dir().join(format!("vramscope-gui-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let bad = dir.join("broken.json");
-    std::fs::write(&bad, b"{\"traceEvents\": [ {\"ph\": \"X\", ").expect("write");
-    let mut h = harness(vec![sample()]);
-    settle(&mut h);
-    let ctx = h.ctx.clone();
-    h.state_mut()
-        .apply(&ctx, super::Command::Open(vec![bad.clone()]));
-    settle(&mut h);
+    // Aligned at the first steps, B's first step lands where A's does on A's axis; at
+    // the starts, B's start lands on A's start.
     let app = h.state();
-    assert_eq!(app.docs().len(), 1);
-    assert_eq!(
-        app.active_doc().map(|d| d.data.name.as_str()),
-        Some("transformer-lm-train-cpu.json.gz")
-    );
-    let error = app.errors().first().expect("an error");
+    let (da, db) = (&app.docs()[0], &app.docs()[1]);
+    let step = |d: &super::doc::Document| d.data.rec.steps.first().expect("steps").start_ns;
+    let start_rel = super::compare::other_source(da, db.id, &db.data).origin_ns;
+    assert_eq!(start_rel, db.data.rec.meta.start_ns);
+    h.state_mut().docs_mut()[0].compare.align = collector::analysis::diff::Align::Step;
+    h.run_steps(2);
+    let app = h.state();
+    let (da, db) = (&app.docs()[0], &app.docs()[1]);
+    let origin = super::compare::other_source(da, db.id, &db.data).origin_ns;
+    let a_step_rel = step(da) - da.data.rec.meta.start_ns;
     assert!(
-        error.contains("broken.json") && error.contains("ends early"),
-        "{error}"
+        (origin + a_step_rel - step(db)).abs() <= 1,
+        "{origin} {a_step_rel} {}",
+        step(db)
     );
-    h.get_by_label_contains("broken.json");
-    // The sample is still drawn and usable.
-    h.get_by_label("# of Calls");
 }
 
 #[test]
@@ -391,114 +387,4 @@ fn a_window_outside_the_recording_gives_an_empty_table() {
     let doc = h.state().active_doc().expect("doc");
     assert!(doc.table.rows.is_empty());
     assert_eq!(doc.table.window, Some(w));
-}
-
-#[test]
-fn a_vramscope_recording_shows_nvml_used_memory() {
-    use collector::parse::recording::{
-        DeviceHeader, EndInfo, GpuReading, Header, Line, RecordingWriter,
-    };
-    // GIVEN a recording of one GPU whose NVML-used memory goes 1 → 3 → 2 GiB
-    let dir = std::env::temp_dir().join(format!("vramscope-gui-rec-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("run.vrec");
-    let header = Header {
-        start_unix_ns: 1_700_000_000_000_000_000,
-        command: vec!["python".into(), "train.py".into()],
-        devices: vec![DeviceHeader {
-            index: 0,
-            name: Some("NVIDIA H200".into()),
-            total_bytes: Some(141 << 30),
-            uuid: None,
-        }],
-        ..Header::default()
-    };
-    let mut w = RecordingWriter::create(&path, &header, true).expect("create");
-    for (t_ns, gib) in [(0i64, 1u64), (100_000_000, 3), (200_000_000, 2)] {
-        let gpus = vec![GpuReading {
-            index: 0,
-            used: gib << 30,
-            total: Some(141 << 30),
-            procs: None,
-        }];
-        w.write(&Line::Sample {
-            t_ns,
-            gpus,
-            rss: None,
-        })
-        .expect("sample");
-    }
-    w.finish(250_000_000, EndInfo::default()).expect("finish");
-    // WHEN it is opened
-    let mut h = harness(vec![path]);
-    settle(&mut h);
-    // THEN its GPU is shown with the NVML curve, its peak and the device's capacity
-    let doc = h.state().active_doc().expect("doc");
-    assert_eq!(doc.data.device_name(doc.device), "cuda:0");
-    let curves = &doc.data.curves[doc.device as usize];
-    assert_eq!(
-        curves.nvml_used.as_ref().and_then(|c| c.max()),
-        Some(3 << 30)
-    );
-    assert_eq!(curves.total_bytes, Some(141 << 30));
-    assert_eq!(doc.peak().map(|p| p.1), Some(3 << 30));
-    assert_eq!(doc.rel_ns(doc.peak().expect("peak").0), 100e6);
-    // The legend and the summary strip name it; the strip's link shows the peak.
-    assert_eq!(h.query_all_by_label("NVML used").count(), 2);
-    h.get_by_label("3.00 GiB");
-}
-
-/// A file dropped on the window, as eframe's winit integration hands it over.
-#[derive(Debug)]
-struct Dropped(PathBuf);
-
-impl egui::DroppedFile for Dropped {
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    fn bytes(&self) -> Result<Vec<u8>, String> {
-        std::fs::read(&self.0).map_err(|e| e.to_string())
-    }
-}
-
-#[test]
-fn a_dropped_file_opens_in_a_new_tab() {
-    let mut h = harness(vec![sample()]);
-    settle(&mut h);
-    let dropped = fixture("torch-cpu/k01_mlp_s1.json.gz");
-    h.input_mut()
-        .dropped_files
-        .push(std::sync::Arc::new(Dropped(dropped)));
-    h.step();
-    settle(&mut h);
-    let names: Vec<&str> = h
-        .state()
-        .docs()
-        .iter()
-        .map(|d| d.data.name.as_str())
-        .collect();
-    assert_eq!(
-        names,
-        ["transformer-lm-train-cpu.json.gz", "k01_mlp_s1.json.gz"]
-    );
-    assert_eq!(
-        h.state().active_doc().map(|d| d.data.name.as_str()),
-        Some("k01_mlp_s1.json.gz")
-    );
-    // Dropping it again shows the open tab instead of loading it twice.
-    let again = fixture("torch-cpu/k01_mlp_s1.json.gz");
-    let ctx = h.ctx.clone();
-    let first = h.state().docs()[0].id;
-    h.state_mut().apply(&ctx, super::Command::Activate(first));
-    h.input_mut()
-        .dropped_files
-        .push(std::sync::Arc::new(Dropped(again)));
-    h.step();
-    settle(&mut h);
-    assert_eq!(h.state().docs().len(), 2);
-    assert_eq!(
-        h.state().active_doc().map(|d| d.data.name.as_str()),
-        Some("k01_mlp_s1.json.gz")
-    );
 }

@@ -1,10 +1,10 @@
 //! The timeline's own input, driven like a user would: the wheel, a double-click, a click,
 //! and a table row that marks when its op ran.
 
-use egui::{Event, Modifiers, MouseWheelSource, MouseWheelUnit, PointerButton, TouchPhase, vec2};
+use egui::{Event, Modifiers, MouseWheelSource, MouseWheelUnit, TouchPhase, vec2};
 use egui_kittest::kittest::Queryable;
 
-use super::{harness, sample, settle};
+use super::{harness, primary, sample, settle};
 
 #[test]
 fn the_wheel_zooms_around_the_pointer_and_a_double_click_resets() {
@@ -42,18 +42,8 @@ fn the_wheel_zooms_around_the_pointer_and_a_double_click_resets() {
     );
     // WHEN the plot is double-clicked THEN the whole recording is back
     for _ in 0..2 {
-        h.event(Event::PointerButton {
-            pos: at,
-            button: PointerButton::Primary,
-            pressed: true,
-            modifiers: Modifiers::NONE,
-        });
-        h.event(Event::PointerButton {
-            pos: at,
-            button: PointerButton::Primary,
-            pressed: false,
-            modifiers: Modifiers::NONE,
-        });
+        h.event(primary(at, true));
+        h.event(primary(at, false));
         h.step();
     }
     h.run_steps(3);
@@ -72,18 +62,8 @@ fn a_click_inspects_that_instant() {
     );
     let at = plot.left_center() + vec2(plot.width() * 0.6, 0.0);
     h.event(Event::PointerMoved(at));
-    h.event(Event::PointerButton {
-        pos: at,
-        button: PointerButton::Primary,
-        pressed: true,
-        modifiers: Modifiers::NONE,
-    });
-    h.event(Event::PointerButton {
-        pos: at,
-        button: PointerButton::Primary,
-        pressed: false,
-        modifiers: Modifiers::NONE,
-    });
+    h.event(primary(at, true));
+    h.event(primary(at, false));
     h.step();
     settle(&mut h);
     let doc = h.state().active_doc().expect("doc");
