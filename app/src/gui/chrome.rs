@@ -73,7 +73,8 @@ pub fn menu_bar_ui(
                 "ctrl- or right-drag box-zooms · click inspects an instant · double-click resets",
             );
             ui.label("Table: click a header to sort, a row to see when that op ran");
-            ui.hyperlink_to("vramscope on the web", "https://example.invalid/vramscope");
+            ui.separator();
+            ui.label(format!("vramscope {}", env!("CARGO_PKG_VERSION")));
         });
         let Some(doc) = doc else { return };
         ui.with_layout(Layout::right_to_left(Align::Center), |ui| {

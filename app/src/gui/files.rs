@@ -136,6 +136,8 @@ impl FileBrowser {
         egui::Window::new("Open a trace or snapshot")
             .open(&mut open)
             .default_size([560.0, 420.0])
+            .pivot(egui::Align2::CENTER_CENTER)
+            .default_pos(ctx.content_rect().center())
             .collapsible(false)
             .show(ctx, |ui| {
                 ui.horizontal(|ui| {

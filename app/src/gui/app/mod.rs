@@ -106,6 +106,18 @@ impl ViewerApp {
         &mut self.docs
     }
 
+    /// The built-in file browser.
+    #[cfg(test)]
+    pub fn browser_mut(&mut self) -> &mut FileBrowser {
+        &mut self.browser
+    }
+
+    /// The built-in file browser.
+    #[cfg(test)]
+    pub fn browser(&self) -> &FileBrowser {
+        &self.browser
+    }
+
     /// The shown document.
     pub fn active_doc(&self) -> Option<&Document> {
         self.docs.iter().find(|d| Some(d.id) == self.active)

@@ -144,3 +144,22 @@ fn a_dropped_file_opens_in_a_new_tab() {
         Some("k01_mlp_s1.json.gz")
     );
 }
+
+#[test]
+fn the_built_in_browser_opens_a_file() {
+    let mut h = harness(Vec::new());
+    h.run_steps(2);
+    // With nothing open, the welcome screen offers the browser (there is no desktop
+    // portal here, so File › Open uses it too).
+    h.get_by_label("Built-in browser…").click();
+    h.run_steps(2);
+    let dir = sample().parent().expect("samples/").to_path_buf();
+    h.state_mut().browser_mut().dir = dir;
+    h.run_steps(2);
+    h.get_by_label("transformer-lm-train-cpu.json.gz").click();
+    h.run_steps(2);
+    settle(&mut h);
+    let doc = h.state().active_doc().expect("opened");
+    assert_eq!(doc.data.name, "transformer-lm-train-cpu.json.gz");
+    assert!(!h.state().browser().open, "the browser closes on open");
+}
