@@ -125,3 +125,35 @@ fn a_table_row_click_marks_when_its_op_ran() {
             .is_none()
     );
 }
+
+#[test]
+fn the_device_selector_switches_the_timeline_and_the_inspector() {
+    // gen_snapshots.py: four GPUs, training on 0, 1 and 3; device 2's trace is empty.
+    let mut h = harness(vec![super::fixture("snapshot/multi_gpu.pickle")]);
+    settle(&mut h);
+    let doc = h.state().active_doc().expect("doc");
+    let names: Vec<String> = doc
+        .data
+        .shown_devices
+        .iter()
+        .map(|&d| doc.data.device_name(d))
+        .collect();
+    assert_eq!(names, ["cuda:0", "cuda:1", "cuda:3"]);
+    // WHEN cuda:3 is picked in the menu bar's selector
+    h.get_by_label("device").click();
+    h.run_steps(2);
+    h.get_by_label("cuda:3").click();
+    h.run_steps(2);
+    settle(&mut h);
+    // THEN the timeline and the inspector follow it, at the same instant
+    let doc = h.state().active_doc().expect("doc");
+    assert_eq!(doc.data.device_name(doc.device), "cuda:3");
+    let target = doc.inspect.target.expect("inspected");
+    assert_eq!(doc.data.device_name(target.device), "cuda:3");
+    let d = &doc.data.timeline.devices[doc.device as usize];
+    let result = doc.inspect.result.as_ref().expect("result");
+    assert_eq!(
+        result.allocated_bytes,
+        d.at(target.at_ns).map(|p| p.allocated_bytes)
+    );
+}

@@ -99,26 +99,37 @@ pub fn timeline_ui(
         (None, _) => vec![(plot_area, me, None)],
     };
     let painter = ui.painter_at(full);
+    let queried: Vec<_> = plots
+        .iter()
+        .map(|(rect, src, overlay)| {
+            let probe = PlotFrame {
+                rect: *rect,
+                t0_ns: doc.view.t0_ns,
+                t1_ns: doc.view.t1_ns,
+                y0: 0.0,
+                y1: 1.0,
+            };
+            let cols = doc.columns.get(src, &probe);
+            let over = overlay.as_ref().map(|o| doc.columns.get(o, &probe));
+            (probe, cols, over)
+        })
+        .collect();
+    // Stacked runs share one y scale, so their heights compare at a glance.
+    let shared_top = queried.iter().map(|(_, c, _)| c.max()).max().unwrap_or(0);
     let mut first = None;
-    for (i, (rect, src, overlay)) in plots.iter().enumerate() {
+    for (i, ((_, src, _), (probe, cols, over))) in plots.iter().zip(queried).enumerate() {
         let color = if i == 0 {
             palette.allocated
         } else {
             palette.other_run
         };
-        let probe = PlotFrame {
-            rect: *rect,
-            t0_ns: doc.view.t0_ns,
-            t1_ns: doc.view.t1_ns,
-            y0: 0.0,
-            y1: 1.0,
+        let scale = YScale {
+            at_least_bytes: if plots.len() > 1 { shared_top } else { 0 },
         };
-        let cols = doc.columns.get(src, &probe);
-        let over = overlay.as_ref().map(|o| doc.columns.get(o, &probe));
         let frame = plot_ui(
             &painter,
             doc,
-            probe,
+            (probe, scale),
             src,
             (&cols, over.as_deref()),
             color,
@@ -231,10 +242,17 @@ fn swatch(ui: &mut Ui, color: Color32, label: &str, present: bool) {
 }
 
 /// Paint one plot (one recording, maybe with another overlaid) and return its frame.
+/// How a plot picks its y axis beyond fitting its own curves.
+#[derive(Clone, Copy)]
+struct YScale {
+    /// Reach at least this high (stacked plots share the larger top).
+    at_least_bytes: i64,
+}
+
 fn plot_ui(
     painter: &egui::Painter,
     doc: &Document,
-    probe: PlotFrame,
+    (probe, scale): (PlotFrame, YScale),
     src: &Source<'_>,
     (cols, over): (&SourceColumns, Option<&SourceColumns>),
     color: Color32,
@@ -246,7 +264,10 @@ fn plot_ui(
         .curves
         .get(src.device as usize)
         .and_then(|c| c.total_bytes);
-    let mut top = cols.max().max(over.map_or(0, SourceColumns::max));
+    let mut top = cols
+        .max()
+        .max(over.map_or(0, SourceColumns::max))
+        .max(scale.at_least_bytes);
     if doc.show_total {
         top = top.max(total.unwrap_or(0) as i64);
     }
