@@ -169,6 +169,14 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<std::ffi::OsString>,
     },
+    /// Open the viewer: a window onto any file vramscope reads, one tab per file
+    /// (`vramscope FILE…` does the same).
+    View {
+        /// The traces, snapshots or recordings to open.
+        paths: Vec<PathBuf>,
+        #[command(flatten)]
+        load: LoadArgs,
+    },
     /// Write a report for a bug report into a directory: report.md (peaks, what was live,
     /// top ops, fragmentation, OOM verdicts, warnings, environment) and charts (PNG, SVG).
     Report {
@@ -234,11 +242,35 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// `vramscope FILE…` means `vramscope view FILE…`: when the first argument is neither an
+/// option nor a subcommand but an existing path, `view` is put in front of it. Typos of
+/// subcommands (no such file) still get clap's "unrecognized subcommand".
+pub fn args_with_view_default(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    use clap::CommandFactory;
+    let Some(first) = args.get(1) else {
+        return args;
+    };
+    let name = first.to_string_lossy();
+    let command = Cli::command();
+    let subcommand = name == "help" || command.get_subcommands().any(|c| c.get_name() == name);
+    if name.starts_with('-') || subcommand || !Path::new(first).exists() {
+        return args;
+    }
+    args.insert(1, "view".into());
+    args
+}
+
 /// Run a parsed command line, writing results to `out`.
 pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
     match cli.command {
         Command::Record(args) => return record::run(args),
         Command::RecordExec { command } => return Ok(record::exec_step(&command)),
+        Command::View { paths, load } => {
+            let options = LoadOptions {
+                salvage_truncated: load.salvage,
+            };
+            crate::gui::run(paths, options)?;
+        }
         Command::Check {
             path,
             max_peak,
@@ -533,4 +565,32 @@ fn window(rec: &Recording, from_us: Option<f64>, to_us: Option<f64>) -> Result<O
         return Err(UsageError("--from-us must not be after --to-us".into()).into());
     }
     Ok(Some(TimeWindow { start_ns, end_ns }))
+}
+
+#[cfg(test)]
+mod view_default_tests {
+    use super::args_with_view_default;
+    use std::ffi::OsString;
+
+    fn args(a: &[&str]) -> Vec<OsString> {
+        a.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn a_bare_existing_path_opens_the_viewer() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+        assert_eq!(
+            args_with_view_default(args(&["vramscope", file, "b.json"])),
+            args(&["vramscope", "view", file, "b.json"])
+        );
+        // Subcommands, options, typos and no arguments are left to clap.
+        for unchanged in [
+            &["vramscope", "summary", file][..],
+            &["vramscope", "--version"],
+            &["vramscope", "sumary"],
+            &["vramscope"],
+        ] {
+            assert_eq!(args_with_view_default(args(unchanged)), args(unchanged));
+        }
+    }
 }

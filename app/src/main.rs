@@ -2,6 +2,7 @@
 
 mod cli;
 mod export;
+mod gui;
 mod palette;
 mod render;
 mod report;
@@ -13,7 +14,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let args = match cli::Cli::try_parse() {
+    let argv = cli::args_with_view_default(std::env::args_os().collect());
+    let args = match cli::Cli::try_parse_from(argv) {
         Ok(args) => args,
         Err(e) => {
             // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).

@@ -13,5 +13,5 @@ pub mod timeline;
 pub mod units;
 
 pub use model::Recording;
-pub use parse::{LoadError, LoadOptions, load};
+pub use parse::{LoadError, LoadOptions, LoadProgress, load, load_watched};
 pub use timeline::Timeline;

@@ -16,7 +16,7 @@ use plotters::style::{FontStyle, register_font};
 use crate::palette;
 
 /// DejaVu Sans (assets/fonts/LICENSE), registered as plotters' "sans-serif".
-const FONT_TTF: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+pub(crate) const FONT_TTF: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 pub(super) const FONT: &str = "sans-serif";
 
 /// Chart size in pixels. The memory curve is decimated to one min/max pair per pixel
@@ -37,11 +37,11 @@ pub(super) const fn rgb(c: palette::Rgb) -> RGBColor {
     RGBColor(c.0, c.1, c.2)
 }
 
-const ALLOCATED: RGBColor = rgb(palette::ALLOCATED);
-const RESERVED: RGBColor = rgb(palette::RESERVED);
-const NVML_USED: RGBColor = rgb(palette::NVML_USED);
-const PEAK: RGBColor = rgb(palette::PEAK);
-const GRID: RGBColor = rgb(palette::GRID);
+const ALLOCATED: RGBColor = rgb(palette::light::ALLOCATED);
+const RESERVED: RGBColor = rgb(palette::light::RESERVED);
+const NVML_USED: RGBColor = rgb(palette::light::NVML_USED);
+const PEAK: RGBColor = rgb(palette::light::PEAK);
+const GRID: RGBColor = rgb(palette::light::GRID);
 
 pub(super) fn register_fonts() {
     static ONCE: Once = Once::new();

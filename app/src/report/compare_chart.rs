@@ -174,7 +174,10 @@ fn draw_panel<DB: DrawingBackend>(
     (t0, t1): (i64, i64),
     origin: &str,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let runs = [(a, *da, rgb(palette::RUN_A)), (b, *db, rgb(palette::RUN_B))];
+    let runs = [
+        (a, *da, rgb(palette::light::RUN_A)),
+        (b, *db, rgb(palette::light::RUN_B)),
+    ];
     let max_bytes = runs
         .iter()
         .filter_map(|r| r.1)
@@ -202,7 +205,7 @@ fn draw_panel<DB: DrawingBackend>(
         .x_labels(12)
         .y_labels(6)
         .light_line_style(WHITE)
-        .bold_line_style(rgb(palette::GRID))
+        .bold_line_style(rgb(palette::light::GRID))
         .draw()?;
     let (width, height) = chart.plotting_area().dim_in_pixel();
     let cols = Columns {
@@ -271,7 +274,7 @@ fn draw_panel<DB: DrawingBackend>(
         .position(SeriesLabelPosition::UpperLeft)
         .label_font((FONT, 14))
         .background_style(WHITE.mix(0.85))
-        .border_style(rgb(palette::GRID))
+        .border_style(rgb(palette::light::GRID))
         .draw()?;
     Ok(())
 }

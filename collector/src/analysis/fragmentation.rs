@@ -1,17 +1,14 @@
 //! Fragmentation: how the allocator's reserved memory splits into used and free pieces.
 //!
-//! At any instant the free blocks are reconstructed from geometry: the reserved ranges live
-//! then, minus the allocations live then (by address). At the instant a snapshot was taken,
-//! the snapshot's own block list gives them exactly.
+//! The free blocks come from [`segments`](super::segments): at any instant rebuilt from
+//! geometry (the reserved ranges live then, minus the allocations live then, by address);
+//! at the instant a snapshot was taken, exactly from the snapshot's own block list.
 
 use serde::Serialize;
 
-use crate::model::{BlockState, DeviceIdx, Recording, SegmentPool};
+use super::segments::{BlockUse, SegmentLayout, layout_at, layout_at_snapshot};
+use crate::model::{DeviceIdx, Recording, SegmentPool};
 use crate::timeline::Timeline;
-
-/// Segments of exactly this size are the small pool's (requests ≤ 1 MiB); the large pool
-/// uses 20 MiB segments or rounded sizes ≥ 10 MiB.
-const SMALL_SEGMENT_BYTES: i64 = 2 << 20;
 
 /// Free-block structure of one pool (small or large).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -63,45 +60,8 @@ pub fn fragmentation_at(
     device: DeviceIdx,
     time_ns: i64,
 ) -> Option<Fragmentation> {
-    let d = timeline.devices.get(device as usize)?;
-    let mut segments: Vec<(u64, i64)> = Vec::new();
-    for s in d.segments_at(time_ns) {
-        segments.push((s.addr?, s.bytes));
-    }
-    if segments.is_empty() {
-        return None;
-    }
-    segments.sort_unstable();
-    let mut blocks: Vec<(u64, i64)> = d.live_at(time_ns).map(|a| (a.addr, a.bytes)).collect();
-    blocks.sort_unstable();
-    let mut pieces = Vec::with_capacity(segments.len());
-    let mut next_block = 0;
-    for &(addr, size) in &segments {
-        let end = addr.saturating_add(size as u64);
-        while next_block < blocks.len() && blocks[next_block].0 < addr {
-            next_block += 1;
-        }
-        let mut cursor = addr;
-        let mut free_blocks = Vec::new();
-        while next_block < blocks.len() && blocks[next_block].0 < end {
-            let (b_addr, b_size) = blocks[next_block];
-            if b_addr > cursor {
-                free_blocks.push((b_addr - cursor) as i64);
-            }
-            cursor = cursor.max(b_addr.saturating_add(b_size.max(0) as u64));
-            next_block += 1;
-        }
-        if end > cursor {
-            free_blocks.push((end - cursor) as i64);
-        }
-        let pool = if size == SMALL_SEGMENT_BYTES {
-            SegmentPool::Small
-        } else {
-            SegmentPool::Large
-        };
-        pieces.push((pool, size, free_blocks));
-    }
-    let point = d.at(time_ns);
+    let layout = layout_at(rec, timeline, device, time_ns)?;
+    let point = timeline.devices.get(device as usize)?.at(time_ns);
     let allocated = point.map_or(0, |p| p.allocated_bytes);
     Some(summarize(
         rec,
@@ -109,41 +69,35 @@ pub fn fragmentation_at(
         time_ns,
         "reconstructed",
         allocated,
-        &pieces,
+        &pieces(&layout),
     ))
 }
 
 /// Fragmentation at the instant the snapshot was taken, from the allocator's own blocks.
 pub fn fragmentation_at_snapshot(rec: &Recording, device: DeviceIdx) -> Option<Fragmentation> {
-    let state = rec.allocator.as_ref()?;
-    let mut pieces = Vec::new();
-    let mut allocated = 0i64;
-    for s in state.segments.iter().filter(|s| s.device == device) {
-        let free: Vec<i64> = s
-            .blocks
-            .iter()
-            .filter(|b| b.state == BlockState::Inactive)
-            .map(|b| b.size_bytes as i64)
-            .collect();
-        allocated += s
-            .blocks
-            .iter()
-            .filter(|b| b.state != BlockState::Inactive)
-            .map(|b| b.size_bytes as i64)
-            .sum::<i64>();
-        pieces.push((s.pool, s.total_size_bytes as i64, free));
-    }
-    if pieces.is_empty() {
-        return None;
-    }
+    let layout = layout_at_snapshot(rec, device)?;
+    let allocated = layout
+        .iter()
+        .flat_map(|s| &s.blocks)
+        .filter(|b| b.state != BlockUse::Free)
+        .map(|b| b.size_bytes)
+        .sum();
     Some(summarize(
         rec,
         device,
         rec.meta.end_ns,
         "snapshot",
         allocated,
-        &pieces,
+        &pieces(&layout),
     ))
+}
+
+/// (pool, reserved bytes, sizes of the free blocks) per segment.
+fn pieces(layout: &[SegmentLayout]) -> Vec<(SegmentPool, i64, Vec<i64>)> {
+    layout
+        .iter()
+        .map(|s| (s.pool, s.size_bytes, s.free_sizes().collect()))
+        .collect()
 }
 
 fn summarize(

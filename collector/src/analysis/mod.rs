@@ -8,7 +8,9 @@ pub mod growth;
 pub mod live;
 pub mod oom;
 pub mod per_op;
+pub mod pyramid;
 pub mod samples;
+pub mod segments;
 pub mod summary;
 
 pub use per_op::{OpRow, SortKey, TimeWindow, key_averages, sort_rows};

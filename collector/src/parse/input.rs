@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use flate2::read::MultiGzDecoder;
 
@@ -26,14 +26,26 @@ pub struct Input {
     pub head: Vec<u8>,
 }
 
-/// Counts bytes as they are read, so a decoder error can report the file position.
+/// Counts bytes as they are read, so a decoder error can report the file position and a
+/// viewer can show progress; stops with [`CANCELLED`] once `cancel` is set.
 struct CountingReader<R> {
     inner: R,
     count: Arc<AtomicU64>,
+    cancel: Option<Arc<AtomicBool>>,
 }
+
+/// The message of the I/O error a cancelled read fails with.
+pub const CANCELLED: &str = "loading was cancelled";
 
 impl<R: Read> Read for CountingReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+        {
+            return Err(io::Error::other(CANCELLED));
+        }
         let n = self.inner.read(buf)?;
         self.count.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
@@ -64,12 +76,22 @@ pub const SNIFF_BYTES: usize = 4096;
 
 /// Open `path`, transparently decompressing gzip, and read the first bytes for sniffing.
 pub fn open(path: &Path) -> io::Result<Input> {
+    open_watched(path, Arc::new(AtomicU64::new(0)), None)
+}
+
+/// [`open`], counting the file's bytes into `count` as they are read (for a progress bar)
+/// and failing every read with [`CANCELLED`] once `cancel` is set.
+pub fn open_watched(
+    path: &Path,
+    count: Arc<AtomicU64>,
+    cancel: Option<Arc<AtomicBool>>,
+) -> io::Result<Input> {
     let file = File::open(path)?;
     let file_len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let count = Arc::new(AtomicU64::new(0));
     let counted = CountingReader {
         inner: file,
         count: Arc::clone(&count),
+        cancel,
     };
     let mut raw = BufReader::with_capacity(READ_CHUNK_BYTES, counted);
     let mut magic = Vec::with_capacity(2);
@@ -148,5 +170,24 @@ mod tests {
         let input = open(&plain).expect("open");
         assert!(!input.compressed);
         assert_eq!(input.head, b"[1]");
+    }
+
+    #[test]
+    fn watched_reads_count_bytes_and_stop_when_cancelled() {
+        let body = vec![b' '; 3 * READ_CHUNK_BYTES];
+        let path = temp_file("watched.json", &body);
+        let count = Arc::new(AtomicU64::new(0));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let mut input = open_watched(&path, count.clone(), Some(cancel.clone())).expect("open");
+        let mut chunk = vec![0u8; 1024];
+        input.reader.read_exact(&mut chunk).expect("read");
+        // Reading is buffered a chunk at a time: the counter runs ahead of the consumer.
+        let seen = count.load(Ordering::Relaxed);
+        assert!(seen >= 1024 && seen <= body.len() as u64, "{seen}");
+        cancel.store(true, Ordering::Relaxed);
+        let mut rest = Vec::new();
+        let err = input.reader.read_to_end(&mut rest).expect_err("cancelled");
+        assert_eq!(err.to_string(), CANCELLED);
+        assert!((rest.len() as u64) < body.len() as u64);
     }
 }

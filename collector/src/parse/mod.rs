@@ -162,13 +162,38 @@ fn is_nsight_json(object: &[u8]) -> bool {
 
 /// Load any supported input into a [`Recording`].
 pub fn load(path: &Path, options: LoadOptions) -> Result<Recording, LoadError> {
+    load_watched(path, options, &LoadProgress::default())
+}
+
+/// What a caller (the viewer's loader thread) can watch and control while [`load_watched`]
+/// runs on another thread.
+#[derive(Debug, Default)]
+pub struct LoadProgress {
+    /// Bytes of the file read so far (compressed bytes for gzip; SQLite files are read by
+    /// SQLite and stay at 0).
+    pub file_bytes_read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Set to make the load fail soon with an I/O error saying it was cancelled.
+    pub cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// [`load`], reporting the bytes read into `progress` and stopping when it is cancelled.
+pub fn load_watched(
+    path: &Path,
+    options: LoadOptions,
+    progress: &LoadProgress,
+) -> Result<Recording, LoadError> {
     let err = |kind, offset, decompressed| LoadError {
         path: path.to_path_buf(),
         offset,
         decompressed,
         kind,
     };
-    let input = input::open(path).map_err(|e| {
+    let watched = input::open_watched(
+        path,
+        progress.file_bytes_read.clone(),
+        Some(progress.cancel.clone()),
+    );
+    let input = watched.map_err(|e| {
         if e.kind() == io::ErrorKind::InvalidInput || e.kind() == io::ErrorKind::UnexpectedEof {
             err(LoadErrorKind::Compression(e.to_string()), Some(0), false)
         } else {
@@ -265,5 +290,32 @@ mod tests {
             Ok(DetectedFormat::ChromeTraceJson)
         );
         assert!(detect(b"hello").expect_err("not a format").contains("'h'"));
+    }
+
+    #[test]
+    fn a_cancelled_load_fails_naming_the_file() {
+        let dir = std::env::temp_dir().join(format!("vramscope-cancel-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("trace.json");
+        std::fs::write(&path, b"{\"traceEvents\": []}").expect("write");
+        let progress = LoadProgress::default();
+        progress
+            .cancel
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let err = load_watched(&path, LoadOptions::default(), &progress).expect_err("cancelled");
+        let text = err.to_string();
+        assert!(
+            text.contains("trace.json") && text.contains(input::CANCELLED),
+            "{text}"
+        );
+        // The same file loads when nobody cancels, and the bytes read are counted.
+        let progress = LoadProgress::default();
+        load_watched(&path, LoadOptions::default(), &progress).expect("loads");
+        assert_eq!(
+            progress
+                .file_bytes_read
+                .load(std::sync::atomic::Ordering::Relaxed),
+            19
+        );
     }
 }

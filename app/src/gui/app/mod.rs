@@ -1,0 +1,451 @@
+//! The viewer's state and frame: documents, loads, the worker, and the commands panels
+//! push, applied after each frame (in `commands.rs`).
+
+mod commands;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use collector::LoadOptions;
+use collector::analysis::diff::{Align, Diff};
+use egui::{CentralPanel, Panel, RichText, Ui};
+
+use super::data::Loaded;
+use super::doc::{BottomTab, Document};
+use super::files::{FileBrowser, NativeDialog, Recent, portal_available};
+use super::jobs::{self, Outcome, Worker};
+use super::loader::{LoadOutcome, PendingLoad};
+use super::theme::{self, Palette, ThemeChoice};
+use super::{Command, chrome, compare, inspector, segments, table, timeline};
+use commands::inspect_request;
+
+const KEY_RECENT: &str = "recent_files";
+const KEY_THEME: &str = "theme";
+const KEY_BROWSER_DIR: &str = "browser_dir";
+
+/// While files load, redraw this often so the progress bar moves.
+const PROGRESS_REPAINT: Duration = Duration::from_millis(100);
+
+/// The viewer.
+pub struct ViewerApp {
+    docs: Vec<Document>,
+    active: Option<u64>,
+    next_id: u64,
+    loads: Vec<PendingLoad>,
+    errors: Vec<String>,
+    worker: Option<Worker>,
+    recent: Recent,
+    theme: ThemeChoice,
+    theme_applied: bool,
+    browser: FileBrowser,
+    dialog: Option<NativeDialog>,
+    show_warnings: bool,
+    diffs: HashMap<(u64, u64, bool), Arc<Diff>>,
+    options: LoadOptions,
+    title: String,
+}
+
+impl ViewerApp {
+    /// A viewer opening `paths`, with preferences from `storage` when there is one.
+    pub fn new(
+        ctx: &egui::Context,
+        storage: Option<&dyn eframe::Storage>,
+        paths: Vec<PathBuf>,
+        options: LoadOptions,
+    ) -> ViewerApp {
+        let get = |key: &str| storage.and_then(|s| s.get_string(key));
+        let recent = get(KEY_RECENT)
+            .map(|s| Recent::from_json(&s))
+            .unwrap_or_default();
+        let theme = get(KEY_THEME)
+            .and_then(|s| ThemeChoice::parse(&s))
+            .unwrap_or(ThemeChoice::Dark);
+        let dir = get(KEY_BROWSER_DIR)
+            .map(PathBuf::from)
+            .filter(|d| d.is_dir())
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("/"));
+        let mut app = ViewerApp {
+            docs: Vec::new(),
+            active: None,
+            next_id: 1,
+            loads: Vec::new(),
+            errors: Vec::new(),
+            worker: None,
+            recent,
+            theme,
+            theme_applied: false,
+            browser: FileBrowser::new(dir),
+            dialog: None,
+            show_warnings: false,
+            diffs: HashMap::new(),
+            options,
+            title: String::new(),
+        };
+        match Worker::start(ctx) {
+            Ok(w) => app.worker = Some(w),
+            Err(e) => app.errors.push(format!(
+                "cannot start the analysis thread ({e}): analyses run in the window"
+            )),
+        }
+        app.open(ctx, paths);
+        app
+    }
+
+    /// The open documents.
+    #[cfg(test)]
+    pub fn docs(&self) -> &[Document] {
+        &self.docs
+    }
+
+    /// The open documents, to change their view state.
+    #[cfg(test)]
+    pub fn docs_mut(&mut self) -> &mut [Document] {
+        &mut self.docs
+    }
+
+    /// The built-in file browser.
+    #[cfg(test)]
+    pub fn browser_mut(&mut self) -> &mut FileBrowser {
+        &mut self.browser
+    }
+
+    /// The built-in file browser.
+    #[cfg(test)]
+    pub fn browser(&self) -> &FileBrowser {
+        &self.browser
+    }
+
+    /// The shown document.
+    pub fn active_doc(&self) -> Option<&Document> {
+        self.docs.iter().find(|d| Some(d.id) == self.active)
+    }
+
+    /// The errors shown.
+    #[cfg(test)]
+    pub fn errors(&self) -> &[String] {
+        &self.errors
+    }
+
+    /// Whether anything is loading or being computed.
+    #[cfg(test)]
+    pub fn busy(&self) -> bool {
+        !self.loads.is_empty() || self.docs.iter().any(Document::busy)
+    }
+
+    fn open(&mut self, ctx: &egui::Context, paths: Vec<PathBuf>) {
+        for path in paths {
+            let same =
+                |p: &PathBuf| std::fs::canonicalize(p).ok() == std::fs::canonicalize(&path).ok();
+            if let Some(d) = self.docs.iter().find(|d| same(&d.data.path)) {
+                self.active = Some(d.id);
+                continue;
+            }
+            if self.loads.iter().any(|l| same(&l.path)) {
+                continue;
+            }
+            self.loads
+                .push(PendingLoad::start(&path, self.options, ctx));
+        }
+    }
+
+    fn open_dialog(&mut self, ctx: &egui::Context) {
+        if self.dialog.is_some() {
+            return;
+        }
+        if !portal_available() {
+            self.browser.open = true;
+            return;
+        }
+        match NativeDialog::start(&self.browser.dir, ctx) {
+            Ok(d) => self.dialog = Some(d),
+            Err(_) => self.browser.open = true,
+        }
+    }
+
+    /// Collect finished loads, dialog results and analysis replies.
+    fn poll(&mut self, ctx: &egui::Context) {
+        let mut i = 0;
+        while i < self.loads.len() {
+            match self.loads[i].poll() {
+                None => i += 1,
+                Some(outcome) => {
+                    let load = self.loads.remove(i);
+                    match outcome {
+                        LoadOutcome::Loaded(data) => self.add_document(*data),
+                        LoadOutcome::Failed(message) => self.errors.push(message),
+                    }
+                    drop(load);
+                }
+            }
+        }
+        if let Some(files) = self.dialog.as_ref().and_then(NativeDialog::poll) {
+            self.dialog = None;
+            if let Some(dir) = files.first().and_then(|f| f.parent()) {
+                self.browser.dir = dir.to_path_buf();
+            }
+            self.open(ctx, files);
+        }
+        let replies: Vec<_> = self
+            .worker
+            .as_ref()
+            .map(|w| w.replies().collect())
+            .unwrap_or_default();
+        for r in replies {
+            self.accept(r);
+        }
+    }
+
+    fn add_document(&mut self, data: Loaded) {
+        self.recent.push(&data.path);
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut doc = Document::new(id, Arc::new(data));
+        let peak = doc.peak().map(|p| p.0);
+        self.active = Some(id);
+        let request = peak.map(|at| inspect_request(&mut doc, at, false));
+        self.docs.push(doc);
+        if let Some(r) = request {
+            self.submit(r);
+        }
+    }
+
+    fn accept(&mut self, reply: jobs::Reply) {
+        let Some(doc) = self.docs.iter_mut().find(|d| d.id == reply.doc) else {
+            return;
+        };
+        match reply.outcome {
+            Outcome::Table(window, rows) if doc.table.pending == Some(reply.generation) => {
+                doc.table.rows = Arc::new(rows);
+                doc.table.window = Some(window);
+                doc.table.pending = None;
+                doc.table.dirty = true;
+                doc.table.last_compute_ms = Some(reply.elapsed.as_secs_f64() * 1e3);
+            }
+            Outcome::Inspect(result) if doc.inspect.pending == Some(reply.generation) => {
+                doc.inspect.result = Some(result);
+                doc.inspect.pending = None;
+            }
+            Outcome::OpSpans(spans)
+                if doc.table.highlighted.as_deref() == Some(spans.name.as_str()) =>
+            {
+                doc.table.spans = Some(spans);
+            }
+            _ => {}
+        }
+    }
+
+    fn diff_for(&mut self, i: usize) -> Option<Arc<Diff>> {
+        let doc = self.docs.get(i)?;
+        let other_id = doc.compare.other?;
+        let other = self.docs.iter().find(|d| d.id == other_id)?;
+        let key = (doc.id, other_id, doc.compare.align == Align::Step);
+        let (a, b, align) = (doc.data.clone(), other.data.clone(), doc.compare.align);
+        Some(
+            self.diffs
+                .entry(key)
+                .or_insert_with(|| Arc::new(compare::compute(&a, &b, align)))
+                .clone(),
+        )
+    }
+
+    /// Draw one frame.
+    pub fn show(&mut self, ui: &mut Ui) {
+        let ctx = ui.ctx().clone();
+        if !self.theme_applied {
+            theme::install_fonts(&ctx);
+            theme::apply(&ctx, self.theme);
+            self.theme_applied = true;
+        }
+        self.poll(&ctx);
+        let mut cmds = self.input(&ctx);
+        let palette = theme::palette(ui);
+        let active = self.docs.iter().position(|d| Some(d.id) == self.active);
+        Panel::top("menu").show(ui, |ui| {
+            let doc = active.and_then(|i| self.docs.get(i));
+            chrome::menu_bar_ui(
+                ui,
+                doc,
+                &self.recent,
+                self.theme,
+                &mut self.show_warnings,
+                &mut cmds,
+            );
+            if !self.docs.is_empty() || !self.loads.is_empty() {
+                chrome::tabs_ui(ui, &self.docs, self.active, &self.loads, &mut cmds);
+            }
+            chrome::errors_ui(ui, &self.errors, &mut cmds);
+        });
+        match active {
+            Some(i) => self.document_ui(ui, i, &palette, &mut cmds),
+            None if !self.loads.is_empty() => {
+                CentralPanel::default().show(ui, |ui| chrome::loading_ui(ui, &self.loads));
+            }
+            None => {
+                CentralPanel::default()
+                    .show(ui, |ui| chrome::welcome_ui(ui, &self.recent, &mut cmds));
+            }
+        }
+        self.browser.window_ui(&ctx, &mut cmds);
+        drop_overlay_ui(&ctx);
+        for c in cmds {
+            self.apply(&ctx, c);
+        }
+        self.update_title(&ctx);
+        if !self.loads.is_empty() || self.dialog.is_some() {
+            ctx.request_repaint_after(PROGRESS_REPAINT);
+        }
+    }
+
+    fn document_ui(&mut self, ui: &mut Ui, i: usize, palette: &Palette, cmds: &mut Vec<Command>) {
+        let diff = self.diff_for(i);
+        let others: Vec<(u64, Arc<Loaded>)> = self
+            .docs
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, d)| (d.id, d.data.clone()))
+            .collect();
+        let Some(doc) = self.docs.get_mut(i) else {
+            return;
+        };
+        let other_data = doc
+            .compare
+            .other
+            .and_then(|id| others.iter().find(|o| o.0 == id))
+            .cloned();
+        Panel::top("summary").show(ui, |ui| chrome::summary_strip_ui(ui, doc, palette, cmds));
+        Panel::bottom("status").show(ui, |ui| chrome::status_bar_ui(ui, doc, palette));
+        Panel::bottom("bottom-tabs")
+            .resizable(true)
+            .default_size(330.0)
+            .min_size(140.0)
+            .show(ui, |ui| {
+                bottom_ui(ui, doc, &others, diff.as_deref(), palette, cmds)
+            });
+        CentralPanel::default().show(ui, |ui| {
+            let other = compare::other_for_timeline(doc, other_data.as_ref());
+            timeline::timeline_ui(ui, doc, other, palette, cmds);
+        });
+        if self.show_warnings {
+            chrome::warnings_window_ui(ui.ctx(), doc, &mut self.show_warnings);
+        }
+    }
+
+    /// Keyboard shortcuts and dropped files.
+    fn input(&mut self, ctx: &egui::Context) -> Vec<Command> {
+        let mut cmds = Vec::new();
+        let (open, close, dropped) = ctx.input_mut(|i| {
+            let open = i.consume_key(egui::Modifiers::COMMAND, egui::Key::O);
+            let close = i.consume_key(egui::Modifiers::COMMAND, egui::Key::W);
+            let dropped: Vec<PathBuf> = i
+                .raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .collect();
+            (open, close, dropped)
+        });
+        if open {
+            cmds.push(Command::OpenDialog);
+        }
+        if close && let Some(id) = self.active {
+            cmds.push(Command::Close(id));
+        }
+        if !dropped.is_empty() {
+            cmds.push(Command::Open(dropped));
+        }
+        cmds
+    }
+
+    fn update_title(&mut self, ctx: &egui::Context) {
+        let title = self.active_doc().map_or("vramscope".to_owned(), |d| {
+            format!("{} — vramscope", d.data.name)
+        });
+        if title != self.title {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+            self.title = title;
+        }
+    }
+}
+
+/// Whether the recording has segment geometry to draw.
+fn has_segments(data: &Loaded) -> bool {
+    data.rec.allocator.is_some()
+        || data
+            .timeline
+            .devices
+            .iter()
+            .any(|d| d.segments.iter().any(|s| s.addr.is_some()))
+}
+
+fn bottom_ui(
+    ui: &mut Ui,
+    doc: &mut Document,
+    others: &[(u64, Arc<Loaded>)],
+    diff: Option<&Diff>,
+    palette: &Palette,
+    cmds: &mut Vec<Command>,
+) {
+    ui.horizontal(|ui| {
+        ui.selectable_value(&mut doc.tab, BottomTab::Ops, RichText::new("Ops").strong());
+        ui.selectable_value(
+            &mut doc.tab,
+            BottomTab::Inspector,
+            RichText::new("Live at cursor").strong(),
+        );
+        if has_segments(&doc.data) {
+            ui.selectable_value(
+                &mut doc.tab,
+                BottomTab::Segments,
+                RichText::new("Segments").strong(),
+            );
+        }
+        ui.selectable_value(
+            &mut doc.tab,
+            BottomTab::Compare,
+            RichText::new("Compare").strong(),
+        );
+    });
+    ui.separator();
+    match doc.tab {
+        BottomTab::Ops => table::table_ui(ui, doc, palette, cmds),
+        BottomTab::Inspector => inspector::inspector_ui(ui, doc, palette, cmds),
+        BottomTab::Segments => segments::segments_ui(ui, doc, palette, cmds),
+        BottomTab::Compare => compare::compare_ui(ui, doc, others, diff, palette, cmds),
+    }
+}
+
+fn drop_overlay_ui(ctx: &egui::Context) {
+    let hovering = ctx.input(|i| !i.raw.hovered_files.is_empty());
+    if !hovering {
+        return;
+    }
+    let painter = ctx.layer_painter(egui::LayerId::new(
+        egui::Order::Foreground,
+        egui::Id::unique("drop-overlay"),
+    ));
+    let rect = ctx.content_rect();
+    painter.rect_filled(rect, 0.0, egui::Color32::from_black_alpha(160));
+    painter.text(
+        rect.center(),
+        egui::Align2::CENTER_CENTER,
+        "Drop to open",
+        egui::FontId::proportional(28.0),
+        egui::Color32::WHITE,
+    );
+}
+
+impl eframe::App for ViewerApp {
+    fn ui(&mut self, ui: &mut Ui, _frame: &mut eframe::Frame) {
+        self.show(ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        storage.set_string(KEY_RECENT, self.recent.to_json());
+        storage.set_string(KEY_THEME, self.theme.as_str().to_owned());
+        storage.set_string(KEY_BROWSER_DIR, self.browser.dir.display().to_string());
+    }
+}

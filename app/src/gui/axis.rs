@@ -1,0 +1,202 @@
+//! Axis ticks and the viewer's number formats: "nice" 1–2–5 steps for time (ns to s) and
+//! for bytes (in the IEC unit of the axis), and compact labels for both.
+
+/// A time unit: divisor from ns and name.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeUnit {
+    /// ns per unit.
+    pub ns: f64,
+    /// "s", "ms", "µs", "ns".
+    pub name: &'static str,
+}
+
+/// The unit in which a span of `span_ns` reads best.
+pub fn time_unit(span_ns: f64) -> TimeUnit {
+    let span = span_ns.abs();
+    let (ns, name) = if span >= 2e9 {
+        (1e9, "s")
+    } else if span >= 2e6 {
+        (1e6, "ms")
+    } else if span >= 2e3 {
+        (1e3, "µs")
+    } else {
+        (1.0, "ns")
+    };
+    TimeUnit { ns, name }
+}
+
+/// A time since the start of the recording, e.g. "12.41 s", "3.2 ms", "870 µs".
+pub fn format_time_ns(t_ns: f64) -> String {
+    if t_ns.abs() < 0.5 {
+        return "0 s".into();
+    }
+    let unit = time_unit(t_ns);
+    format_in_unit(t_ns, unit, 4)
+}
+
+/// A time in the unit that suits a view `span_ns` wide, so both ends of a range read alike.
+pub fn format_time_in(t_ns: f64, span_ns: f64) -> String {
+    let unit = time_unit(span_ns);
+    let decimals = 3usize.saturating_sub(integer_digits(span_ns / unit.ns)) + 1;
+    format!("{:.decimals$} {}", t_ns / unit.ns, unit.name)
+}
+
+/// A value in a unit with about `significant` significant digits.
+fn format_in_unit(t_ns: f64, unit: TimeUnit, significant: usize) -> String {
+    let v = t_ns / unit.ns;
+    let digits = significant.saturating_sub(integer_digits(v)).min(6);
+    format!("{v:.digits$} {}", unit.name)
+}
+
+fn integer_digits(v: f64) -> usize {
+    let a = v.abs();
+    if a < 1.0 {
+        1
+    } else {
+        a.log10().floor() as usize + 1
+    }
+}
+
+/// A duration such as a selected range: "4.70 s", "12.0 ms".
+pub fn format_duration_ns(d_ns: f64) -> String {
+    format_in_unit(d_ns, time_unit(d_ns), 3)
+}
+
+/// The largest "nice" step (1, 2 or 5 × 10^k) that gives at most `max_ticks` ticks over
+/// `span`.
+pub fn nice_step(span: f64, max_ticks: usize) -> f64 {
+    if !span.is_finite() || span <= 0.0 {
+        return 1.0;
+    }
+    let raw = span / max_ticks.max(1) as f64;
+    let magnitude = 10f64.powf(raw.log10().floor());
+    for m in [1.0, 2.0, 5.0, 10.0] {
+        if m * magnitude >= raw {
+            return m * magnitude;
+        }
+    }
+    10.0 * magnitude
+}
+
+/// Tick positions (in the axis' own units) covering `[lo, hi]`.
+pub fn ticks(lo: f64, hi: f64, max_ticks: usize) -> Vec<f64> {
+    let step = nice_step(hi - lo, max_ticks);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    if last < first || last - first > 1_000 {
+        return Vec::new();
+    }
+    (first..=last).map(|i| i as f64 * step).collect()
+}
+
+/// Time ticks over `[t0_ns, t1_ns]`: (position in ns, label).
+pub fn time_ticks(t0_ns: f64, t1_ns: f64, max_ticks: usize) -> Vec<(f64, String)> {
+    let unit = time_unit(t1_ns - t0_ns);
+    let step = nice_step((t1_ns - t0_ns) / unit.ns, max_ticks);
+    // Zoomed in far from the start, "21936 ms" reads better as "21.936 s": label in the
+    // unit of the times themselves, with the decimals the step needs.
+    let far = time_unit(t0_ns.abs().max(t1_ns.abs()));
+    let label = if far.ns > unit.ns { far } else { unit };
+    let decimals = decimals_for(step * unit.ns / label.ns);
+    ticks(t0_ns / unit.ns, t1_ns / unit.ns, max_ticks)
+        .into_iter()
+        .map(|v| {
+            let t = v * unit.ns;
+            (t, format!("{:.decimals$} {}", t / label.ns, label.name))
+        })
+        .collect()
+}
+
+/// A byte unit: divisor and name.
+pub fn byte_unit(max_bytes: f64) -> (f64, &'static str) {
+    const UNITS: [(f64, &str); 5] = [
+        (1024f64 * 1024.0 * 1024.0 * 1024.0, "TiB"),
+        (1024f64 * 1024.0 * 1024.0, "GiB"),
+        (1024f64 * 1024.0, "MiB"),
+        (1024.0, "KiB"),
+        (1.0, "B"),
+    ];
+    UNITS
+        .into_iter()
+        .find(|(d, _)| max_bytes.abs() >= *d)
+        .unwrap_or((1.0, "B"))
+}
+
+/// Byte ticks over `[0, max_bytes]`: (position in bytes, label).
+pub fn byte_ticks(lo_bytes: f64, hi_bytes: f64, max_ticks: usize) -> Vec<(f64, String)> {
+    let (div, name) = byte_unit(hi_bytes.abs().max(lo_bytes.abs()));
+    let step = nice_step((hi_bytes - lo_bytes) / div, max_ticks);
+    let decimals = decimals_for(step);
+    ticks(lo_bytes / div, hi_bytes / div, max_ticks)
+        .into_iter()
+        .map(|v| (v * div, format!("{v:.decimals$} {name}")))
+        .collect()
+}
+
+/// Decimals needed to print multiples of `step` exactly.
+fn decimals_for(step: f64) -> usize {
+    if step >= 1.0 {
+        0
+    } else {
+        (-step.log10().floor()) as usize
+    }
+}
+
+/// Bytes for the UI: IEC with two decimals ("1.50 GiB").
+pub fn bytes(b: i64) -> String {
+    collector::units::bytes_iec(b)
+}
+
+/// A signed change in bytes: "+12.00 MiB", "−3.00 KiB", "0 B".
+pub fn bytes_delta(b: i64) -> String {
+    match b.signum() {
+        1 => format!("+{}", bytes(b)),
+        -1 => format!("−{}", bytes(-b)),
+        _ => "0 B".into(),
+    }
+}
+
+/// At most `max` characters, with an ellipsis.
+pub fn ellipsize(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_steps_are_one_two_five() {
+        assert_eq!(nice_step(10.0, 5), 2.0);
+        assert_eq!(nice_step(100.0, 4), 50.0);
+        assert_eq!(nice_step(0.9, 10), 0.1);
+        assert_eq!(nice_step(7.0, 7), 1.0);
+        assert_eq!(ticks(0.0, 10.0, 5), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+    }
+
+    #[test]
+    fn labels_pick_units() {
+        assert_eq!(format_time_ns(12_410_000_000.0), "12.41 s");
+        assert_eq!(format_time_ns(3_200_000.0), "3.200 ms");
+        assert_eq!(format_time_ns(870_000.0), "870.0 µs");
+        assert_eq!(format_duration_ns(4_700_000_000.0), "4.70 s");
+        assert_eq!(format_time_ns(0.0), "0 s");
+        assert_eq!(format_time_in(0.0, 251.5e6), "0.0 ms");
+        assert_eq!(format_time_in(251.5e6, 251.5e6), "251.5 ms");
+        let t = time_ticks(0.0, 10e6, 5);
+        assert_eq!(t.first().map(|x| x.1.as_str()), Some("0 ms"));
+        assert_eq!(t.get(1).map(|x| x.1.as_str()), Some("2 ms"));
+        // Far from the start, ticks read in the unit of the times.
+        let far = time_ticks(21_936e6, 21_952e6, 8);
+        assert_eq!(far.first().map(|x| x.1.as_str()), Some("21.936 s"));
+        let b = byte_ticks(0.0, 3.0 * 1024.0 * 1024.0 * 1024.0, 4);
+        assert_eq!(b.get(1).map(|x| x.1.as_str()), Some("1 GiB"));
+        assert_eq!(bytes_delta(-3072), "−3.00 KiB");
+        assert_eq!(bytes_delta(0), "0 B");
+    }
+}

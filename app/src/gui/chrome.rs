@@ -1,0 +1,406 @@
+//! The window's frame around the timeline: the menu bar with the device selector and the
+//! warnings badge, one tab per open file (and per file loading, with progress), the
+//! summary strip that answers "why did it OOM?" at a glance, the status bar, the error
+//! banner, the warnings list and the welcome screen.
+
+use egui::{Align, Layout, RichText, Ui};
+
+use super::axis::ellipsize;
+use super::doc::{BottomTab, Document};
+use super::files::{Recent, portal_available};
+use super::loader::{LoadPhase, PendingLoad};
+use super::theme::{Palette, ThemeChoice};
+use super::{Command, axis};
+
+/// The menu bar.
+pub fn menu_bar_ui(
+    ui: &mut Ui,
+    doc: Option<&Document>,
+    recent: &Recent,
+    theme: ThemeChoice,
+    show_warnings: &mut bool,
+    cmds: &mut Vec<Command>,
+) {
+    egui::MenuBar::new().ui(ui, |ui| {
+        ui.menu_button("File", |ui| {
+            let native = portal_available();
+            let open = ui.add(egui::Button::new("Open…").shortcut_text("Ctrl+O"));
+            if open
+                .on_hover_text(if native {
+                    "The desktop's file dialog"
+                } else {
+                    "No desktop portal: the built-in browser"
+                })
+                .clicked()
+            {
+                cmds.push(Command::OpenDialog);
+                ui.close();
+            }
+            if ui.button("Open with the built-in browser…").clicked() {
+                cmds.push(Command::OpenBrowser);
+                ui.close();
+            }
+            ui.menu_button("Open recent", |ui| recent.menu_ui(ui, cmds));
+            ui.separator();
+            if let Some(d) = doc
+                && ui
+                    .add(egui::Button::new("Close tab").shortcut_text("Ctrl+W"))
+                    .clicked()
+            {
+                cmds.push(Command::Close(d.id));
+                ui.close();
+            }
+            if ui.button("Quit").clicked() {
+                ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+        });
+        ui.menu_button("View", |ui| {
+            let mut t = theme;
+            ui.radio_value(&mut t, ThemeChoice::Dark, "Dark theme");
+            ui.radio_value(&mut t, ThemeChoice::Light, "Light theme");
+            if t != theme {
+                cmds.push(Command::SetTheme(t));
+            }
+            ui.separator();
+            if doc.is_some() && ui.button("Reset timeline view").clicked() {
+                cmds.push(Command::ResetView);
+                ui.close();
+            }
+        });
+        ui.menu_button("Help", |ui| {
+            ui.label("Timeline: wheel or W/S zoom · drag or A/D pan · shift-drag selects a range");
+            ui.label(
+                "ctrl- or right-drag box-zooms · click inspects an instant · double-click resets",
+            );
+            ui.label("Table: click a header to sort, a row to see when that op ran");
+            ui.separator();
+            ui.label(format!("vramscope {}", env!("CARGO_PKG_VERSION")));
+        });
+        let Some(doc) = doc else { return };
+        ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
+            let warnings = doc.data.rec.diagnostics.total();
+            let truncated = doc.data.rec.diagnostics.truncated_at.is_some();
+            if warnings > 0 || truncated {
+                let text = RichText::new(format!("⚠ {warnings}")).color(ui.visuals().warn_fg_color);
+                if ui
+                    .button(text)
+                    .on_hover_text("What the parser skipped or repaired")
+                    .clicked()
+                {
+                    *show_warnings = !*show_warnings;
+                }
+            }
+            device_selector_ui(ui, doc, cmds);
+        });
+    });
+}
+
+fn device_selector_ui(ui: &mut Ui, doc: &Document, cmds: &mut Vec<Command>) {
+    let data = &doc.data;
+    if data.shown_devices.is_empty() {
+        return;
+    }
+    let label = |d: u16| {
+        let info = data.rec.devices.get(d as usize);
+        match info.and_then(|i| i.name.as_deref()) {
+            Some(n) => format!("{} — {}", data.device_name(d), ellipsize(n, 28)),
+            None => data.device_name(d),
+        }
+    };
+    egui::ComboBox::new(("device", doc.id), "device")
+        .selected_text(label(doc.device))
+        .show_ui(ui, |ui| {
+            for &d in &data.shown_devices {
+                if ui.selectable_label(d == doc.device, label(d)).clicked() {
+                    cmds.push(Command::SetDevice(d));
+                }
+            }
+        });
+}
+
+/// One tab per open file and per file being loaded.
+pub fn tabs_ui(
+    ui: &mut Ui,
+    docs: &[Document],
+    active: Option<u64>,
+    loads: &[PendingLoad],
+    cmds: &mut Vec<Command>,
+) {
+    ui.horizontal_wrapped(|ui| {
+        for d in docs {
+            let selected = Some(d.id) == active;
+            let r = ui.selectable_label(selected, RichText::new(&d.data.name).strong());
+            if r.clicked() {
+                cmds.push(Command::Activate(d.id));
+            }
+            r.on_hover_text(d.data.path.display().to_string());
+            if ui.small_button("×").on_hover_text("Close").clicked() {
+                cmds.push(Command::Close(d.id));
+            }
+            ui.separator();
+        }
+        for (i, l) in loads.iter().enumerate() {
+            ui.spinner();
+            let name = l.path.file_name().map_or_else(
+                || l.path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            let what = match l.phase() {
+                LoadPhase::Reading => format!(
+                    "{name}: reading {} of {}",
+                    axis::bytes(l.bytes_read() as i64),
+                    axis::bytes(l.file_bytes as i64)
+                ),
+                LoadPhase::Analysing => format!("{name}: building the timeline"),
+            };
+            let what = format!("{what} · {:.1} s", l.elapsed().as_secs_f64());
+            ui.label(what);
+            if let Some(f) = l.fraction().filter(|_| l.phase() == LoadPhase::Reading) {
+                ui.add(
+                    egui::ProgressBar::new(f)
+                        .desired_width(120.0)
+                        .show_percentage(),
+                );
+            }
+            if ui.small_button("Cancel").clicked() {
+                cmds.push(Command::CancelLoad(i));
+            }
+            ui.separator();
+        }
+    });
+}
+
+/// Errors of failed loads; what was open stays open.
+pub fn errors_ui(ui: &mut Ui, errors: &[String], cmds: &mut Vec<Command>) {
+    for (i, e) in errors.iter().enumerate() {
+        ui.horizontal(|ui| {
+            ui.colored_label(ui.visuals().error_fg_color, format!("⚠ {e}"));
+            if ui.small_button("×").clicked() {
+                cmds.push(Command::DismissError(i));
+            }
+        });
+    }
+}
+
+/// The summary strip: peak allocated (when, which op), peak reserved, the cache at the peak,
+/// NVML-used and the memory outside PyTorch, OOMs, growth. Each number moves the cursor.
+pub fn summary_strip_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &mut Vec<Command>) {
+    let data = &doc.data;
+    let name = data.device_name(doc.device);
+    let Some(s) = data.summary.devices.iter().find(|d| d.device == name) else {
+        ui.horizontal_wrapped(|ui| {
+            // A vramscope recording: the driver's view only.
+            let nvml = data.summary.nvml.iter().any(|n| n.device == name);
+            if nvml {
+                nvml_ui(ui, doc, &name, palette, cmds);
+            }
+            ui.label(RichText::new(if nvml {
+                "no allocator events: NVML's view of the device only"
+            } else if data.summary.has_memory_data {
+                "No memory events on this device."
+            } else {
+                "This recording has no memory events (was the profiler run with profile_memory=True?)."
+            }).color(palette.weak_text));
+        });
+        return;
+    };
+    let to_ns = |us: f64| data.rec.ns_from_us_since_start(us);
+    ui.horizontal_wrapped(|ui| {
+        let key = |ui: &mut Ui, k: &str| {
+            ui.label(RichText::new(k).color(palette.weak_text));
+        };
+        if let (Some(b), Some(at)) = (s.peak_allocated_bytes, s.peak_allocated_at_us) {
+            key(ui, "Peak allocated");
+            let op = s.peak_allocated_op.as_deref().map_or(String::new(), |o| format!(" in {}", ellipsize(o, 40)));
+            let text = format!("{} at {}{op}", axis::bytes(b), axis::format_time_ns(at * 1e3));
+            if ui.link(RichText::new(text).strong().color(palette.allocated)).on_hover_text("Inspect the peak").clicked() {
+                cmds.push(Command::Inspect(to_ns(at)));
+                cmds.push(Command::SetTab(BottomTab::Inspector));
+            }
+            ui.separator();
+        }
+        if let (Some(b), Some(at)) = (s.peak_reserved_bytes, s.peak_reserved_at_us) {
+            key(ui, "Peak reserved");
+            let text = format!("{} at {}", axis::bytes(b), axis::format_time_ns(at * 1e3));
+            if ui.link(RichText::new(text).strong().color(palette.reserved)).clicked() {
+                cmds.push(Command::Inspect(to_ns(at)));
+            }
+            ui.separator();
+        }
+        if let (Some(c), Some(r)) = (s.cache_at_peak_bytes, s.peak_allocated_bytes.zip(s.cache_at_peak_bytes).map(|(a, c)| a + c)) {
+            key(ui, "Cache at peak");
+            let pct = if r > 0 { 100.0 * c as f64 / r as f64 } else { 0.0 };
+            ui.label(RichText::new(format!("{} ({pct:.0}%)", axis::bytes(c))).strong());
+            ui.separator();
+        }
+        nvml_ui(ui, doc, &name, palette, cmds);
+        oom_ui(ui, doc, &name, palette, cmds);
+        if let Some(g) = data.summary.growth.iter().find(|g| g.device == name && g.steady_growth) {
+            ui.label(RichText::new(format!("⚠ grows {}/step", axis::bytes_delta(g.average_growth_bytes))).color(palette.alert))
+                .on_hover_text("Allocated memory rose at every step boundary: something is kept alive from each step");
+        }
+    });
+}
+
+fn nvml_ui(ui: &mut Ui, doc: &Document, name: &str, palette: &Palette, cmds: &mut Vec<Command>) {
+    let data = &doc.data;
+    let Some(n) = data.summary.nvml.iter().find(|n| n.device == name) else {
+        return;
+    };
+    let at = data.rec.ns_from_us_since_start(n.peak_used_at_us);
+    ui.label(RichText::new("NVML used").color(palette.weak_text));
+    if ui
+        .link(
+            RichText::new(axis::bytes(n.peak_used_bytes as i64))
+                .strong()
+                .color(palette.nvml),
+        )
+        .clicked()
+    {
+        cmds.push(Command::Inspect(at));
+    }
+    let reserved = data
+        .curves
+        .get(doc.device as usize)
+        .and_then(|c| c.reserved.as_ref())
+        .and_then(|r| r.value_at(at));
+    if let Some(r) = reserved {
+        ui.label(RichText::new("outside PyTorch").color(palette.weak_text))
+            .on_hover_text("NVML used − reserved at NVML's peak: CUDA context, NCCL, other libraries and processes");
+        ui.label(RichText::new(axis::bytes(n.peak_used_bytes as i64 - r)).strong());
+    }
+    ui.separator();
+}
+
+fn oom_ui(ui: &mut Ui, doc: &Document, name: &str, palette: &Palette, cmds: &mut Vec<Command>) {
+    let data = &doc.data;
+    let ooms: Vec<_> = data
+        .summary
+        .ooms
+        .iter()
+        .filter(|o| o.device == name)
+        .collect();
+    ui.label(RichText::new("OOM").color(palette.weak_text));
+    let Some(first) = ooms.first() else {
+        ui.label("—");
+        ui.separator();
+        return;
+    };
+    let text = format!(
+        "{} × · first: {}",
+        ooms.len(),
+        super::inspector::cause_name(first.cause)
+    );
+    if ui
+        .link(RichText::new(text).strong().color(palette.alert))
+        .on_hover_text(&first.verdict)
+        .clicked()
+    {
+        cmds.push(Command::Inspect(
+            data.rec.ns_from_us_since_start(first.at_us),
+        ));
+        cmds.push(Command::SetTab(BottomTab::Inspector));
+    }
+    ui.separator();
+}
+
+/// The status bar: source, format and era, counts, load time.
+pub fn status_bar_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
+    let d = &doc.data;
+    let s = &d.summary;
+    ui.horizontal(|ui| {
+        let text = format!(
+            "{} · {} · {} · {} events · {} ops · {} steps · {} · read in {:.2} s, analysed in {:.2} s",
+            d.name,
+            s.format_name,
+            s.era,
+            s.events,
+            s.ops,
+            s.steps,
+            axis::bytes(d.file_bytes as i64),
+            d.parse_time.as_secs_f64(),
+            d.analysis_time.as_secs_f64()
+        );
+        ui.label(RichText::new(text).color(palette.weak_text).small()).on_hover_text(format!(
+            "{} memory events · curve pyramids {}",
+            d.rec.mem_events.len(),
+            axis::bytes(d.pyramid_bytes() as i64)
+        ));
+    });
+}
+
+/// The warnings window: what the parser skipped, with counts.
+pub fn warnings_window_ui(ctx: &egui::Context, doc: &Document, open: &mut bool) {
+    egui::Window::new(format!("Warnings — {}", doc.data.name))
+        .open(open)
+        .default_width(480.0)
+        .show(ctx, |ui| {
+            let diag = &doc.data.rec.diagnostics;
+            if let Some(at) = diag.truncated_at {
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    format!("The file ends early: read the complete events before byte {at}."),
+                );
+            }
+            if diag.counts.is_empty() {
+                ui.label("Nothing was skipped.");
+            }
+            egui::Grid::new("warnings").striped(true).show(ui, |ui| {
+                for (what, n) in &diag.counts {
+                    ui.label(RichText::new(n.to_string()).monospace());
+                    ui.label(what);
+                    ui.end_row();
+                }
+            });
+        });
+}
+
+/// What the window shows while the first files load: the window stays live (the tabs
+/// bar has the progress and Cancel).
+pub fn loading_ui(ui: &mut Ui, loads: &[PendingLoad]) {
+    ui.vertical_centered(|ui| {
+        ui.add_space(ui.available_height() * 0.3);
+        ui.spinner();
+        for l in loads {
+            let pct = l
+                .fraction()
+                .map_or(String::new(), |f| format!(" · {:.0}%", 100.0 * f));
+            let phase = match l.phase() {
+                LoadPhase::Reading => "reading",
+                LoadPhase::Analysing => "building the timeline and analyses",
+            };
+            ui.label(RichText::new(format!("{} — {phase}{pct}", l.path.display())).size(15.0));
+        }
+    });
+}
+
+/// What the window shows with nothing open.
+pub fn welcome_ui(ui: &mut Ui, recent: &Recent, cmds: &mut Vec<Command>) {
+    ui.vertical_centered(|ui| {
+        ui.add_space(ui.available_height() * 0.2);
+        ui.heading(RichText::new("vramscope").size(32.0).strong());
+        ui.label("GPU memory over time: PyTorch profiler traces, allocator snapshots, Nsight exports, vramscope recordings.");
+        ui.add_space(16.0);
+        ui.horizontal(|ui| {
+            let w = 300.0;
+            ui.add_space((ui.available_width() - w).max(0.0) / 2.0);
+            if ui.button(RichText::new("Open…").size(16.0)).clicked() {
+                cmds.push(Command::OpenDialog);
+            }
+            if ui.button(RichText::new("Built-in browser…").size(16.0)).clicked() {
+                cmds.push(Command::OpenBrowser);
+            }
+        });
+        ui.add_space(8.0);
+        ui.label(RichText::new("or drop files on this window").weak());
+        if !recent.paths.is_empty() {
+            ui.add_space(20.0);
+            ui.label(RichText::new("Recent").strong());
+            for p in recent.paths.iter().take(8) {
+                if ui.link(p.display().to_string()).clicked() {
+                    cmds.push(Command::Open(vec![p.clone()]));
+                }
+            }
+        }
+    });
+}

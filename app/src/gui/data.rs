@@ -1,0 +1,204 @@
+//! What the viewer holds for one open file: the collector's `Recording`, `Timeline`,
+//! `Summary` and whole-run key_averages table, plus, per device, the min/max pyramids of
+//! each memory curve that the timeline draws from. All built once on the loader thread and
+//! then shared read-only (`Arc`) by the UI and the analysis worker.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use collector::analysis::decimate::{Curve, curve};
+use collector::analysis::pyramid::CurvePyramid;
+use collector::analysis::{OpRow, Summary, key_averages, summarize};
+use collector::model::DeviceIdx;
+use collector::{Recording, Timeline};
+
+/// The memory curves of one device, ready for per-pixel queries.
+#[derive(Debug, Default)]
+pub struct DeviceCurves {
+    /// Allocated bytes, where the source records allocations.
+    pub allocated: Option<CurvePyramid>,
+    /// Reserved bytes, where the source records them.
+    pub reserved: Option<CurvePyramid>,
+    /// Reserved − allocated: what the allocator's cache held.
+    pub cache: Option<CurvePyramid>,
+    /// Memory used on the whole device as NVML saw it (recordings).
+    pub nvml_used: Option<CurvePyramid>,
+    /// The device's capacity, where known.
+    pub total_bytes: Option<u64>,
+}
+
+impl DeviceCurves {
+    fn build(rec: &Recording, timeline: &Timeline, device: usize) -> DeviceCurves {
+        let Some(d) = timeline.devices.get(device) else {
+            return DeviceCurves::default();
+        };
+        let pyramid =
+            |points: Vec<(i64, i64)>| (!points.is_empty()).then(|| CurvePyramid::build(&points));
+        let cache: Vec<(i64, i64)> = if d.allocated_known && d.reserved_known {
+            d.points
+                .iter()
+                .filter_map(|p| p.reserved_bytes.map(|r| (p.time_ns, r - p.allocated_bytes)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut nvml: Vec<(i64, i64)> = rec
+            .gpu_samples
+            .iter()
+            .filter(|s| s.device as usize == device)
+            .map(|s| (s.time_ns, s.used_bytes as i64))
+            .collect();
+        nvml.sort_by_key(|p| p.0);
+        let info = rec.devices.get(device);
+        let sampled_total = rec
+            .gpu_samples
+            .iter()
+            .filter(|s| s.device as usize == device)
+            .find_map(|s| s.total_bytes);
+        DeviceCurves {
+            allocated: pyramid(curve(d, Curve::Allocated)),
+            reserved: pyramid(curve(d, Curve::Reserved)),
+            cache: pyramid(cache),
+            nvml_used: pyramid(nvml),
+            total_bytes: info.and_then(|i| i.total_memory_bytes).or(sampled_total),
+        }
+    }
+
+    /// The largest value of any curve.
+    pub fn max_bytes(&self) -> i64 {
+        [&self.allocated, &self.reserved, &self.nvml_used]
+            .into_iter()
+            .flatten()
+            .filter_map(CurvePyramid::max)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Everything known about one opened file.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The file.
+    pub path: PathBuf,
+    /// Its file name, for tabs.
+    pub name: String,
+    /// Size on disk.
+    pub file_bytes: u64,
+    /// The neutral model.
+    pub rec: Recording,
+    /// Derived series and indices.
+    pub timeline: Timeline,
+    /// Peaks, fragmentation, OOM verdicts, growth.
+    pub summary: Summary,
+    /// key_averages for the whole recording (what the table shows with no range selected).
+    pub rows: Vec<OpRow>,
+    /// Per device (same order as `timeline.devices`).
+    pub curves: Vec<DeviceCurves>,
+    /// Devices worth showing: with memory events or OOMs, accelerators first.
+    pub shown_devices: Vec<DeviceIdx>,
+    /// Time spent reading the file.
+    pub parse_time: Duration,
+    /// Time spent building the timeline, analyses and pyramids.
+    pub analysis_time: Duration,
+}
+
+impl Loaded {
+    /// Build everything from a freshly read recording.
+    pub fn build(path: &Path, file_bytes: u64, rec: Recording, parse_time: Duration) -> Loaded {
+        let started = std::time::Instant::now();
+        let timeline = Timeline::build(&rec);
+        let summary = summarize(&rec, &timeline);
+        let rows = key_averages(&rec, None);
+        let curves = (0..timeline.devices.len())
+            .map(|d| DeviceCurves::build(&rec, &timeline, d))
+            .collect();
+        let sampled = |d: DeviceIdx| rec.gpu_samples.iter().any(|s| s.device == d);
+        let mut shown_devices: Vec<DeviceIdx> = timeline
+            .devices
+            .iter()
+            .filter(|d| !d.points.is_empty() || !d.ooms.is_empty() || sampled(d.device))
+            .map(|d| d.device)
+            .collect();
+        shown_devices.sort_by_key(|&d| {
+            let key = rec.devices.get(d as usize).map(|i| i.key);
+            (!key.is_some_and(|k| k.is_accelerator()), key)
+        });
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        Loaded {
+            path: path.to_path_buf(),
+            name,
+            file_bytes,
+            rec,
+            timeline,
+            summary,
+            rows,
+            curves,
+            shown_devices,
+            parse_time,
+            analysis_time: started.elapsed(),
+        }
+    }
+
+    /// The device shown first: the accelerator (else any device) with the largest peak.
+    pub fn default_device(&self) -> Option<DeviceIdx> {
+        let accelerator = |d: DeviceIdx| {
+            self.rec
+                .devices
+                .get(d as usize)
+                .is_some_and(|i| i.key.is_accelerator())
+        };
+        let peak = |d: DeviceIdx| {
+            self.curves
+                .get(d as usize)
+                .map_or(0, DeviceCurves::max_bytes)
+        };
+        self.shown_devices
+            .iter()
+            .copied()
+            .max_by_key(|&d| (accelerator(d), peak(d), std::cmp::Reverse(d)))
+    }
+
+    /// The device's name (`cuda:0`).
+    pub fn device_name(&self, device: DeviceIdx) -> String {
+        self.rec
+            .devices
+            .get(device as usize)
+            .map_or_else(|| format!("device {device}"), |d| d.key.to_string())
+    }
+
+    /// Recording length in ns.
+    pub fn duration_ns(&self) -> i64 {
+        (self.rec.meta.end_ns - self.rec.meta.start_ns).max(1)
+    }
+
+    /// The name of the innermost op running at `time_ns` on any thread.
+    pub fn op_at(&self, time_ns: i64) -> Option<&str> {
+        let op = self.timeline.ops.innermost_any(time_ns)?;
+        self.rec.ops.get(op as usize).map(|o| self.rec.op_name(o))
+    }
+
+    /// The training step running at `time_ns`.
+    pub fn step_at(&self, time_ns: i64) -> Option<i64> {
+        let steps = &self.rec.steps;
+        let n = steps.partition_point(|s| s.start_ns <= time_ns);
+        steps[..n]
+            .iter()
+            .rev()
+            .take(4)
+            .find(|s| s.end_ns >= time_ns)
+            .map(|s| s.number)
+    }
+
+    /// Heap bytes of the pyramids (for the status bar and PERFORMANCE.md).
+    pub fn pyramid_bytes(&self) -> usize {
+        self.curves
+            .iter()
+            .flat_map(|c| [&c.allocated, &c.reserved, &c.cache, &c.nvml_used])
+            .flatten()
+            .map(CurvePyramid::heap_bytes)
+            .sum()
+    }
+}

@@ -1,0 +1,389 @@
+//! One open file's view state: which device, the visible time range, the selected range
+//! and the table that follows it, the inspector's instant, the bottom tab, the comparison.
+//! The data itself (`Loaded`) is shared and never changes.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use collector::analysis::diff::Align;
+use collector::analysis::{OpRow, TimeWindow};
+use collector::model::DeviceIdx;
+
+use super::data::Loaded;
+use super::jobs::{Inspection, OpSpans};
+
+/// The visible time range, in ns since the recording's start (f64: sub-ns zoom is never
+/// needed, and relative times keep full precision where absolute epoch ns would not).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeView {
+    /// Left edge.
+    pub t0_ns: f64,
+    /// Right edge.
+    pub t1_ns: f64,
+}
+
+/// The narrowest view: 100 ns across the plot.
+const MIN_SPAN_NS: f64 = 100.0;
+
+impl TimeView {
+    /// The whole recording with a little margin either side.
+    pub fn full(duration_ns: i64) -> TimeView {
+        let d = duration_ns.max(1) as f64;
+        TimeView {
+            t0_ns: -0.01 * d,
+            t1_ns: 1.01 * d,
+        }
+    }
+
+    /// Width in ns.
+    pub fn span_ns(&self) -> f64 {
+        self.t1_ns - self.t0_ns
+    }
+
+    /// Zoom by `factor` (< 1 zooms in) keeping `anchor_ns` where it is on screen.
+    pub fn zoom(&mut self, factor: f64, anchor_ns: f64, duration_ns: i64) {
+        let span = (self.span_ns() * factor).clamp(MIN_SPAN_NS, 50.0 * duration_ns.max(1) as f64);
+        let frac = ((anchor_ns - self.t0_ns) / self.span_ns()).clamp(0.0, 1.0);
+        self.t0_ns = anchor_ns - frac * span;
+        self.t1_ns = self.t0_ns + span;
+    }
+
+    /// Move by `delta_ns`.
+    pub fn pan(&mut self, delta_ns: f64) {
+        self.t0_ns += delta_ns;
+        self.t1_ns += delta_ns;
+    }
+
+    /// A view of `[a, b]` (ns since start), at least [`MIN_SPAN_NS`] wide.
+    pub fn between(a_ns: f64, b_ns: f64) -> TimeView {
+        let (lo, hi) = (a_ns.min(b_ns), a_ns.max(b_ns));
+        let pad = (MIN_SPAN_NS - (hi - lo)).max(0.0) / 2.0;
+        TimeView {
+            t0_ns: lo - pad,
+            t1_ns: hi + pad,
+        }
+    }
+}
+
+/// The per-op table's columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpColumn {
+    /// "Name".
+    Name,
+    /// "Self CUDA Mem".
+    SelfDevice,
+    /// "CUDA Mem".
+    Device,
+    /// "Self CPU Mem".
+    SelfCpu,
+    /// "CPU Mem".
+    Cpu,
+    /// "# of Calls".
+    Calls,
+}
+
+impl OpColumn {
+    /// All columns, in torch's order.
+    pub const ALL: [OpColumn; 6] = [
+        OpColumn::Name,
+        OpColumn::SelfCpu,
+        OpColumn::Cpu,
+        OpColumn::SelfDevice,
+        OpColumn::Device,
+        OpColumn::Calls,
+    ];
+
+    /// Header text, as torch prints it.
+    pub fn title(self) -> &'static str {
+        match self {
+            OpColumn::Name => "Name",
+            OpColumn::SelfDevice => "Self CUDA Mem",
+            OpColumn::Device => "CUDA Mem",
+            OpColumn::SelfCpu => "Self CPU Mem",
+            OpColumn::Cpu => "CPU Mem",
+            OpColumn::Calls => "# of Calls",
+        }
+    }
+
+    /// The column's numeric value in a row (`None` for the name).
+    pub fn value(self, r: &OpRow) -> Option<i64> {
+        match self {
+            OpColumn::Name => None,
+            OpColumn::SelfDevice => Some(r.self_device_memory_usage),
+            OpColumn::Device => Some(r.device_memory_usage),
+            OpColumn::SelfCpu => Some(r.self_cpu_memory_usage),
+            OpColumn::Cpu => Some(r.cpu_memory_usage),
+            OpColumn::Calls => Some(r.calls as i64),
+        }
+    }
+}
+
+/// The per-op table: its rows (for the whole run or a range), sorting and filter.
+pub struct TableState {
+    /// The range the rows cover; `None` for the whole recording.
+    pub window: Option<TimeWindow>,
+    /// The rows.
+    pub rows: Arc<Vec<OpRow>>,
+    /// Generation of the table request in flight.
+    pub pending: Option<u64>,
+    /// Sorted column.
+    pub sort: OpColumn,
+    /// Largest first.
+    pub descending: bool,
+    /// Case-insensitive name filter.
+    pub filter: String,
+    /// Row indices after filtering and sorting; rebuilt when `dirty`.
+    pub order: Vec<usize>,
+    /// Whether `order` must be rebuilt.
+    pub dirty: bool,
+    /// The row whose op spans are highlighted on the timeline.
+    pub highlighted: Option<String>,
+    /// Those spans, once computed.
+    pub spans: Option<Arc<OpSpans>>,
+    /// How long the last range's table took to compute, ms.
+    pub last_compute_ms: Option<f64>,
+}
+
+impl TableState {
+    /// A table of `rows` (the whole recording), sorted by `sort`, largest first.
+    pub fn new(rows: Arc<Vec<OpRow>>, sort: OpColumn) -> TableState {
+        TableState {
+            window: None,
+            rows,
+            pending: None,
+            sort,
+            descending: true,
+            filter: String::new(),
+            order: Vec::new(),
+            dirty: true,
+            highlighted: None,
+            spans: None,
+            last_compute_ms: None,
+        }
+    }
+}
+
+/// The bottom panel's tabs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BottomTab {
+    /// The per-op table.
+    Ops,
+    /// What was live at the cursor.
+    Inspector,
+    /// Segments and blocks at the cursor.
+    Segments,
+    /// Comparison with another open file.
+    Compare,
+}
+
+/// What the inspector looks at.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InspectTarget {
+    /// Device.
+    pub device: DeviceIdx,
+    /// Absolute time.
+    pub at_ns: i64,
+    /// The snapshot's own instant (exact blocks).
+    pub at_snapshot: bool,
+}
+
+/// The inspector's state.
+#[derive(Default)]
+pub struct InspectState {
+    /// What was asked for.
+    pub target: Option<InspectTarget>,
+    /// The answer, once computed (may lag `target` while pending).
+    pub result: Option<Box<Inspection>>,
+    /// Generation in flight.
+    pub pending: Option<u64>,
+    /// Live groups expanded to their frames.
+    pub expanded: BTreeSet<String>,
+}
+
+/// How the segment view orders its segments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentOrder {
+    /// By address (the allocator's own order).
+    Address,
+    /// Largest segment first.
+    Size,
+    /// Most free bytes first: where fragmentation is.
+    Free,
+}
+
+/// The segment view's options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentsView {
+    /// Order of the rows.
+    pub order: SegmentOrder,
+    /// Draw every segment across the full width instead of to scale.
+    pub full_width: bool,
+}
+
+/// Comparison layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompareLayout {
+    /// Both runs on one plot.
+    Overlay,
+    /// One plot per run, sharing the time axis.
+    Stacked,
+}
+
+/// The comparison with another open document.
+pub struct CompareState {
+    /// The other document's id.
+    pub other: Option<u64>,
+    /// Where both clocks start.
+    pub align: Align,
+    /// Overlaid or stacked.
+    pub layout: CompareLayout,
+    /// Whether the only other open file was picked for the user already (once).
+    pub picked_for_user: bool,
+}
+
+/// A drag on the timeline in progress.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DragMode {
+    /// Moving the view.
+    Pan,
+    /// Selecting a range from this time (ns since start).
+    Select(f64),
+    /// Box zoom from this screen position.
+    BoxZoom(egui::Pos2),
+}
+
+/// One open file and how it is being looked at.
+pub struct Document {
+    /// Stable id (tabs, jobs).
+    pub id: u64,
+    /// The data.
+    pub data: Arc<Loaded>,
+    /// The device shown.
+    pub device: DeviceIdx,
+    /// The visible range.
+    pub view: TimeView,
+    /// A y range set by box zoom; `None` fits the visible data.
+    pub y_range: Option<(f64, f64)>,
+    /// The y range drawn last frame (box zoom maps screen to bytes with it).
+    pub last_y: (f64, f64),
+    /// Where the plot was drawn last frame.
+    pub last_plot_rect: Option<egui::Rect>,
+    /// The last frames' curve columns.
+    pub columns: super::timeline::ColumnCache,
+    /// The selected range (absolute ns); the table follows it.
+    pub selection: Option<TimeWindow>,
+    /// A drag in progress.
+    pub drag: Option<DragMode>,
+    /// Draw the device's capacity as a ceiling.
+    pub show_total: bool,
+    /// The table.
+    pub table: TableState,
+    /// The inspector.
+    pub inspect: InspectState,
+    /// The bottom tab.
+    pub tab: BottomTab,
+    /// The comparison.
+    pub compare: CompareState,
+    /// The segment view's options.
+    pub segments: SegmentsView,
+    /// Last generation number handed out.
+    pub generation: u64,
+}
+
+impl Document {
+    /// A fresh view of `data`: the whole recording, the device with the largest peak.
+    pub fn new(id: u64, data: Arc<Loaded>) -> Document {
+        let device = data.default_device().unwrap_or(0);
+        let view = TimeView::full(data.duration_ns());
+        let rows = Arc::new(data.rows.clone());
+        let has_device_memory = rows.iter().any(|r| r.device_memory_usage != 0);
+        let sort = if has_device_memory {
+            OpColumn::SelfDevice
+        } else {
+            OpColumn::SelfCpu
+        };
+        Document {
+            id,
+            device,
+            view,
+            y_range: None,
+            last_y: (0.0, 1.0),
+            last_plot_rect: None,
+            columns: Default::default(),
+            selection: None,
+            drag: None,
+            show_total: false,
+            table: TableState::new(rows, sort),
+            inspect: InspectState::default(),
+            tab: BottomTab::Ops,
+            compare: CompareState {
+                other: None,
+                align: Align::Start,
+                layout: CompareLayout::Overlay,
+                picked_for_user: false,
+            },
+            segments: SegmentsView {
+                order: SegmentOrder::Address,
+                full_width: false,
+            },
+            generation: 0,
+            data,
+        }
+    }
+
+    /// A new generation number for a request.
+    pub fn next_generation(&mut self) -> u64 {
+        self.generation += 1;
+        self.generation
+    }
+
+    /// A request for `job` on this document, with a new generation.
+    pub fn request(&mut self, job: super::jobs::Job) -> super::jobs::Request {
+        super::jobs::Request {
+            doc: self.id,
+            generation: self.next_generation(),
+            data: self.data.clone(),
+            job,
+        }
+    }
+
+    /// Absolute ns of a time given in ns since the start.
+    pub fn abs_ns(&self, rel_ns: f64) -> i64 {
+        self.data
+            .rec
+            .meta
+            .start_ns
+            .saturating_add(rel_ns.round() as i64)
+    }
+
+    /// ns since the start of an absolute time.
+    pub fn rel_ns(&self, abs_ns: i64) -> f64 {
+        (abs_ns - self.data.rec.meta.start_ns) as f64
+    }
+
+    /// The peak of allocated memory on the shown device (else of reserved, else of NVML's
+    /// used memory): (time, bytes).
+    pub fn peak(&self) -> Option<(i64, i64)> {
+        let d = self.data.timeline.devices.get(self.device as usize)?;
+        if let Some(p) = d.peak_allocated.and_then(|i| d.points.get(i)) {
+            return Some((p.time_ns, p.allocated_bytes));
+        }
+        if let Some(p) = d.peak_reserved.and_then(|i| d.points.get(i)) {
+            return Some((p.time_ns, p.reserved_bytes?));
+        }
+        let samples = self
+            .data
+            .rec
+            .gpu_samples
+            .iter()
+            .filter(|s| s.device == self.device);
+        let s = samples.max_by_key(|s| (s.used_bytes, std::cmp::Reverse(s.time_ns)))?;
+        Some((s.time_ns, s.used_bytes as i64))
+    }
+
+    /// Whether a table or inspection is being computed.
+    #[cfg(test)]
+    pub fn busy(&self) -> bool {
+        self.table.pending.is_some() || self.inspect.pending.is_some()
+    }
+}

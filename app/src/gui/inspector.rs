@@ -1,0 +1,376 @@
+//! The inspector: what was live at the peak or at a clicked instant — allocated and
+//! reserved then, the op running, the largest groups of live allocations with their op or
+//! stack, the fragmentation figures — and the OOM verdicts when the source has an OOM.
+//! Everything shown is a collector analysis (live_groups, fragmentation_at, oom_verdicts).
+
+use collector::analysis::fragmentation::Fragmentation;
+use collector::analysis::live::LiveGroup;
+use collector::analysis::oom::{OomCause, OomVerdict};
+use egui::{Grid, RichText, ScrollArea, Sense, Ui, vec2};
+
+use super::Command;
+use super::axis;
+use super::axis::ellipsize;
+use super::doc::Document;
+use super::jobs::Inspection;
+use super::theme::Palette;
+
+/// Groups listed; the rest are summed in one line (a snapshot can have thousands of sites).
+const MAX_GROUPS: usize = 300;
+
+/// Buttons that move the cursor to the peak, each OOM, the snapshot instant.
+pub fn jump_buttons_ui(ui: &mut Ui, doc: &Document, cmds: &mut Vec<Command>) {
+    if let Some((t, _)) = doc.peak()
+        && ui
+            .button("Peak")
+            .on_hover_text("Inspect the allocated peak")
+            .clicked()
+    {
+        cmds.push(Command::Inspect(t));
+    }
+    let device = doc.data.timeline.devices.get(doc.device as usize);
+    for (i, &e) in device
+        .map_or(&[][..], |d| d.ooms.as_slice())
+        .iter()
+        .enumerate()
+        .take(8)
+    {
+        if let Some(ev) = doc.data.rec.mem_events.get(e as usize)
+            && ui.button(format!("OOM {}", i + 1)).clicked()
+        {
+            cmds.push(Command::Inspect(ev.time_ns));
+        }
+    }
+    if doc.data.rec.allocator.is_some()
+        && ui
+            .button("Snapshot")
+            .on_hover_text("The instant the snapshot was taken: the allocator's own blocks")
+            .clicked()
+    {
+        cmds.push(Command::InspectSnapshot);
+    }
+}
+
+/// The Inspector tab.
+pub fn inspector_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<Command>) {
+    ui.horizontal(|ui| {
+        heading_ui(ui, doc, palette);
+        ui.separator();
+        jump_buttons_ui(ui, doc, cmds);
+        if doc.inspect.pending.is_some() {
+            ui.spinner();
+        }
+    });
+    ui.separator();
+    let Some(result) = doc.inspect.result.take() else {
+        ui.label("Click the timeline to see what was live at that instant.");
+        return;
+    };
+    egui::Panel::left(("inspector-facts", doc.id))
+        .resizable(true)
+        .default_size(360.0)
+        .show(ui, |ui| {
+            ScrollArea::vertical().id_salt("facts").show(ui, |ui| {
+                // At an OOM, its verdict is what the user came for: show it first.
+                let at_oom = oom_at_cursor(doc).is_some();
+                if at_oom {
+                    oom_ui(ui, doc, palette, cmds);
+                    ui.add_space(8.0);
+                }
+                facts_ui(ui, doc, &result, palette);
+                if let Some(f) = &result.fragmentation {
+                    ui.add_space(8.0);
+                    fragmentation_ui(ui, f);
+                }
+                if !at_oom {
+                    oom_ui(ui, doc, palette, cmds);
+                }
+            });
+        });
+    egui::CentralPanel::default_margins().show(ui, |ui| {
+        groups_ui(ui, doc, &result.groups, palette);
+    });
+    doc.inspect.result = Some(result);
+}
+
+fn heading_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
+    let Some(target) = doc.inspect.target else {
+        ui.label(RichText::new("Live at cursor").strong());
+        return;
+    };
+    let mut what = format!("Live at {}", axis::format_time_ns(doc.rel_ns(target.at_ns)));
+    if let Some(i) = oom_at_cursor(doc) {
+        what.push_str(&format!(" (OOM {})", i + 1));
+    } else if target.at_snapshot {
+        what.push_str(" (the snapshot)");
+    } else if doc.peak().is_some_and(|(t, _)| t == target.at_ns) {
+        what.push_str(" (the peak)");
+    }
+    ui.label(RichText::new(what).strong());
+    ui.label(
+        RichText::new(format!("on {}", doc.data.device_name(target.device)))
+            .color(palette.weak_text),
+    );
+}
+
+fn facts_ui(ui: &mut Ui, doc: &Document, r: &Inspection, palette: &Palette) {
+    Grid::new("facts")
+        .num_columns(2)
+        .spacing(vec2(12.0, 3.0))
+        .striped(true)
+        .show(ui, |ui| {
+            let row = |ui: &mut Ui, k: &str, v: String| {
+                grid_row(ui, RichText::new(k).color(palette.weak_text), v)
+            };
+            if let Some(a) = r.allocated_bytes {
+                row(ui, "allocated", axis::bytes(a));
+            }
+            if let Some(res) = r.reserved_bytes {
+                row(ui, "reserved", axis::bytes(res));
+                if let Some(a) = r.allocated_bytes {
+                    let pct = if res > 0 {
+                        100.0 * (res - a) as f64 / res as f64
+                    } else {
+                        0.0
+                    };
+                    row(
+                        ui,
+                        "cache (reserved − allocated)",
+                        format!("{} ({pct:.0}%)", axis::bytes(res - a)),
+                    );
+                }
+            }
+            let live: i64 = r.groups.iter().map(|g| g.bytes).sum();
+            let blocks: u64 = r.groups.iter().map(|g| g.blocks).sum();
+            if blocks > 0 {
+                row(
+                    ui,
+                    "live blocks (paired by address)",
+                    format!("{blocks} · {}", axis::bytes(live)),
+                );
+            }
+            if let Some(op) = &r.op {
+                row(ui, "op running", ellipsize(op, 40));
+            }
+            if let Some(s) = doc.data.step_at(r.at_ns) {
+                row(ui, "step", s.to_string());
+            }
+        });
+}
+
+/// One row of a two-column facts grid: the name, then the value in monospace.
+fn grid_row(ui: &mut Ui, key: RichText, value: String) {
+    ui.label(key);
+    ui.label(RichText::new(value).monospace());
+    ui.end_row();
+}
+
+fn fragmentation_ui(ui: &mut Ui, f: &Fragmentation) {
+    ui.label(RichText::new(format!("Fragmentation ({})", f.source)).strong());
+    Grid::new("fragmentation")
+        .num_columns(2)
+        .spacing(vec2(12.0, 3.0))
+        .striped(true)
+        .show(ui, |ui| {
+            let row = |ui: &mut Ui, k: &str, v: String| grid_row(ui, RichText::new(k), v);
+            row(ui, "segments", f.segments.to_string());
+            row(ui, "free in cache", axis::bytes(f.cache_free_bytes));
+            row(ui, "free blocks", f.free_blocks.to_string());
+            row(
+                ui,
+                "largest free block",
+                axis::bytes(f.largest_free_block_bytes),
+            );
+            row(
+                ui,
+                "external fragmentation",
+                format!("{:.1}%", 100.0 * f.external_fragmentation),
+            );
+            for (name, p) in [("small pool", &f.small_pool), ("large pool", &f.large_pool)] {
+                if p.segments > 0 {
+                    row(
+                        ui,
+                        name,
+                        format!(
+                            "{} seg · {} reserved · {} free (largest {})",
+                            p.segments,
+                            axis::bytes(p.reserved_bytes),
+                            axis::bytes(p.free_bytes),
+                            axis::bytes(p.largest_free_block_bytes)
+                        ),
+                    );
+                }
+            }
+        });
+}
+
+/// The OOM verdicts of the shown device.
+fn verdicts(doc: &Document) -> Vec<&OomVerdict> {
+    let name = doc.data.device_name(doc.device);
+    doc.data
+        .summary
+        .ooms
+        .iter()
+        .filter(|v| v.device == name)
+        .collect()
+}
+
+/// Which of the device's OOMs (index into [`verdicts`]) the inspector's cursor is on.
+pub fn oom_at_cursor(doc: &Document) -> Option<usize> {
+    let target = doc.inspect.target?;
+    let at_us = doc.data.rec.us_since_start(target.at_ns);
+    verdicts(doc)
+        .iter()
+        .position(|v| (v.at_us - at_us).abs() < 0.0005)
+}
+
+/// An OOM cause in words.
+pub fn cause_name(cause: OomCause) -> &'static str {
+    match cause {
+        OomCause::Capacity => "capacity",
+        OomCause::Fragmentation => "fragmentation",
+        OomCause::OutsideAllocator => "memory outside the allocator",
+        OomCause::StreamOrPool => "another stream or pool",
+    }
+}
+
+fn oom_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &mut Vec<Command>) {
+    let verdicts = verdicts(doc);
+    if verdicts.is_empty() {
+        return;
+    }
+    let current = oom_at_cursor(doc);
+    ui.add_space(4.0);
+    ui.label(
+        RichText::new(format!("Out of memory ({})", verdicts.len()))
+            .strong()
+            .color(palette.alert),
+    );
+    // The OOM at the cursor first, then the others in time order.
+    let order = current
+        .into_iter()
+        .chain((0..verdicts.len()).filter(|&i| Some(i) != current));
+    for i in order {
+        let v = verdicts[i];
+        ui.group(|ui| {
+            ui.horizontal(|ui| {
+                let title = format!("OOM {}: {}", i + 1, cause_name(v.cause));
+                let title = RichText::new(title).strong();
+                ui.label(if Some(i) == current {
+                    title.color(palette.alert)
+                } else {
+                    title
+                });
+                if ui.small_button("inspect").clicked() {
+                    cmds.push(Command::Inspect(
+                        doc.data.rec.ns_from_us_since_start(v.at_us),
+                    ));
+                }
+            });
+            ui.label(format!(
+                "requested {} at {}",
+                axis::bytes(v.requested_bytes),
+                axis::format_time_ns(v.at_us * 1e3)
+            ));
+            ui.label(&v.verdict);
+        });
+    }
+}
+
+fn groups_ui(ui: &mut Ui, doc: &mut Document, groups: &[LiveGroup], palette: &Palette) {
+    if groups.is_empty() {
+        ui.label(
+            "Nothing live on this device at this instant (or the source has no block addresses).",
+        );
+        return;
+    }
+    let largest = groups.first().map_or(1, |g| g.bytes.max(1));
+    let stacks = groups.iter().any(|g| !g.frames.is_empty());
+    ui.label(
+        RichText::new(format!(
+            "{} {} of live allocations, by {}, largest first",
+            groups.len(),
+            if groups.len() == 1 { "group" } else { "groups" },
+            if stacks {
+                "allocation stack (top user frames)"
+            } else {
+                "the op that allocated them"
+            }
+        ))
+        .color(palette.weak_text),
+    );
+    ScrollArea::vertical()
+        .id_salt("groups")
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            for g in groups.iter().take(MAX_GROUPS) {
+                group_row_ui(ui, doc, g, largest, palette);
+            }
+            if groups.len() > MAX_GROUPS {
+                let rest: i64 = groups[MAX_GROUPS..].iter().map(|g| g.bytes).sum();
+                ui.label(format!(
+                    "… {} more groups holding {}",
+                    groups.len() - MAX_GROUPS,
+                    axis::bytes(rest)
+                ));
+            }
+        });
+}
+
+fn group_row_ui(ui: &mut Ui, doc: &mut Document, g: &LiveGroup, largest: i64, palette: &Palette) {
+    ui.horizontal(|ui| {
+        let (rect, _) = ui.allocate_exact_size(vec2(120.0, 14.0), Sense::hover());
+        let frac = (g.bytes as f32 / largest as f32).clamp(0.0, 1.0);
+        ui.painter().rect_filled(rect, 2.0, palette.free_block);
+        ui.painter().rect_filled(
+            rect.with_max_x(rect.left() + rect.width() * frac),
+            2.0,
+            palette.allocated,
+        );
+        ui.label(RichText::new(format!("{:>11}", axis::bytes(g.bytes))).monospace());
+        ui.label(
+            RichText::new(format!("{:>6} blocks", g.blocks))
+                .monospace()
+                .color(palette.weak_text),
+        );
+        let expanded = doc.inspect.expanded.contains(&g.site);
+        let label = format!(
+            "{} {}",
+            if g.frames.is_empty() {
+                " "
+            } else if expanded {
+                "⏷"
+            } else {
+                "⏵"
+            },
+            ellipsize(&g.site, 120)
+        );
+        let r = ui.add(egui::Label::new(label).sense(Sense::click()).truncate());
+        if r.clicked() && !g.frames.is_empty() {
+            if expanded {
+                doc.inspect.expanded.remove(&g.site);
+            } else {
+                doc.inspect.expanded.insert(g.site.clone());
+            }
+        }
+        r.on_hover_text(format!(
+            "{}\nlargest block {}",
+            g.site,
+            axis::bytes(g.largest_block_bytes)
+        ));
+    });
+    if doc.inspect.expanded.contains(&g.site) {
+        ui.indent(("frames", &g.site), |ui| {
+            for f in &g.frames {
+                ui.label(RichText::new(f).monospace().color(palette.weak_text));
+            }
+            ui.label(
+                RichText::new(format!(
+                    "largest block {}",
+                    axis::bytes(g.largest_block_bytes)
+                ))
+                .color(palette.weak_text),
+            );
+        });
+    }
+}

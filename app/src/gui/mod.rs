@@ -1,0 +1,101 @@
+//! `vramscope view`: the desktop viewer (eframe/egui, glow renderer, X11).
+//!
+//! The app owns the open documents, the files being loaded and the analysis worker.
+//! Panels read the state and push [`Command`]s, applied after the frame (eframe_template,
+//! rerun's `SystemCommand`), so no panel mutates what another is drawing. Only UI
+//! preferences persist: the theme, the recent files, the browser's directory.
+
+mod app;
+mod axis;
+mod chrome;
+mod compare;
+mod data;
+mod doc;
+mod files;
+mod inspector;
+mod jobs;
+mod loader;
+mod paint;
+mod segments;
+mod table;
+mod theme;
+mod timeline;
+
+#[cfg(test)]
+mod bench;
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+
+use anyhow::{Result, anyhow};
+use collector::LoadOptions;
+use collector::analysis::TimeWindow;
+use collector::model::DeviceIdx;
+
+pub use app::ViewerApp;
+use doc::BottomTab;
+use theme::ThemeChoice;
+
+/// Something a panel asks for, applied after the frame.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// Open these files (each in a tab).
+    Open(Vec<PathBuf>),
+    /// Show the native file dialog (or the built-in browser where there is no portal).
+    OpenDialog,
+    /// Show the built-in file browser.
+    OpenBrowser,
+    /// Stop loading the i-th pending file.
+    CancelLoad(usize),
+    /// Close a document.
+    Close(u64),
+    /// Show a document.
+    Activate(u64),
+    /// Show another device of the active document.
+    SetDevice(DeviceIdx),
+    /// Show the whole recording.
+    ResetView,
+    /// Select a time range for the table (`None` clears it).
+    Select(Option<TimeWindow>),
+    /// Inspect an instant (absolute ns) on the shown device.
+    Inspect(i64),
+    /// Inspect the instant the snapshot was taken, from the allocator's own blocks.
+    InspectSnapshot,
+    /// Highlight when a table row's op ran (`None` clears).
+    HighlightOp(Option<String>),
+    /// Compare the active document with another (`None` stops comparing).
+    CompareWith(Option<u64>),
+    /// Switch the bottom tab.
+    SetTab(BottomTab),
+    /// Switch theme.
+    SetTheme(ThemeChoice),
+    /// Forget the recent files.
+    ClearRecent,
+    /// Hide an error.
+    DismissError(usize),
+}
+
+/// Open the viewer window on `paths` and run until it is closed.
+pub fn run(paths: Vec<PathBuf>, options: LoadOptions) -> Result<()> {
+    let viewport = egui::ViewportBuilder::default()
+        .with_title("vramscope")
+        .with_app_id("vramscope")
+        .with_inner_size([1440.0, 900.0])
+        .with_min_inner_size([760.0, 520.0])
+        .with_drag_and_drop(true);
+    let native = eframe::NativeOptions {
+        viewport,
+        ..Default::default()
+    };
+    eframe::run_native(
+        "vramscope",
+        native,
+        Box::new(move |cc| Ok(Box::new(ViewerApp::new(&cc.egui_ctx, cc.storage, paths, options)))),
+    )
+    .map_err(|e| {
+        anyhow!(
+            "cannot open the viewer window: {e} (a display is needed: set DISPLAY, or run under xvfb-run)"
+        )
+    })
+}

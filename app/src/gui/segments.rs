@@ -1,0 +1,237 @@
+//! The segment view: one bar per allocator segment at the inspected instant, drawn to
+//! scale (the largest segment spans the width), its blocks in address order — allocated,
+//! freed-but-pending, free — with the largest free block outlined. It answers "was it
+//! fragmentation?": many free slivers and no free block as large as the failed request.
+//! The layout comes from `collector::analysis::segments`.
+
+use collector::analysis::segments::{BlockUse, SegmentLayout};
+use collector::model::SegmentPool;
+use egui::{Align2, FontId, Rect, RichText, ScrollArea, Sense, Stroke, Ui, pos2, vec2};
+
+use super::axis;
+use super::doc::{Document, SegmentOrder};
+use super::theme::Palette;
+
+/// Height of one segment row.
+const ROW_HEIGHT: f32 = 18.0;
+/// Width of the label left of each bar.
+const LABEL_WIDTH: f32 = 250.0;
+/// Blocks narrower than this are still drawn this wide, so slivers stay visible.
+const MIN_BLOCK_WIDTH: f32 = 1.0;
+
+/// The Segments tab.
+pub fn segments_ui(
+    ui: &mut Ui,
+    doc: &mut Document,
+    palette: &Palette,
+    cmds: &mut Vec<super::Command>,
+) {
+    ui.horizontal(|ui| {
+        let what = doc.inspect.target.map_or("Segments".to_owned(), |t| {
+            format!(
+                "Segments at {}{}",
+                axis::format_time_ns(doc.rel_ns(t.at_ns)),
+                if t.at_snapshot {
+                    " (the snapshot: the allocator's own blocks)"
+                } else {
+                    " (rebuilt from segment and block addresses)"
+                }
+            )
+        });
+        ui.label(RichText::new(what).strong());
+        ui.separator();
+        super::inspector::jump_buttons_ui(ui, doc, cmds);
+        if doc.inspect.pending.is_some() {
+            ui.spinner();
+        }
+    });
+    let Some(layout) = doc.inspect.result.as_ref().and_then(|r| r.layout.as_ref()) else {
+        ui.separator();
+        ui.label(
+            "No segment geometry at this instant: the source records no segment addresses \
+             (only allocator snapshots and traces with segment events do), or nothing was reserved yet.",
+        );
+        return;
+    };
+    summary_ui(ui, layout, palette);
+    let view = &mut doc.segments;
+    ui.horizontal(|ui| {
+        ui.label("order");
+        ui.radio_value(&mut view.order, SegmentOrder::Address, "address");
+        ui.radio_value(&mut view.order, SegmentOrder::Size, "size");
+        ui.radio_value(&mut view.order, SegmentOrder::Free, "free bytes");
+        ui.separator();
+        ui.checkbox(&mut view.full_width, "every segment full width")
+            .on_hover_text("Off: bars to scale, the largest segment across the width");
+    });
+    ui.separator();
+    let (order, full_width) = (view.order, view.full_width);
+    let mut rows: Vec<usize> = (0..layout.len()).collect();
+    match order {
+        SegmentOrder::Address => {}
+        SegmentOrder::Size => rows.sort_by_key(|&i| std::cmp::Reverse(layout[i].size_bytes)),
+        SegmentOrder::Free => rows.sort_by_key(|&i| std::cmp::Reverse(layout[i].free_bytes())),
+    }
+    let max_size = layout
+        .iter()
+        .map(|s| s.size_bytes)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let largest_free = largest_free_block(layout);
+    let rec = &doc.data.rec;
+    ScrollArea::vertical()
+        .id_salt(("segments", doc.id))
+        .auto_shrink([false, false])
+        .show_rows(ui, ROW_HEIGHT, rows.len(), |ui, range| {
+            for &i in rows.iter().skip(range.start).take(range.len()) {
+                let scale_to = if full_width {
+                    layout[i].size_bytes
+                } else {
+                    max_size
+                };
+                segment_row_ui(
+                    ui,
+                    rec,
+                    &layout[i],
+                    scale_to,
+                    largest_free == Some(i),
+                    palette,
+                );
+            }
+        });
+}
+
+fn largest_free_block(layout: &[SegmentLayout]) -> Option<usize> {
+    layout
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.largest_free_bytes() > 0)
+        .max_by_key(|(i, s)| (s.largest_free_bytes(), std::cmp::Reverse(*i)))
+        .map(|(i, _)| i)
+}
+
+fn summary_ui(ui: &mut Ui, layout: &[SegmentLayout], palette: &Palette) {
+    let reserved: i64 = layout.iter().map(|s| s.size_bytes).sum();
+    let free: i64 = layout.iter().map(SegmentLayout::free_bytes).sum();
+    let free_blocks = layout
+        .iter()
+        .flat_map(|s| &s.blocks)
+        .filter(|b| b.state == BlockUse::Free)
+        .count();
+    let largest = layout
+        .iter()
+        .map(SegmentLayout::largest_free_bytes)
+        .max()
+        .unwrap_or(0);
+    ui.horizontal_wrapped(|ui| {
+        ui.label(format!(
+            "{} segments · {} reserved · {} free in {} blocks · largest free block {}",
+            layout.len(),
+            axis::bytes(reserved),
+            axis::bytes(free),
+            free_blocks,
+            axis::bytes(largest)
+        ));
+        ui.separator();
+        for (color, name) in [
+            (palette.allocated, "allocated"),
+            (palette.pending_free, "freed, pending (other stream)"),
+            (palette.free_block, "free"),
+        ] {
+            let (r, _) = ui.allocate_exact_size(vec2(12.0, 12.0), Sense::hover());
+            ui.painter().rect_filled(r, 2.0, color);
+            ui.label(name);
+        }
+        let (r, _) = ui.allocate_exact_size(vec2(12.0, 12.0), Sense::hover());
+        ui.painter().rect_stroke(
+            r,
+            2.0,
+            Stroke::new(2.0, palette.alert),
+            egui::StrokeKind::Inside,
+        );
+        ui.label("largest free block");
+    });
+}
+
+fn segment_row_ui(
+    ui: &mut Ui,
+    rec: &collector::Recording,
+    s: &SegmentLayout,
+    max_size: i64,
+    has_largest_free: bool,
+    palette: &Palette,
+) {
+    let width = ui.available_width();
+    let (row, response) = ui.allocate_exact_size(vec2(width, ROW_HEIGHT), Sense::hover());
+    let painter = ui.painter_at(row);
+    let pool = match s.pool {
+        SegmentPool::Small => "small",
+        SegmentPool::Large => "large",
+        SegmentPool::Other => "other",
+    };
+    painter.text(
+        row.left_center() + vec2(2.0, 0.0),
+        Align2::LEFT_CENTER,
+        format!("0x{:x} · {} · {pool}", s.addr, axis::bytes(s.size_bytes)),
+        FontId::monospace(11.0),
+        palette.weak_text,
+    );
+    let bar_width = (width - LABEL_WIDTH - 8.0).max(40.0);
+    let len = (bar_width * (s.size_bytes as f32 / max_size as f32)).max(3.0);
+    let bar = Rect::from_min_size(
+        pos2(row.left() + LABEL_WIDTH, row.top() + 2.0),
+        vec2(len, ROW_HEIGHT - 4.0),
+    );
+    painter.rect_filled(bar, 0.0, palette.allocated);
+    let scale = len / s.size_bytes.max(1) as f32;
+    let x_of = |addr: u64| bar.left() + (addr.saturating_sub(s.addr) as f32) * scale;
+    let largest = s.largest_free_bytes();
+    let mut hovered = None;
+    for b in &s.blocks {
+        let x0 = x_of(b.addr);
+        let x1 = (x0 + b.size_bytes as f32 * scale)
+            .max(x0 + MIN_BLOCK_WIDTH)
+            .min(bar.right());
+        let r = Rect::from_x_y_ranges(x0..=x1, bar.y_range());
+        match b.state {
+            BlockUse::Free => {
+                painter.rect_filled(r, 0.0, palette.free_block);
+            }
+            BlockUse::PendingFree => {
+                painter.rect_filled(r, 0.0, palette.pending_free);
+            }
+            BlockUse::Allocated => {}
+        }
+        if has_largest_free && b.state == BlockUse::Free && b.size_bytes == largest {
+            painter.rect_stroke(
+                r,
+                0.0,
+                Stroke::new(2.0, palette.alert),
+                egui::StrokeKind::Inside,
+            );
+        }
+        if response.hover_pos().is_some_and(|p| r.contains(p)) {
+            hovered = Some(b);
+        }
+    }
+    painter.rect_stroke(
+        bar,
+        0.0,
+        Stroke::new(1.0, palette.grid),
+        egui::StrokeKind::Outside,
+    );
+    if let Some(b) = hovered {
+        let state = match b.state {
+            BlockUse::Allocated => "allocated",
+            BlockUse::PendingFree => "freed, pending",
+            BlockUse::Free => "free",
+        };
+        let mut text = format!("0x{:x} · {} · {state}", b.addr, axis::bytes(b.size_bytes));
+        for f in rec.stack(b.stack).iter().take(8) {
+            text.push('\n');
+            text.push_str(&collector::analysis::live::frame_label(rec, f));
+        }
+        response.on_hover_text_at_pointer(text);
+    }
+}

@@ -1,0 +1,284 @@
+//! The per-op table: torch's key_averages() memory columns for the whole recording or the
+//! range selected on the timeline, sortable by any column, filterable by name; rows are
+//! virtualised, so a table of 100,000 ops costs only the rows on screen. Clicking a row
+//! highlights when that op ran.
+
+use collector::analysis::OpRow;
+use collector::units::torch_memory;
+use egui::{Align, Layout, RichText, Sense, Ui};
+use egui_extras::{Column, TableBuilder};
+
+use super::Command;
+use super::axis;
+use super::doc::{Document, OpColumn, TableState};
+use super::theme::Palette;
+
+/// Row height of the table.
+pub const ROW_HEIGHT: f32 = 20.0;
+
+/// Rebuild the filtered, sorted row order if anything changed.
+pub fn refresh_order(table: &mut TableState) {
+    if !table.dirty {
+        return;
+    }
+    let needle = table.filter.to_lowercase();
+    let rows = &table.rows;
+    let mut order: Vec<usize> = (0..rows.len())
+        .filter(|&i| needle.is_empty() || rows[i].name.to_lowercase().contains(&needle))
+        .collect();
+    let column = table.sort;
+    order.sort_by(|&a, &b| {
+        let (ra, rb) = (&rows[a], &rows[b]);
+        let by_value = match (column.value(ra), column.value(rb)) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            _ => ra.name.cmp(&rb.name),
+        };
+        let by_value = if table.descending {
+            by_value.reverse()
+        } else {
+            by_value
+        };
+        by_value.then_with(|| ra.name.cmp(&rb.name))
+    });
+    table.order = order;
+    table.dirty = false;
+}
+
+/// The columns worth showing: CUDA columns when any row has device memory, CPU columns
+/// when any has host memory (all four when neither has).
+pub fn visible_columns(rows: &[OpRow]) -> Vec<OpColumn> {
+    let device = rows
+        .iter()
+        .any(|r| r.device_memory_usage != 0 || r.self_device_memory_usage != 0);
+    let host = rows
+        .iter()
+        .any(|r| r.cpu_memory_usage != 0 || r.self_cpu_memory_usage != 0);
+    OpColumn::ALL
+        .into_iter()
+        .filter(|c| match c {
+            OpColumn::SelfDevice | OpColumn::Device => device || !host,
+            OpColumn::SelfCpu | OpColumn::Cpu => host || !device,
+            _ => true,
+        })
+        .collect()
+}
+
+/// The Ops tab.
+pub fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<Command>) {
+    refresh_order(&mut doc.table);
+    header_line_ui(ui, doc, palette, cmds);
+    ui.separator();
+    if doc.table.order.is_empty() && doc.table.pending.is_none() {
+        let why = if !doc.table.filter.is_empty() {
+            "No op name contains the filter."
+        } else if doc.table.window.is_some() {
+            "No op ran and no memory was allocated in this range."
+        } else {
+            "This recording has no ops."
+        };
+        ui.label(RichText::new(why).color(palette.weak_text));
+        return;
+    }
+    let columns = visible_columns(&doc.data.rows);
+    let table = &doc.table;
+    let mut clicked_header = None;
+    let mut clicked_row = None;
+    let mut builder = TableBuilder::new(ui)
+        .id_salt(("ops", doc.id))
+        .striped(true)
+        .sense(Sense::click())
+        .resizable(true)
+        .auto_shrink([false, false])
+        .cell_layout(Layout::left_to_right(Align::Center))
+        .column(Column::remainder().at_least(220.0).clip(true));
+    for _ in 1..columns.len() {
+        builder = builder.column(Column::initial(120.0).at_least(70.0));
+    }
+    builder
+        .header(ROW_HEIGHT + 2.0, |mut header| {
+            for &c in &columns {
+                header.col(|ui| {
+                    let numeric = c != OpColumn::Name;
+                    let layout = if numeric {
+                        Layout::right_to_left(Align::Center)
+                    } else {
+                        Layout::left_to_right(Align::Center)
+                    };
+                    ui.with_layout(layout, |ui| {
+                        if table.sort == c {
+                            ui.label(if table.descending { "⏷" } else { "⏶" });
+                        }
+                        let title = RichText::new(c.title()).strong();
+                        if ui
+                            .add(egui::Button::new(title).frame(false))
+                            .on_hover_text("Sort by this column")
+                            .clicked()
+                        {
+                            clicked_header = Some(c);
+                        }
+                    });
+                });
+            }
+        })
+        .body(|body| {
+            body.rows(ROW_HEIGHT, table.order.len(), |mut row| {
+                let Some(r) = table
+                    .order
+                    .get(row.index())
+                    .and_then(|&i| table.rows.get(i))
+                else {
+                    return;
+                };
+                row.set_selected(table.highlighted.as_deref() == Some(r.name.as_str()));
+                for &c in &columns {
+                    row.col(|ui| cell_ui(ui, r, c));
+                }
+                if row.response().clicked() {
+                    clicked_row = Some(r.name.clone());
+                }
+            });
+        });
+    if let Some(c) = clicked_header {
+        let t = &mut doc.table;
+        if t.sort == c {
+            t.descending = !t.descending;
+        } else {
+            t.sort = c;
+            t.descending = c != OpColumn::Name;
+        }
+        t.dirty = true;
+    }
+    if let Some(name) = clicked_row {
+        let same = doc.table.highlighted.as_deref() == Some(name.as_str());
+        cmds.push(Command::HighlightOp((!same).then_some(name)));
+    }
+}
+
+fn cell_ui(ui: &mut Ui, r: &OpRow, c: OpColumn) {
+    match c.value(r) {
+        None => {
+            ui.add(egui::Label::new(&r.name).selectable(false).truncate())
+                .on_hover_text(&r.name);
+        }
+        Some(v) => {
+            let text = if c == OpColumn::Calls {
+                v.to_string()
+            } else {
+                torch_memory(v)
+            };
+            ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
+                ui.label(RichText::new(text).monospace());
+            });
+        }
+    }
+}
+
+/// The line above the table: which range it covers, the filter, the row count.
+fn header_line_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<Command>) {
+    ui.horizontal(|ui| {
+        match doc.table.window {
+            Some(w) => {
+                let (a, b) = (doc.rel_ns(w.start_ns), doc.rel_ns(w.end_ns));
+                ui.label(
+                    RichText::new(format!(
+                        "Range {} – {} ({})",
+                        axis::format_time_in(a, b - a),
+                        axis::format_time_in(b, b - a),
+                        axis::format_duration_ns(b - a)
+                    ))
+                    .strong(),
+                );
+                if ui
+                    .small_button("× whole recording")
+                    .on_hover_text("Clear the range (Esc)")
+                    .clicked()
+                {
+                    cmds.push(Command::Select(None));
+                }
+            }
+            None => {
+                ui.label(RichText::new("Whole recording").strong());
+                ui.label(
+                    RichText::new("shift-drag on the timeline to select a range")
+                        .color(palette.weak_text),
+                );
+            }
+        }
+        if doc.table.pending.is_some() {
+            ui.spinner();
+            ui.label("computing…");
+        }
+        ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
+            let shown = doc.table.order.len();
+            let total = doc.table.rows.len();
+            let ops = if total == 1 { "op" } else { "ops" };
+            let count = if shown == total {
+                format!("{total} {ops}")
+            } else {
+                format!("{shown} of {total} {ops}")
+            };
+            ui.label(RichText::new(count).color(palette.weak_text));
+            if let Some(ms) = doc.table.last_compute_ms {
+                ui.label(
+                    RichText::new(format!("computed in {ms:.0} ms ·")).color(palette.weak_text),
+                );
+            }
+            let edit = egui::TextEdit::singleline(&mut doc.table.filter)
+                .hint_text("filter by name")
+                .desired_width(180.0);
+            if ui.add(edit).changed() {
+                doc.table.dirty = true;
+            }
+        });
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn row(name: &str, self_cpu: i64, calls: u64) -> OpRow {
+        OpRow {
+            name: name.into(),
+            calls,
+            self_cpu_memory_usage: self_cpu,
+            cpu_memory_usage: self_cpu,
+            self_device_memory_usage: 0,
+            device_memory_usage: 0,
+            on_device: false,
+            user_annotation: false,
+        }
+    }
+
+    #[test]
+    fn order_sorts_filters_and_breaks_ties_by_name() {
+        let rows = vec![
+            row("aten::mm", 10, 3),
+            row("aten::add", 10, 9),
+            row("aten::empty", -5, 1),
+            row("Optimizer.step", 7, 2),
+        ];
+        let mut t = TableState::new(Arc::new(rows), OpColumn::SelfCpu);
+        refresh_order(&mut t);
+        assert_eq!(t.order, vec![1, 0, 3, 2]);
+        t.sort = OpColumn::Calls;
+        t.descending = false;
+        t.dirty = true;
+        refresh_order(&mut t);
+        assert_eq!(t.order, vec![2, 3, 0, 1]);
+        t.filter = "ATEN::".into();
+        t.dirty = true;
+        refresh_order(&mut t);
+        assert_eq!(t.order, vec![2, 0, 1]);
+        assert_eq!(
+            visible_columns(&t.rows),
+            vec![
+                OpColumn::Name,
+                OpColumn::SelfCpu,
+                OpColumn::Cpu,
+                OpColumn::Calls
+            ]
+        );
+    }
+}

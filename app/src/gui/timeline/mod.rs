@@ -1,0 +1,369 @@
+//! The timeline: memory over time for the shown device — allocated (filled), reserved
+//! (line), NVML-used (dashed), the device's capacity, the cache and the memory outside
+//! PyTorch shaded between them, training steps as bands, the peak and OOMs marked — with
+//! a fragmentation strip (the cache held) under it on the same time axis.
+//!
+//! Input: wheel or W/S zoom around the pointer, drag or A/D pan, shift-drag selects a
+//! range (the table follows it), ctrl-drag or right-drag box-zooms, a click puts the
+//! inspector's cursor there, double-click resets. Everything drawn comes from the
+//! pyramids in O(columns).
+
+mod columns;
+mod input;
+mod overlay;
+
+use collector::model::DeviceIdx;
+use egui::{Align2, Color32, FontId, Rect, Sense, Ui, pos2, vec2};
+
+use super::Command;
+use super::axis;
+use super::data::Loaded;
+use super::doc::{CompareLayout, Document};
+use super::paint::{self, Columns, PlotFrame};
+use super::theme::Palette;
+pub use columns::ColumnCache;
+use columns::SourceColumns;
+use input::handle_input;
+use overlay::{decorations_ui, readout_ui};
+
+/// Width of the byte labels left of the plot.
+const Y_LABELS_WIDTH: f32 = 74.0;
+/// Height of the time labels under the plot.
+const TIME_AXIS_HEIGHT: f32 = 18.0;
+/// Height of the fragmentation strip.
+const STRIP_HEIGHT: f32 = 54.0;
+
+/// A recording drawn on the plot: which device, and where its clock's zero is.
+#[derive(Clone, Copy)]
+pub struct Source<'a> {
+    /// The document's id (caches are keyed by it).
+    pub doc: u64,
+    /// The data.
+    pub data: &'a Loaded,
+    /// Its device.
+    pub device: DeviceIdx,
+    /// The absolute time (on this recording's clock) of the view's t = 0.
+    pub origin_ns: i64,
+}
+
+/// The second run of a comparison, and how to show it.
+pub struct Other<'a> {
+    /// The run.
+    pub source: Source<'a>,
+    /// Overlaid or stacked.
+    pub layout: CompareLayout,
+    /// Its name, for the legend.
+    pub name: &'a str,
+}
+
+/// Draw the timeline into the rest of `ui` and handle its input.
+pub fn timeline_ui(
+    ui: &mut Ui,
+    doc: &mut Document,
+    other: Option<Other<'_>>,
+    palette: &Palette,
+    cmds: &mut Vec<Command>,
+) {
+    toolbar_ui(ui, doc, other.as_ref(), palette, cmds);
+    let full = ui.available_rect_before_wrap();
+    let has_cache = doc
+        .data
+        .curves
+        .get(doc.device as usize)
+        .is_some_and(|c| c.cache.is_some());
+    let (plot_area, strip_rect, axis_rect) = layout(full, has_cache);
+    let response = ui.allocate_rect(
+        Rect::from_min_max(plot_area.min, strip_rect.max),
+        Sense::click_and_drag(),
+    );
+    handle_input(ui, doc, &response, plot_area, cmds);
+
+    let me = Source {
+        doc: doc.id,
+        data: &doc.data,
+        device: doc.device,
+        origin_ns: doc.data.rec.meta.start_ns,
+    };
+    let stacked = other
+        .as_ref()
+        .filter(|o| o.layout == CompareLayout::Stacked);
+    let plots: Vec<(Rect, Source<'_>, Option<Source<'_>>)> = match (&other, stacked) {
+        (Some(o), Some(_)) => {
+            let h = (plot_area.height() - 8.0) / 2.0;
+            let top = Rect::from_min_size(plot_area.min, vec2(plot_area.width(), h));
+            let bottom =
+                Rect::from_min_max(pos2(plot_area.left(), top.bottom() + 8.0), plot_area.max);
+            vec![(top, me, None), (bottom, o.source, None)]
+        }
+        (Some(o), None) => vec![(plot_area, me, Some(o.source))],
+        (None, _) => vec![(plot_area, me, None)],
+    };
+    let painter = ui.painter_at(full);
+    let queried: Vec<_> = plots
+        .iter()
+        .map(|(rect, src, overlay)| {
+            let probe = PlotFrame {
+                rect: *rect,
+                t0_ns: doc.view.t0_ns,
+                t1_ns: doc.view.t1_ns,
+                y0: 0.0,
+                y1: 1.0,
+            };
+            let cols = doc.columns.get(src, &probe);
+            let over = overlay.as_ref().map(|o| doc.columns.get(o, &probe));
+            (probe, cols, over)
+        })
+        .collect();
+    // Stacked runs share one y scale, so their heights compare at a glance.
+    let shared_top = queried.iter().map(|(_, c, _)| c.max()).max().unwrap_or(0);
+    let mut first = None;
+    for (i, ((_, src, _), (probe, cols, over))) in plots.iter().zip(queried).enumerate() {
+        let color = if i == 0 {
+            palette.allocated
+        } else {
+            palette.other_run
+        };
+        let scale = YScale {
+            at_least_bytes: if plots.len() > 1 { shared_top } else { 0 },
+        };
+        let frame = plot_ui(
+            &painter,
+            doc,
+            (probe, scale),
+            src,
+            (&cols, over.as_deref()),
+            color,
+            palette,
+        );
+        if i == 0 {
+            first = Some((frame, cols));
+        }
+    }
+    let Some((frame, cols)) = first else { return };
+    doc.last_y = (frame.y0, frame.y1);
+    doc.last_plot_rect = Some(plot_area);
+    if has_cache {
+        strip_ui(&painter, &frame, strip_rect, &cols.cache, palette);
+    }
+    paint::time_axis(&painter, &frame, axis_rect, palette);
+    decorations_ui(&painter, doc, &frame, strip_rect, palette);
+    if let Some(pos) = response.hover_pos() {
+        readout_ui(&painter, doc, &frame, pos, other.as_ref(), palette);
+    }
+}
+
+/// Plot rect, strip rect and time-axis rect inside `full`; without a strip its rect is
+/// empty, at the plot's bottom.
+fn layout(full: Rect, strip: bool) -> (Rect, Rect, Rect) {
+    let left = full.left() + Y_LABELS_WIDTH;
+    let right = full.right() - 12.0;
+    let strip_bottom = full.bottom() - TIME_AXIS_HEIGHT;
+    let (strip_top, gap) = if strip {
+        (strip_bottom - STRIP_HEIGHT, 6.0)
+    } else {
+        (strip_bottom, 0.0)
+    };
+    let plot = Rect::from_min_max(pos2(left, full.top() + 4.0), pos2(right, strip_top - gap));
+    let strip = Rect::from_min_max(pos2(left, strip_top), pos2(right, strip_bottom));
+    let axis = Rect::from_min_max(pos2(left, strip_bottom), pos2(right, full.bottom()));
+    (plot, strip, axis)
+}
+
+fn toolbar_ui(
+    ui: &mut Ui,
+    doc: &mut Document,
+    other: Option<&Other<'_>>,
+    palette: &Palette,
+    cmds: &mut Vec<Command>,
+) {
+    ui.horizontal(|ui| {
+        let curves = doc.data.curves.get(doc.device as usize);
+        let has = |f: fn(&super::data::DeviceCurves) -> bool| curves.is_some_and(f);
+        swatch(
+            ui,
+            palette.allocated,
+            "allocated",
+            has(|c| c.allocated.is_some()),
+        );
+        swatch(
+            ui,
+            palette.reserved,
+            "reserved",
+            has(|c| c.reserved.is_some()),
+        );
+        swatch(ui, palette.cache, "cache held", has(|c| c.cache.is_some()));
+        swatch(
+            ui,
+            palette.nvml,
+            "NVML used",
+            has(|c| c.nvml_used.is_some()),
+        );
+        if let Some(o) = other {
+            swatch(ui, palette.other_run, &format!("B: {}", o.name), true);
+        }
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            if ui
+                .button("Reset view")
+                .on_hover_text("Double-click the plot")
+                .clicked()
+            {
+                cmds.push(Command::ResetView);
+            }
+            if doc.y_range.is_some() && ui.button("Fit y").clicked() {
+                doc.y_range = None;
+            }
+            if curves.is_some_and(|c| c.total_bytes.is_some()) {
+                ui.checkbox(&mut doc.show_total, "device total");
+            }
+            ui.label(
+                egui::RichText::new(format!(
+                    "{} – {}",
+                    axis::format_time_in(doc.view.t0_ns.max(0.0), doc.view.span_ns()),
+                    axis::format_time_in(doc.view.t1_ns, doc.view.span_ns())
+                ))
+                .color(palette.weak_text),
+            )
+            .on_hover_text(
+                "wheel / W S: zoom · drag / A D: pan · shift-drag: select a range for the table · \
+                 ctrl- or right-drag: box zoom · click: inspect that instant · double-click: reset",
+            );
+        });
+    });
+}
+
+fn swatch(ui: &mut Ui, color: Color32, label: &str, present: bool) {
+    if !present {
+        return;
+    }
+    let (rect, _) = ui.allocate_exact_size(vec2(12.0, 12.0), Sense::hover());
+    ui.painter().rect_filled(rect.shrink(1.0), 2.0, color);
+    ui.label(label);
+    ui.add_space(6.0);
+}
+
+/// Paint one plot (one recording, maybe with another overlaid) and return its frame.
+/// How a plot picks its y axis beyond fitting its own curves.
+#[derive(Clone, Copy)]
+struct YScale {
+    /// Reach at least this high (stacked plots share the larger top).
+    at_least_bytes: i64,
+}
+
+fn plot_ui(
+    painter: &egui::Painter,
+    doc: &Document,
+    (probe, scale): (PlotFrame, YScale),
+    src: &Source<'_>,
+    (cols, over): (&SourceColumns, Option<&SourceColumns>),
+    color: Color32,
+    palette: &Palette,
+) -> PlotFrame {
+    let rect = &probe.rect;
+    let total = src
+        .data
+        .curves
+        .get(src.device as usize)
+        .and_then(|c| c.total_bytes);
+    let mut top = cols
+        .max()
+        .max(over.map_or(0, SourceColumns::max))
+        .max(scale.at_least_bytes);
+    if doc.show_total {
+        top = top.max(total.unwrap_or(0) as i64);
+    }
+    let (y0, y1) = doc.y_range.unwrap_or((0.0, (top.max(1024) as f64) * 1.12));
+    let frame = PlotFrame { y0, y1, ..probe };
+    let p = painter.with_clip_rect(rect.expand(1.0));
+    p.rect_filled(*rect, 2.0, palette.plot_bg);
+    paint::step_bands(&p, &frame, &src.data.rec.steps, src.origin_ns, palette);
+    paint::y_grid(
+        painter,
+        &frame,
+        palette,
+        ((rect.height() / 40.0) as usize).clamp(2, 8),
+    );
+    paint::fill_between(
+        &p,
+        &frame,
+        &cols.allocated,
+        &cols.reserved,
+        palette.cache.gamma_multiply(0.45),
+    );
+    paint::fill_between(
+        &p,
+        &frame,
+        &cols.reserved,
+        &cols.nvml,
+        palette.nvml.gamma_multiply(0.18),
+    );
+    let fill = if color == palette.allocated {
+        palette.allocated_fill
+    } else {
+        color.gamma_multiply(0.3)
+    };
+    paint::fill_under(&p, &frame, &cols.allocated, fill);
+    paint::envelope(&p, &frame, &cols.allocated, color, 1.5, None);
+    paint::envelope(&p, &frame, &cols.reserved, palette.reserved, 1.5, None);
+    paint::envelope(&p, &frame, &cols.nvml, palette.nvml, 1.5, Some((6, 4)));
+    if let Some(o) = &over {
+        paint::envelope(&p, &frame, &o.allocated, palette.other_run, 2.0, None);
+        paint::envelope(
+            &p,
+            &frame,
+            &o.reserved,
+            palette.other_run.gamma_multiply(0.6),
+            1.0,
+            Some((3, 3)),
+        );
+    }
+    if let Some(t) = total.filter(|_| doc.show_total) {
+        paint::ceiling(
+            &p,
+            &frame,
+            t as f64,
+            &format!("device total {}", axis::bytes(t as i64)),
+            palette.weak_text,
+        );
+    }
+    let name = src.data.device_name(src.device);
+    painter.text(
+        pos2(rect.left() - 6.0, rect.top()),
+        Align2::RIGHT_TOP,
+        name,
+        FontId::proportional(11.0),
+        if over.is_some() || color == palette.allocated {
+            palette.weak_text
+        } else {
+            palette.other_run
+        },
+    );
+    frame
+}
+
+/// The fragmentation strip: the allocator's cache (reserved − allocated) over time.
+fn strip_ui(
+    painter: &egui::Painter,
+    frame: &PlotFrame,
+    strip: Rect,
+    cols: &Columns,
+    palette: &Palette,
+) {
+    let p = painter.with_clip_rect(strip.expand(1.0));
+    p.rect_filled(strip, 2.0, palette.plot_bg);
+    let top = paint::columns_max(cols).unwrap_or(0).max(1024) as f64 * 1.15;
+    let strip_frame = frame.with_rect(strip, 0.0, top);
+    paint::fill_under(&p, &strip_frame, cols, palette.cache);
+    let font = FontId::proportional(11.0);
+    let label = format!(
+        "cache held (reserved − allocated) · max in view {}",
+        axis::bytes(paint::columns_max(cols).unwrap_or(0))
+    );
+    let galley = p.layout_no_wrap(label, font, palette.weak_text);
+    let at = strip.left_top() + vec2(4.0, 2.0);
+    p.rect_filled(
+        Rect::from_min_size(at, galley.size()).expand(2.0),
+        2.0,
+        palette.plot_bg.gamma_multiply(0.85),
+    );
+    p.galley(at, galley, palette.weak_text);
+}

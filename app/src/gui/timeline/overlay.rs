@@ -1,0 +1,222 @@
+//! What is drawn over the curves: the selected range, the range being dragged, the box
+//! zoom rectangle, the highlighted op's spans, OOMs, the peak, the inspector's cursor —
+//! and the hover readout.
+
+use egui::{Color32, FontId, Pos2, Rect, Stroke, pos2, vec2};
+
+use collector::analysis::pyramid::CurvePyramid;
+
+use super::super::axis::{self, ellipsize};
+use super::super::doc::{Document, DragMode};
+use super::super::paint::{self, PlotFrame};
+use super::super::theme::Palette;
+use super::Other;
+
+/// Selection, highlighted op spans, peak, OOMs and the inspector's cursor.
+pub fn decorations_ui(
+    painter: &egui::Painter,
+    doc: &Document,
+    frame: &PlotFrame,
+    strip: Rect,
+    palette: &Palette,
+) {
+    let full = Rect::from_min_max(frame.rect.min, strip.max);
+    let p = painter.with_clip_rect(full.expand(1.0));
+    let band = |a: f64, b: f64| {
+        Rect::from_x_y_ranges(
+            frame.x(a).max(full.left())..=frame.x(b).min(full.right()),
+            full.y_range(),
+        )
+    };
+    if let Some(w) = doc.selection {
+        let (a, b) = (doc.rel_ns(w.start_ns), doc.rel_ns(w.end_ns));
+        p.rect_filled(band(a, b), 0.0, palette.selection);
+        for x in [frame.x(a), frame.x(b)] {
+            p.vline(x, full.y_range(), Stroke::new(1.0, palette.weak_text));
+        }
+    }
+    if let (Some(DragMode::Select(from)), Some(pos)) =
+        (doc.drag, p.ctx().input(|i| i.pointer.latest_pos()))
+    {
+        let to = frame.t_at(pos.x);
+        p.rect_filled(band(from.min(to), from.max(to)), 0.0, palette.selection);
+    }
+    if let (Some(DragMode::BoxZoom(origin)), Some(pos)) =
+        (doc.drag, p.ctx().input(|i| i.pointer.latest_pos()))
+    {
+        p.rect_stroke(
+            Rect::from_two_pos(origin, pos),
+            0.0,
+            Stroke::new(1.0, palette.cursor),
+            egui::StrokeKind::Inside,
+        );
+    }
+    if let Some(spans) = &doc.table.spans {
+        let y = frame.rect.bottom() - 5.0;
+        let mut run: Option<f32> = None;
+        for c in 0..=frame.columns() {
+            let x = frame.rect.left() + c as f32;
+            let hit = c < frame.columns()
+                && spans.any_in(doc.abs_ns(frame.t_at(x)), doc.abs_ns(frame.t_at(x + 1.0)));
+            match (hit, run) {
+                (true, None) => run = Some(x),
+                (false, Some(x0)) => {
+                    p.rect_filled(
+                        Rect::from_min_max(pos2(x0, y - 4.0), pos2(x.max(x0 + 2.0), y + 4.0)),
+                        1.0,
+                        palette.highlight,
+                    );
+                    run = None;
+                }
+                _ => {}
+            }
+        }
+    }
+    let d = doc.data.timeline.devices.get(doc.device as usize);
+    for &oom in d.map_or(&[][..], |d| d.ooms.as_slice()) {
+        if let Some(e) = doc.data.rec.mem_events.get(oom as usize) {
+            paint::vertical(
+                &p,
+                frame,
+                frame.x(doc.rel_ns(e.time_ns)),
+                palette.alert,
+                true,
+                Some("OOM"),
+            );
+        }
+    }
+    if let Some((t, bytes)) = doc.peak() {
+        let at = pos2(frame.x(doc.rel_ns(t)), frame.y(bytes as f64));
+        let label = format!(
+            "peak {} at {}",
+            axis::bytes(bytes),
+            axis::format_time_ns(doc.rel_ns(t))
+        );
+        paint::marker(&p, frame, at, &label, palette.alert);
+    }
+    if let Some(target) = doc.inspect.target {
+        paint::vertical(
+            &p,
+            frame,
+            frame.x(doc.rel_ns(target.at_ns)),
+            palette.cursor,
+            false,
+            None,
+        );
+    }
+}
+
+/// The hover readout: time, step, op, and each series' value under the pointer.
+pub fn readout_ui(
+    painter: &egui::Painter,
+    doc: &Document,
+    frame: &PlotFrame,
+    pos: Pos2,
+    other: Option<&Other<'_>>,
+    palette: &Palette,
+) {
+    if pos.x < frame.rect.left() || pos.x > frame.rect.right() {
+        return;
+    }
+    painter.vline(
+        pos.x,
+        frame.rect.y_range(),
+        Stroke::new(1.0, palette.weak_text.gamma_multiply(0.6)),
+    );
+    let lines = readout_lines(doc, frame.t_at(pos.x), other, palette);
+    let visuals = painter.ctx().global_style().visuals.clone();
+    let font = FontId::monospace(11.5);
+    let galleys: Vec<_> = lines
+        .into_iter()
+        .map(|(c, text)| {
+            (
+                c,
+                painter.layout_no_wrap(text, font.clone(), visuals.text_color()),
+            )
+        })
+        .collect();
+    let width = galleys.iter().map(|g| g.1.size().x).fold(0.0, f32::max) + 18.0;
+    let height: f32 = galleys.iter().map(|g| g.1.size().y).sum::<f32>() + 8.0;
+    let mut origin = pos + vec2(14.0, 10.0);
+    if origin.x + width > frame.rect.right() {
+        origin.x = pos.x - 14.0 - width;
+    }
+    origin.y = origin
+        .y
+        .min(frame.rect.bottom() - height)
+        .max(frame.rect.top());
+    let bg = Rect::from_min_size(origin, vec2(width, height));
+    painter.rect(
+        bg,
+        4.0,
+        visuals.window_fill,
+        visuals.window_stroke,
+        egui::StrokeKind::Inside,
+    );
+    let mut y = origin.y + 4.0;
+    for (c, g) in galleys {
+        if let Some(c) = c {
+            let swatch = Rect::from_min_size(pos2(origin.x + 5.0, y + 3.0), vec2(8.0, 8.0));
+            painter.rect_filled(swatch, 1.0, c);
+        }
+        let h = g.size().y;
+        painter.galley(pos2(origin.x + 16.0, y), g, visuals.text_color());
+        y += h;
+    }
+}
+
+/// The readout's lines at `t` (ns since start): (swatch colour, text).
+fn readout_lines(
+    doc: &Document,
+    t: f64,
+    other: Option<&Other<'_>>,
+    palette: &Palette,
+) -> Vec<(Option<Color32>, String)> {
+    let abs = doc.abs_ns(t);
+    let data = &doc.data;
+    let mut lines: Vec<(Option<Color32>, String)> = Vec::new();
+    let step = data
+        .step_at(abs)
+        .map_or(String::new(), |s| format!("   step {s}"));
+    lines.push((None, format!("{}{step}", axis::format_time_ns(t))));
+    if let Some(op) = data.op_at(abs) {
+        lines.push((None, format!("op  {}", ellipsize(op, 48))));
+    }
+    let value = |c: Option<&CurvePyramid>, at: i64| c.and_then(|c| c.value_at(at));
+    let mut push = |color: Color32, name: &str, v: Option<i64>| {
+        if let Some(v) = v {
+            lines.push((Some(color), format!("{name:<12} {}", axis::bytes(v))));
+        }
+    };
+    if let Some(c) = data.curves.get(doc.device as usize) {
+        let name = if other.is_some() {
+            "A allocated"
+        } else {
+            "allocated"
+        };
+        push(palette.allocated, name, value(c.allocated.as_ref(), abs));
+        push(
+            palette.reserved,
+            "reserved",
+            value(c.reserved.as_ref(), abs),
+        );
+        push(palette.cache, "cache", value(c.cache.as_ref(), abs));
+        push(palette.nvml, "NVML used", value(c.nvml_used.as_ref(), abs));
+    }
+    if let Some(o) = other
+        && let Some(c) = o.source.data.curves.get(o.source.device as usize)
+    {
+        let at = o.source.origin_ns.saturating_add(t.round() as i64);
+        push(
+            palette.other_run,
+            "B allocated",
+            value(c.allocated.as_ref(), at),
+        );
+        push(
+            palette.other_run,
+            "B reserved",
+            value(c.reserved.as_ref(), at),
+        );
+    }
+    lines
+}
