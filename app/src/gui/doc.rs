@@ -315,7 +315,13 @@ impl Document {
             show_total: false,
             table: TableState::new(rows, sort),
             inspect: InspectState::default(),
-            tab: BottomTab::Ops,
+            // Sources without ops (allocator snapshots, recordings) have no table worth
+            // opening on: what was live, by stack, is the first question there.
+            tab: if data.rec.ops.is_empty() && !data.rec.mem_events.is_empty() {
+                BottomTab::Inspector
+            } else {
+                BottomTab::Ops
+            },
             compare: CompareState {
                 other: None,
                 align: Align::Start,

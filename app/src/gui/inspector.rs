@@ -343,7 +343,7 @@ fn group_row_ui(ui: &mut Ui, doc: &mut Document, g: &LiveGroup, largest: i64, pa
             } else {
                 "⏵"
             },
-            ellipsize(&g.site, 120)
+            ellipsize(&g.short_site(), 120)
         );
         let r = ui.add(egui::Label::new(label).sense(Sense::click()).truncate());
         if r.clicked() && !g.frames.is_empty() {

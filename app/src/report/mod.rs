@@ -327,30 +327,7 @@ fn live_at_peak(md: &mut String, s: &Section<'_>, device: &str) -> std::fmt::Res
 /// A live group's site for a table: stack frames with their file's directory dropped
 /// (`model.py:532 silu ← …`), cut to a readable length.
 fn site_label(g: &LiveGroup) -> String {
-    if g.frames.is_empty() {
-        return short_name(&g.site);
-    }
-    let frames: Vec<&str> = g
-        .frames
-        .iter()
-        .map(|f| {
-            // "dir/file.py:12 name": drop the file's directory (Windows paths too).
-            let file_end = line_colon(f).unwrap_or(f.len());
-            let start = f[..file_end].rfind(['/', '\\']).map_or(0, |i| i + 1);
-            &f[start..]
-        })
-        .collect();
-    short_name(&frames.join(" ← "))
-}
-
-/// Where ":LINE " starts in a frame label "file:LINE name" (a drive's "D:" is no line).
-fn line_colon(frame: &str) -> Option<usize> {
-    frame.match_indices(':').map(|(i, _)| i).find(|&i| {
-        let rest = &frame[i + 1..];
-        let digits = rest.chars().take_while(char::is_ascii_digit).count();
-        let tail = &rest[digits..];
-        digits > 0 && (tail.is_empty() || tail.starts_with(' '))
-    })
+    short_name(&g.short_site())
 }
 
 fn top_ops_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {

@@ -25,6 +25,37 @@ pub struct LiveGroup {
     pub largest_block_bytes: i64,
 }
 
+impl LiveGroup {
+    /// The site for a narrow column: each frame's file without its directory
+    /// (`model.py:532 silu ← module.py:1790 _call_impl`). The full `site` keeps the paths.
+    pub fn short_site(&self) -> String {
+        if self.frames.is_empty() {
+            return self.site.clone();
+        }
+        let frames: Vec<&str> = self
+            .frames
+            .iter()
+            .map(|f| {
+                // "dir/file.py:12 name": drop the file's directory (Windows paths too).
+                let file_end = line_colon(f).unwrap_or(f.len());
+                let start = f[..file_end].rfind(['/', '\\']).map_or(0, |i| i + 1);
+                &f[start..]
+            })
+            .collect();
+        frames.join(" ← ")
+    }
+}
+
+/// Where ":LINE " starts in a frame label "file:LINE name" (a drive's "D:" is no line).
+fn line_colon(frame: &str) -> Option<usize> {
+    frame.match_indices(':').map(|(i, _)| i).find(|&i| {
+        let rest = &frame[i + 1..];
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        let tail = &rest[digits..];
+        digits > 0 && (tail.is_empty() || tail.starts_with(' '))
+    })
+}
+
 /// A frame in reports: `file:line function`.
 pub fn frame_label(rec: &Recording, f: &Frame) -> String {
     format!(
