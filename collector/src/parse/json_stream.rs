@@ -81,6 +81,11 @@ impl<R: Read> JsonStream<R> {
 
     /// Read more bytes into the window, keeping the unread tail. Returns false at end of input.
     fn fill(&mut self) -> Result<bool, StreamError> {
+        self.fill_at_most(usize::MAX)
+    }
+
+    /// [`fill`](Self::fill), reading at most `limit` bytes.
+    fn fill_at_most(&mut self, limit: usize) -> Result<bool, StreamError> {
         if let Some(e) = self.deferred.take() {
             return Err(StreamError::Io(e, self.base + self.end as u64));
         }
@@ -102,8 +107,9 @@ impl<R: Read> JsonStream<R> {
             let grown = (self.buf.len() * 2).min(MAX_VALUE_BYTES + READ_CHUNK_BYTES);
             self.buf.resize(grown, 0);
         }
+        let room = self.end + limit.min(self.buf.len() - self.end);
         loop {
-            match self.reader.read(&mut self.buf[self.end..]) {
+            match self.reader.read(&mut self.buf[self.end..room]) {
                 Ok(0) => {
                     self.eof = true;
                     return Ok(false);
@@ -133,18 +139,46 @@ impl<R: Read> JsonStream<R> {
         self.pos = (self.pos + n).min(self.end);
     }
 
-    /// Read until the window holds `want` bytes or the input ends. A read error is kept
+    /// Read until the window holds `want` bytes or the input ends, `want` bytes per read
+    /// (or what the buffer has room for). A read error is kept
     /// for the next read that needs bytes, which reports it exactly as reading on demand
     /// would have (same offset): the bytes before it are used first.
     pub fn read_ahead(&mut self, want: usize) -> Result<(), StreamError> {
         while self.end - self.pos < want && !self.at_end() {
-            match self.fill() {
+            // Each read asks for `want` bytes: reads of READ_CHUNK_BYTES or more go past the
+            // input's BufReader instead of through it.
+            match self.fill_at_most(want) {
                 Ok(_) => {}
                 Err(StreamError::Io(e, _)) => self.deferred = Some(e),
                 Err(other) => return Err(other),
             }
         }
         Ok(())
+    }
+
+    /// Take the first `n` bytes of the window without copying them: the stream's buffer is
+    /// returned (those bytes are `buffer[range]`) and `spare` (a buffer from an earlier
+    /// call, or a new one) becomes the stream's, with the rest of the window copied in.
+    pub fn take_front(
+        &mut self,
+        n: usize,
+        mut spare: Vec<u8>,
+    ) -> (Vec<u8>, std::ops::Range<usize>) {
+        let n = n.min(self.end - self.pos);
+        let rest = self.pos + n..self.end;
+        // Room for one read without growing (see `fill`). A new buffer is calloc'ed: its
+        // pages cost memory only once read into.
+        let need = rest.len() + READ_CHUNK_BYTES;
+        if spare.len() < need {
+            spare = vec![0; need];
+        }
+        spare[..rest.len()].copy_from_slice(&self.buf[rest.clone()]);
+        let taken = std::mem::replace(&mut self.buf, spare);
+        let range = self.pos..self.pos + n;
+        self.base += (self.pos + n) as u64;
+        self.pos = 0;
+        self.end = rest.len();
+        (taken, range)
     }
 
     /// Put bytes consumed from the window back in front of it, in order: they must be

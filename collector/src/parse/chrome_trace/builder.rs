@@ -8,12 +8,11 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
-use super::raw::{Fields, Int, RawDeviceProps, RawId, read_args};
+use super::raw::{Args, Fields, Int, Micros, RawDeviceProps, RawId};
 use crate::model::{
     DeviceIdx, DeviceInfo, DeviceKey, DeviceType, Diagnostics, DistributedInfo, MemEvent,
     MemEventKind, OpCategory, OpSpan, StepMarker, StringTable, ThreadIdx, ThreadInfo,
 };
-use crate::parse::decimal::micros_text_to_ns;
 
 /// A `B` event waiting for its `E`: name, category, start.
 type OpenBegin = (Option<String>, Option<String>, i64);
@@ -126,12 +125,12 @@ impl Builder {
 
     /// Time of an event in absolute ns: relative µs + `baseTimeNanoseconds` when present.
     /// The base may arrive after the events (keys in any order), so it is added at the end.
-    fn time(&mut self, raw: Option<&[u8]>) -> Option<i64> {
-        let text = raw?;
-        if !self.saw_fractional_ts && text.contains(&b'.') {
+    fn time(&mut self, raw: Option<Micros>) -> Option<i64> {
+        let micros = raw?;
+        if micros.fractional {
             self.saw_fractional_ts = true;
         }
-        micros_text_to_ns(text)
+        micros.ns
     }
 
     pub(super) fn add(&mut self, ev: Fields<'_>) {
@@ -160,7 +159,7 @@ impl Builder {
             return;
         };
         let dur_ns = match ev.dur {
-            Some(raw) => match micros_text_to_ns(raw) {
+            Some(raw) => match raw.ns {
                 Some(d) if d >= 0 => d,
                 _ => {
                     self.diagnostics
@@ -265,11 +264,11 @@ impl Builder {
                 .note("memory events without a readable ts skipped");
             return;
         };
-        let Some(raw_args) = ev.args else {
+        let Some(raw_args) = &ev.args else {
             self.diagnostics.note("memory events without args skipped");
             return;
         };
-        let Some(args) = read_args(raw_args) else {
+        let Some(args) = raw_args.read() else {
             self.diagnostics
                 .note("memory events with unreadable args skipped");
             return;
@@ -322,7 +321,7 @@ impl Builder {
         if ev.name.as_deref() != Some("thread_name") {
             return;
         }
-        let Some(args) = ev.args.and_then(read_args) else {
+        let Some(args) = ev.args.as_ref().and_then(Args::read) else {
             return;
         };
         let Some(name) = args.name.as_deref() else {

@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use super::raw::{Fields, Int, RawArgs, RawId};
+use super::raw::{Args, Fields, Int, Micros, RawArgs, RawId};
 
 /// Nesting inside one event deeper than this is left to serde (real events nest 3 deep).
 const MAX_DEPTH: u32 = 64;
@@ -26,8 +26,8 @@ const U64_DIGITS: usize = 19;
 /// The event object at the start of `window` (after optional whitespace) and the number of
 /// bytes it used; `None` to let serde read it.
 pub(super) fn event(window: &[u8]) -> Option<(Fields<'_>, usize)> {
-    let (spans, end) = scan(window, 0)?;
-    Some((spans.fields(window)?, end))
+    let (spans, read, end) = scan(window, 0)?;
+    Some((spans.fields(window, read.as_ref())?, end))
 }
 
 /// A value's place in the scanned buffer.
@@ -49,14 +49,18 @@ pub(super) struct Spans {
     cat: Option<Span>,
     pid: Option<IdAt>,
     tid: Option<IdAt>,
-    ts: Option<Span>,
-    dur: Option<Span>,
+    ts: Option<Micros>,
+    dur: Option<Micros>,
     args: Option<Span>,
 }
 
+/// Names of the events whose `args` the builder reads.
+const ARGS_READ_FOR: [&[u8]; 3] = [b"[memory]", b"[OutOfMemory]", b"thread_name"];
+
 impl Spans {
-    /// The fields these spans give in `buf` (the buffer they were scanned from).
-    pub(super) fn fields<'a>(&self, buf: &'a [u8]) -> Option<Fields<'a>> {
+    /// The fields these spans give in `buf` (the buffer they were scanned from), with the
+    /// `args` fields [`scan`] read, if it did.
+    pub(super) fn fields<'a>(&self, buf: &'a [u8], read: Option<&ArgsAt>) -> Option<Fields<'a>> {
         let bytes = |s: Option<Span>| -> Option<Option<&'a [u8]>> {
             match s {
                 Some((a, b)) => buf.get(a as usize..b as usize).map(Some),
@@ -76,23 +80,28 @@ impl Spans {
                 None => Some(None),
             }
         };
+        let args = match (bytes(self.args)?, read) {
+            (Some(raw), Some(read)) => Some(Args::Read(read.args(raw)?)),
+            (raw, _) => raw.map(Args::Raw),
+        };
         Some(Fields {
             ph: text(self.ph)?,
             name: text(self.name)?,
             cat: text(self.cat)?,
             pid: id(self.pid)?,
             tid: id(self.tid)?,
-            ts: bytes(self.ts)?,
-            dur: bytes(self.dur)?,
-            args: bytes(self.args)?,
+            ts: self.ts,
+            dur: self.dur,
+            args,
         })
     }
 }
 
 /// Scans the event object that starts at `buf[start..]` (after optional whitespace): the
-/// spans of its fields and the offset just past it; `None` to let serde read it. Offsets
+/// spans of its fields, the memory/metadata fields of its `args` for the events whose `args`
+/// the builder reads, and the offset just past it; `None` to let serde read it. Offsets
 /// must fit `u32` (chunks and stream windows are far smaller).
-pub(super) fn scan(buf: &[u8], start: usize) -> Option<(Spans, usize)> {
+pub(super) fn scan(buf: &[u8], start: usize) -> Option<(Spans, Option<ArgsAt>, usize)> {
     let mut s = Scanner::new(buf);
     s.pos = start;
     s.ws();
@@ -115,8 +124,8 @@ pub(super) fn scan(buf: &[u8], start: usize) -> Option<(Spans, usize)> {
                 b"cat" => set(&mut ev.cat, s.text_span()?, 4),
                 b"pid" => set(&mut ev.pid, s.id()?, 8),
                 b"tid" => set(&mut ev.tid, s.id()?, 16),
-                b"ts" => set(&mut ev.ts, s.number_span()?, 32),
-                b"dur" => set(&mut ev.dur, s.number_span()?, 64),
+                b"ts" => set(&mut ev.ts, Micros::of(s.number()?), 32),
+                b"dur" => set(&mut ev.dur, Micros::of(s.number()?), 64),
                 b"args" => {
                     let from = s.pos;
                     s.skip(0)?;
@@ -143,7 +152,13 @@ pub(super) fn scan(buf: &[u8], start: usize) -> Option<(Spans, usize)> {
     if s.high && std::str::from_utf8(s.buf.get(first..s.pos)?).is_err() {
         return None;
     }
-    Some((ev, s.pos))
+    let mut read = None;
+    if let (Some((a, b)), Some((from, to))) = (ev.name, ev.args)
+        && ARGS_READ_FOR.contains(&buf.get(a as usize..b as usize)?)
+    {
+        read = args_at(buf.get(from as usize..to as usize)?);
+    }
+    Some((ev, read, s.pos))
 }
 
 fn span(from: usize, to: usize) -> Option<Span> {
@@ -153,9 +168,46 @@ fn span(from: usize, to: usize) -> Option<Span> {
 /// The memory and metadata fields of an event's raw `args` (already valid JSON), or `None` to
 /// let serde read them.
 pub(super) fn args(raw: &[u8]) -> Option<RawArgs<'_>> {
+    args_at(raw)?.args(raw)
+}
+
+/// [`RawArgs`] as found in the raw `args` text: the name as a span of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct ArgsAt {
+    bytes: Option<Int>,
+    addr: Option<Int>,
+    total_allocated: Option<Int>,
+    total_reserved: Option<Int>,
+    device_id: Option<Int>,
+    device_type: Option<Int>,
+    name: Option<Span>,
+}
+
+impl ArgsAt {
+    /// The fields, given the `args` text they were found in.
+    fn args<'a>(&self, raw: &'a [u8]) -> Option<RawArgs<'a>> {
+        let name = match self.name {
+            Some((a, b)) => Some(Cow::Borrowed(
+                std::str::from_utf8(raw.get(a as usize..b as usize)?).ok()?,
+            )),
+            None => None,
+        };
+        Some(RawArgs {
+            bytes: self.bytes,
+            addr: self.addr,
+            total_allocated: self.total_allocated,
+            total_reserved: self.total_reserved,
+            device_id: self.device_id,
+            device_type: self.device_type,
+            name,
+        })
+    }
+}
+
+fn args_at(raw: &[u8]) -> Option<ArgsAt> {
     let mut s = Scanner::new(raw);
     s.eat(b'{')?;
-    let mut args = RawArgs::default();
+    let mut args = ArgsAt::default();
     let mut seen = 0u8;
     s.ws();
     if s.peek()? == b'}' {
@@ -173,7 +225,7 @@ pub(super) fn args(raw: &[u8]) -> Option<RawArgs<'_>> {
                 b"Total Reserved" => set(&mut args.total_reserved, s.int()?, 8),
                 b"Device Id" => set(&mut args.device_id, s.int()?, 16),
                 b"Device Type" => set(&mut args.device_type, s.int()?, 32),
-                b"name" => set(&mut args.name, s.text()?, 64),
+                b"name" => set(&mut args.name, s.text_span()?, 64),
                 _ => {
                     s.skip(0)?;
                     0
@@ -287,12 +339,6 @@ impl<'a> Scanner<'a> {
         self.buf.get(start..end)
     }
 
-    /// A string without escapes, as serde borrows it.
-    fn text(&mut self) -> Option<Cow<'a, str>> {
-        let bytes = self.plain_string()?;
-        std::str::from_utf8(bytes).ok().map(Cow::Borrowed)
-    }
-
     /// Where a string without escapes has its text.
     fn text_span(&mut self) -> Option<Span> {
         self.eat(b'"')?;
@@ -303,13 +349,6 @@ impl<'a> Scanner<'a> {
         }
         self.pos = end + 1;
         span(start, end)
-    }
-
-    /// Where a number of JSON's form is.
-    fn number_span(&mut self) -> Option<Span> {
-        let start = self.pos;
-        self.number()?;
-        span(start, self.pos)
     }
 
     /// Any string, escapes checked as serde_json's `ignore_str` checks them.

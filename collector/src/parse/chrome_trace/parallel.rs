@@ -23,19 +23,21 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 use serde::de::IgnoredAny;
 
 use super::builder::Builder;
-use super::fast::{self, Spans};
+use super::fast::{self, ArgsAt, Spans};
 use super::raw::RawEvent;
 use crate::parse::json_stream::{JsonStream, StreamError, ValueError, parse_one};
 
-/// Target size of a chunk. 512 KiB is about a thousand events of a PyTorch trace: large
-/// enough that handing a chunk over (two channel messages, ~10 µs) costs under 1 % of
-/// scanning it (~1 ms), small enough that the chunks in flight stay a few MiB.
-pub const CHUNK_BYTES: usize = 512 << 10;
+/// Target size of a chunk, and of each read from the input while the workers run: the
+/// input's `BufReader` size, so that reads go past it instead of being copied twice. 1 MiB
+/// is about 2,800 events of a PyTorch trace: handing a chunk over (two channel messages,
+/// ~10 µs) costs well under 1 % of scanning it (~3 ms).
+pub const CHUNK_BYTES: usize = crate::parse::input::READ_CHUNK_BYTES;
 
-/// Chunks queued per worker. Two keep a worker busy while the main thread applies the
-/// previous result; in all at most `workers × CHUNKS_PER_WORKER + 1` chunks (2.5 MiB of
-/// bytes and ~0.6 MiB of scan results on two cores) are in flight.
-pub const CHUNKS_PER_WORKER: usize = 2;
+/// Chunks in flight per worker, plus one queued: while the main thread applies a result,
+/// the queued chunk keeps the workers busy. On two cores that is 3 chunks, ~3.5 MiB of
+/// buffers and scan results (measured: the parse's peak RSS is 22 MiB on the 111 MB trace,
+/// against 19 MiB reading it on one thread; the analyses after it peak higher).
+pub const CHUNKS_PER_WORKER: usize = 1;
 
 /// Worker threads at most. Past four, the main thread (reading, applying) is the limit.
 pub const MAX_WORKERS: usize = 4;
@@ -61,28 +63,51 @@ impl Config {
     }
 }
 
-/// One event of a chunk as a worker found it.
+/// One event of a chunk as a worker found it: 152 bytes.
 #[derive(Debug)]
 enum Found {
-    /// Scanned by the fast reader: its fields' spans in the chunk.
-    Fast(u32, Spans),
+    /// Scanned by the fast reader: where it starts, its fields' spans in the chunk, and
+    /// which of the chunk's [`Scanned::args`] holds the `args` fields it read (or
+    /// [`NO_ARGS`]).
+    Fast(u32, Spans, u32),
     /// Left to serde: where it starts in the chunk.
     Slow(u32),
 }
+
+/// [`Found::Fast`] without `args` read.
+const NO_ARGS: u32 = u32::MAX;
+
+/// What the workers found in a chunk; the vectors go back and forth between the threads,
+/// reserved by the main thread so that workers do not allocate.
+#[derive(Debug, Default)]
+struct Scanned {
+    found: Vec<Found>,
+    /// The `args` fields read from memory and metadata events (208 bytes each, so kept
+    /// apart from the other events).
+    args: Vec<ArgsAt>,
+}
+
+/// Room reserved per chunk byte: events of real traces are 150 bytes or more, a third of
+/// them memory events at most; a chunk with smaller events makes its worker grow these.
+const BYTES_PER_EVENT: usize = 128;
+const BYTES_PER_ARGS: usize = 384;
 
 struct Job {
     seq: u64,
     /// Stream offset of the chunk's first byte.
     base: u64,
+    /// The chunk is `bytes[range]`.
     bytes: Vec<u8>,
-    found: Vec<Found>,
+    range: std::ops::Range<usize>,
+    scanned: Scanned,
 }
 
 struct Done {
     seq: u64,
     base: u64,
     bytes: Vec<u8>,
-    found: Vec<Found>,
+    range: std::ops::Range<usize>,
+    scanned: Scanned,
     /// Where the first event the worker could not take starts, if any.
     stop: Option<usize>,
 }
@@ -101,7 +126,7 @@ pub(super) struct Pool {
     jobs: Sender<Job>,
     done: Receiver<Done>,
     next_seq: u64,
-    free: Vec<(Vec<u8>, Vec<Found>)>,
+    free: Vec<(Vec<u8>, Scanned)>,
 }
 
 impl Pool {
@@ -138,7 +163,7 @@ impl Pool {
         let mut ready: BTreeMap<u64, Done> = BTreeMap::new();
         let mut until = None;
         // Bytes to give back to the stream, in order, after a stop.
-        let mut give_back: Vec<(Vec<u8>, usize)> = Vec::new();
+        let mut give_back: Vec<(Vec<u8>, std::ops::Range<usize>)> = Vec::new();
         loop {
             while until.is_none() && self.next_seq - applied < self.config.in_flight as u64 {
                 if !self.dispatch(stream)? {
@@ -158,14 +183,14 @@ impl Pool {
             while let Some(done) = ready.remove(&applied) {
                 applied += 1;
                 if !give_back.is_empty() {
-                    give_back.push((done.bytes, 0));
+                    give_back.push((done.bytes, done.range));
                     continue;
                 }
                 match apply(b, &done) {
-                    None => self.free.push((done.bytes, done.found)),
+                    None => self.free.push((done.bytes, done.scanned)),
                     Some(stop) => {
                         until = Some(done.base + stop as u64 + 1);
-                        give_back.push((done.bytes, stop));
+                        give_back.push((done.bytes, done.range.start + stop..done.range.end));
                     }
                 }
             }
@@ -173,7 +198,7 @@ impl Pool {
         if !give_back.is_empty() {
             let parts: Vec<&[u8]> = give_back
                 .iter()
-                .map(|(bytes, from)| bytes.get(*from..).unwrap_or_default())
+                .map(|(bytes, range)| bytes.get(range.clone()).unwrap_or_default())
                 .collect();
             stream.unread(&parts);
         }
@@ -188,20 +213,29 @@ impl Pool {
     fn dispatch<R: Read>(&mut self, stream: &mut JsonStream<R>) -> Result<bool, StreamError> {
         stream.read_ahead(self.config.chunk_bytes)?;
         let window = stream.window();
-        let Some(cut) = find_cut(window, self.config.chunk_bytes) else {
+        // The whole window (what one read brought, past the last event boundary) unless it
+        // holds many chunks (the stream's first, larger read): then about a chunk.
+        let target = if window.len() <= 2 * self.config.chunk_bytes {
+            window.len()
+        } else {
+            self.config.chunk_bytes
+        };
+        let Some(cut) = find_cut(window, target) else {
             return Ok(false);
         };
-        let (mut bytes, mut found) = self.free.pop().unwrap_or_default();
-        bytes.clear();
-        bytes.extend_from_slice(window.get(..cut).unwrap_or_default());
-        found.clear();
+        let (spare, mut scanned) = self.free.pop().unwrap_or_default();
+        scanned.found.clear();
+        scanned.found.reserve(cut / BYTES_PER_EVENT + 16);
+        scanned.args.clear();
+        scanned.args.reserve(cut / BYTES_PER_ARGS + 16);
         let (seq, base) = (self.next_seq, stream.offset());
-        stream.consume(cut);
+        let (bytes, range) = stream.take_front(cut, spare);
         let job = Job {
             seq,
             base,
             bytes,
-            found,
+            range,
+            scanned,
         };
         if self.jobs.send(job).is_err() {
             return Ok(false);
@@ -214,17 +248,19 @@ impl Pool {
 /// A worker: scan chunks until the pool is dropped.
 fn work(jobs: &Receiver<Job>, done: &Sender<Done>) {
     for mut job in jobs.iter() {
-        let scanned = catch_unwind(AssertUnwindSafe(|| scan_chunk(&job.bytes, &mut job.found)));
+        let chunk = job.bytes.get(job.range.clone()).unwrap_or_default();
+        let outcome = catch_unwind(AssertUnwindSafe(|| scan_chunk(chunk, &mut job.scanned)));
         // A bug here must not lose the chunk: the main thread then reads all of it.
-        let stop = scanned.unwrap_or_else(|_| {
-            job.found.clear();
+        let stop = outcome.unwrap_or_else(|_| {
+            job.scanned.found.clear();
             Some(0)
         });
         let result = Done {
             seq: job.seq,
             base: job.base,
             bytes: job.bytes,
-            found: job.found,
+            range: job.range,
+            scanned: job.scanned,
             stop,
         };
         if done.send(result).is_err() {
@@ -235,7 +271,7 @@ fn work(jobs: &Receiver<Job>, done: &Sender<Done>) {
 
 /// Scan a chunk's events: each must parse and be followed by a comma, the last one's
 /// comma being the chunk's last byte. Returns where the first event that is not starts.
-fn scan_chunk(bytes: &[u8], found: &mut Vec<Found>) -> Option<usize> {
+fn scan_chunk(bytes: &[u8], out: &mut Scanned) -> Option<usize> {
     let mut pos = 0;
     loop {
         pos = skip_ws(bytes, pos);
@@ -245,13 +281,20 @@ fn scan_chunk(bytes: &[u8], found: &mut Vec<Found>) -> Option<usize> {
         let start = pos;
         let at = u32::try_from(start).ok()?;
         pos = match fast::scan(bytes, start) {
-            Some((spans, end)) => {
-                found.push(Found::Fast(at, spans));
+            Some((spans, read, end)) => {
+                let args = match read {
+                    Some(read) => {
+                        out.args.push(read);
+                        u32::try_from(out.args.len() - 1).ok()?
+                    }
+                    None => NO_ARGS,
+                };
+                out.found.push(Found::Fast(at, spans, args));
                 end
             }
             None => match serde_end(bytes.get(start..)?) {
                 Some(n) => {
-                    found.push(Found::Slow(at));
+                    out.found.push(Found::Slow(at));
                     start + n
                 }
                 None => return Some(start),
@@ -259,7 +302,7 @@ fn scan_chunk(bytes: &[u8], found: &mut Vec<Found>) -> Option<usize> {
         };
         pos = skip_ws(bytes, pos);
         if bytes.get(pos) != Some(&b',') {
-            found.pop();
+            out.found.pop();
             return Some(start);
         }
         pos += 1;
@@ -292,7 +335,7 @@ fn apply(b: &mut Builder, done: &Done) -> Option<usize> {
     APPLIED.with(|a| {
         let (whole, stopped) = a.get();
         a.set(if stop.is_none() {
-            (whole + done.bytes.len() as u64, stopped)
+            (whole + done.range.len() as u64, stopped)
         } else {
             (whole, stopped + 1)
         });
@@ -301,14 +344,17 @@ fn apply(b: &mut Builder, done: &Done) -> Option<usize> {
 }
 
 fn apply_events(b: &mut Builder, done: &Done) -> Option<usize> {
-    for found in &done.found {
+    let chunk = done.bytes.get(done.range.clone())?;
+    for found in &done.scanned.found {
         match found {
-            Found::Fast(start, spans) => match spans.fields(&done.bytes) {
-                Some(fields) => b.add(fields),
-                None => return Some(*start as usize),
-            },
+            Found::Fast(start, spans, args) => {
+                match spans.fields(chunk, done.scanned.args.get(*args as usize)) {
+                    Some(fields) => b.add(fields),
+                    None => return Some(*start as usize),
+                }
+            }
             Found::Slow(start) => {
-                let window = done.bytes.get(*start as usize..)?;
+                let window = chunk.get(*start as usize..)?;
                 if super::read_one(b, window).is_err() {
                     return Some(*start as usize);
                 }
@@ -359,3 +405,4 @@ fn is_ws(b: u8) -> bool {
 
 #[cfg(test)]
 mod tests;
+const _: () = assert!(std::mem::size_of::<Found>() <= 152);

@@ -8,6 +8,8 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 use serde_json::value::RawValue;
 
+use crate::parse::decimal::micros_text_to_ns;
+
 /// A pid/tid: traces mix integers, numeric strings and labels ("stream 7", "Spans").
 #[derive(Debug, PartialEq)]
 pub(super) enum RawId<'a> {
@@ -106,7 +108,7 @@ impl Int {
 }
 
 /// The `args` fields of memory and metadata events; every other key is skipped.
-#[derive(Deserialize, Default, Debug, PartialEq)]
+#[derive(Deserialize, Default, Debug, Clone, PartialEq)]
 pub(super) struct RawArgs<'a> {
     #[serde(rename = "Bytes")]
     pub(super) bytes: Option<Int>,
@@ -165,9 +167,9 @@ pub(super) struct RawDistributed {
     pub(super) world_size: Option<Int>,
 }
 
-/// One trace event's fields, as the builder reads them. `ts`, `dur` and `args` stay raw JSON
-/// text (valid UTF-8, kept as bytes): times are parsed exactly from their decimal text, and
-/// `args` only for the few events that need them.
+/// One trace event's fields, as the builder reads them. Times are parsed exactly from their
+/// decimal text; `args` stay raw JSON text (valid UTF-8, kept as bytes) unless the reader
+/// already read the memory/metadata fields of an event that needs them.
 #[derive(Debug, Default, PartialEq)]
 pub(super) struct Fields<'a> {
     pub(super) ph: Option<Cow<'a, str>>,
@@ -175,9 +177,46 @@ pub(super) struct Fields<'a> {
     pub(super) cat: Option<Cow<'a, str>>,
     pub(super) pid: Option<RawId<'a>>,
     pub(super) tid: Option<RawId<'a>>,
-    pub(super) ts: Option<&'a [u8]>,
-    pub(super) dur: Option<&'a [u8]>,
-    pub(super) args: Option<&'a [u8]>,
+    pub(super) ts: Option<Micros>,
+    pub(super) dur: Option<Micros>,
+    pub(super) args: Option<Args<'a>>,
+}
+
+/// A JSON number of µs, read: its exact ns (`None` if unreadable) and whether it was
+/// written with a decimal point (which tells the trace's era).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Micros {
+    pub(super) ns: Option<i64>,
+    pub(super) fractional: bool,
+}
+
+impl Micros {
+    /// Read the raw JSON text of a `ts` or `dur` value.
+    pub(super) fn of(text: &[u8]) -> Micros {
+        Micros {
+            ns: micros_text_to_ns(text),
+            fractional: text.contains(&b'.'),
+        }
+    }
+}
+
+/// An event's `args`: raw JSON text, or the memory/metadata fields already read from it.
+/// Lives on the stack for one event at a time, so its size does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Args<'a> {
+    Raw(&'a [u8]),
+    Read(RawArgs<'a>),
+}
+
+impl<'a> Args<'a> {
+    /// The memory and metadata fields (see [`read_args`]).
+    pub(super) fn read(&self) -> Option<RawArgs<'a>> {
+        match self {
+            Args::Raw(raw) => read_args(raw),
+            Args::Read(args) => Some(args.clone()),
+        }
+    }
 }
 
 impl<'a> From<RawEvent<'a>> for Fields<'a> {
@@ -188,9 +227,9 @@ impl<'a> From<RawEvent<'a>> for Fields<'a> {
             cat: ev.cat,
             pid: ev.pid,
             tid: ev.tid,
-            ts: ev.ts.map(|v| v.get().as_bytes()),
-            dur: ev.dur.map(|v| v.get().as_bytes()),
-            args: ev.args.map(|v| v.get().as_bytes()),
+            ts: ev.ts.map(|v| Micros::of(v.get().as_bytes())),
+            dur: ev.dur.map(|v| Micros::of(v.get().as_bytes())),
+            args: ev.args.map(|v| Args::Raw(v.get().as_bytes())),
         }
     }
 }

@@ -52,7 +52,7 @@ use reader::Parser;
 
 /// Index of a value in a [`Pickle`]'s arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct NodeId(pub(super) u32);
+pub struct NodeId(u32);
 
 impl NodeId {
     /// The position of the value in the arena: stable and dense, so callers can keep

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde_json::value::RawValue;
 
 use super::*;
+use crate::parse::chrome_trace::raw::Args;
 use crate::parse::chrome_trace::raw::RawEvent;
 use crate::parse::json_stream::parse_one;
 
@@ -16,21 +17,38 @@ fn by_serde(window: &[u8]) -> Option<(Fields<'_>, usize)> {
         .map(|(ev, n)| (Fields::from(ev), n))
 }
 
+/// What serde alone makes of raw `args`.
+fn serde_args(raw: &[u8]) -> Option<RawArgs<'_>> {
+    std::str::from_utf8(raw)
+        .ok()
+        .and_then(|t| serde_json::from_str::<RawArgs<'_>>(t).ok())
+}
+
 /// Checks one window; returns whether the fast reader answered.
 fn agrees(window: &[u8]) -> bool {
-    let Some(fast) = event(window) else {
+    let Some((mut fast, n)) = event(window) else {
         return false;
     };
     let text = String::from_utf8_lossy(window);
-    assert_eq!(Some(&fast), by_serde(window).as_ref(), "{text}");
-    if let Some(raw) = fast.0.args {
-        let serde_args = std::str::from_utf8(raw)
-            .ok()
-            .and_then(|t| serde_json::from_str::<RawArgs<'_>>(t).ok());
-        if let Some(quick) = args(raw) {
-            assert_eq!(Some(quick), serde_args, "{text}");
+    let (mut serde, serde_n) = by_serde(window).unwrap_or_else(|| panic!("serde refused {text}"));
+    assert_eq!(n, serde_n, "{text}");
+    let Some(Args::Raw(serde_raw)) = serde.args.take() else {
+        assert!(fast.args.is_none(), "{text}");
+        assert_eq!(fast, serde, "{text}");
+        return true;
+    };
+    // Args the fast reader read already must be what serde reads from the raw text.
+    match fast.args.take() {
+        Some(Args::Read(read)) => assert_eq!(Some(read), serde_args(serde_raw), "{text}"),
+        Some(Args::Raw(raw)) => {
+            assert_eq!(raw, serde_raw, "{text}");
+            if let Some(quick) = args(raw) {
+                assert_eq!(Some(quick), serde_args(raw), "{text}");
+            }
         }
+        None => panic!("fast reader lost args: {text}"),
     }
+    assert_eq!(fast, serde, "{text}");
     true
 }
 
