@@ -106,49 +106,27 @@ pub(super) fn scan(buf: &[u8], start: usize) -> Option<(Spans, Option<ArgsAt>, u
     s.pos = start;
     s.ws();
     let first = s.pos;
-    s.eat(b'{')?;
     let mut ev = Spans::default();
-    let mut seen = 0u8;
-    s.ws();
-    if s.peek()? == b'}' {
-        s.pos += 1;
-    } else {
-        loop {
-            let key = s.plain_string()?;
-            s.ws();
-            s.eat(b':')?;
-            s.ws();
-            let bit = match key {
-                b"ph" => set(&mut ev.ph, s.text_span()?, 1),
-                b"name" => set(&mut ev.name, s.text_span()?, 2),
-                b"cat" => set(&mut ev.cat, s.text_span()?, 4),
-                b"pid" => set(&mut ev.pid, s.id()?, 8),
-                b"tid" => set(&mut ev.tid, s.id()?, 16),
-                b"ts" => set(&mut ev.ts, Micros::of(s.number()?), 32),
-                b"dur" => set(&mut ev.dur, Micros::of(s.number()?), 64),
-                b"args" => {
-                    let from = s.pos;
-                    s.skip(0)?;
-                    set(&mut ev.args, span(from, s.pos)?, 128)
-                }
-                _ => {
-                    s.skip(0)?;
-                    0
-                }
-            };
-            // A field given twice is serde's "duplicate field" error.
-            if seen & bit != 0 {
-                return None;
+    s.fields(|s, key| {
+        Some(match key {
+            b"ph" => set(&mut ev.ph, s.text_span()?, 1),
+            b"name" => set(&mut ev.name, s.text_span()?, 2),
+            b"cat" => set(&mut ev.cat, s.text_span()?, 4),
+            b"pid" => set(&mut ev.pid, s.id()?, 8),
+            b"tid" => set(&mut ev.tid, s.id()?, 16),
+            b"ts" => set(&mut ev.ts, Micros::of(s.number()?), 32),
+            b"dur" => set(&mut ev.dur, Micros::of(s.number()?), 64),
+            b"args" => {
+                let from = s.pos;
+                s.skip(0)?;
+                set(&mut ev.args, span(from, s.pos)?, 128)
             }
-            seen |= bit;
-            s.ws();
-            match s.next()? {
-                b',' => s.ws(),
-                b'}' => break,
-                _ => return None,
+            _ => {
+                s.skip(0)?;
+                0
             }
-        }
-    }
+        })
+    })?;
     if s.high && std::str::from_utf8(s.buf.get(first..s.pos)?).is_err() {
         return None;
     }
@@ -206,43 +184,22 @@ impl ArgsAt {
 
 fn args_at(raw: &[u8]) -> Option<ArgsAt> {
     let mut s = Scanner::new(raw);
-    s.eat(b'{')?;
     let mut args = ArgsAt::default();
-    let mut seen = 0u8;
-    s.ws();
-    if s.peek()? == b'}' {
-        s.pos += 1;
-    } else {
-        loop {
-            let key = s.plain_string()?;
-            s.ws();
-            s.eat(b':')?;
-            s.ws();
-            let bit = match key {
-                b"Bytes" => set(&mut args.bytes, s.int()?, 1),
-                b"Addr" => set(&mut args.addr, s.int()?, 2),
-                b"Total Allocated" => set(&mut args.total_allocated, s.int()?, 4),
-                b"Total Reserved" => set(&mut args.total_reserved, s.int()?, 8),
-                b"Device Id" => set(&mut args.device_id, s.int()?, 16),
-                b"Device Type" => set(&mut args.device_type, s.int()?, 32),
-                b"name" => set(&mut args.name, s.text_span()?, 64),
-                _ => {
-                    s.skip(0)?;
-                    0
-                }
-            };
-            if seen & bit != 0 {
-                return None;
+    s.fields(|s, key| {
+        Some(match key {
+            b"Bytes" => set(&mut args.bytes, s.int()?, 1),
+            b"Addr" => set(&mut args.addr, s.int()?, 2),
+            b"Total Allocated" => set(&mut args.total_allocated, s.int()?, 4),
+            b"Total Reserved" => set(&mut args.total_reserved, s.int()?, 8),
+            b"Device Id" => set(&mut args.device_id, s.int()?, 16),
+            b"Device Type" => set(&mut args.device_type, s.int()?, 32),
+            b"name" => set(&mut args.name, s.text_span()?, 64),
+            _ => {
+                s.skip(0)?;
+                0
             }
-            seen |= bit;
-            s.ws();
-            match s.next()? {
-                b',' => s.ws(),
-                b'}' => break,
-                _ => return None,
-            }
-        }
-    }
+        })
+    })?;
     // serde_json::from_str takes trailing whitespace only; `raw` has none.
     (s.pos == raw.len()).then_some(args)
 }
@@ -296,6 +253,36 @@ impl<'a> Scanner<'a> {
 
     fn eat(&mut self, want: u8) -> Option<()> {
         (self.next()? == want).then_some(())
+    }
+
+    /// An object whose keys are strings without escapes: `value` reads the value of each key
+    /// (the scanner is just past its colon) and returns the field's bit, 0 for a field it
+    /// skips. A field given twice is serde's "duplicate field" error: `None`.
+    fn fields(&mut self, mut value: impl FnMut(&mut Self, &[u8]) -> Option<u8>) -> Option<()> {
+        self.eat(b'{')?;
+        self.ws();
+        if self.peek()? == b'}' {
+            self.pos += 1;
+            return Some(());
+        }
+        let mut seen = 0u8;
+        loop {
+            let key = self.plain_string()?;
+            self.ws();
+            self.eat(b':')?;
+            self.ws();
+            let bit = value(self, key)?;
+            if seen & bit != 0 {
+                return None;
+            }
+            seen |= bit;
+            self.ws();
+            match self.next()? {
+                b',' => self.ws(),
+                b'}' => return Some(()),
+                _ => return None,
+            }
+        }
     }
 
     /// JSON whitespace, as serde_json takes it.
