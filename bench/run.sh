@@ -15,11 +15,14 @@
 #   PY_RUNS           timed runs per Python command (default 3)
 #   PYTHON            the Python interpreter (default python3)
 #   BENCH_NOTE        a sentence about the machine to put in the report (e.g. "shared VM")
-#   NO_HYPERFINE=1    time with a plain loop even when hyperfine is installed
+#   MAX_LOAD          wait (up to 10 min) until the 1-minute load average is below this
+#                     before timing (default 1.0; the machine is shared)
 #   SKIP_BUILD=1      use the binaries already in the target dir instead of running cargo
 #   PERF=1            also profile `vramscope table` with perf and add the top symbols
 #   DOC               where to write the report (default docs/PERFORMANCE.md)
-# Raw results (hyperfine JSON, outputs, logs) go to bench/out/ (git-ignored).
+# The runs being compared are interleaved: every round runs each command once, so a busy
+# spell on the shared machine hits all of them alike; medians and minimums are reported.
+# Raw results (times per run, outputs, logs) go to bench/out/ (git-ignored).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -119,57 +122,58 @@ EOF
 cat "$OUT/checks.txt" >&2
 
 # --- timing -----------------------------------------------------------------------------------
-# One line per measured command in results.tsv: id, label, input, median s, min s, peak RSS KB.
+# Wait for a quiet machine (other builds share these cores), then time all commands in
+# interleaved rounds: round r runs every vramscope command and, for r <= PY_RUNS, every Python
+# command, each once, after one warm-up round. Peak RSS: the largest of three runs under
+# /usr/bin/time (it is nearly deterministic).
+MAX_LOAD=${MAX_LOAD:-1.0}
+for _ in $(seq 60); do
+    awk -v max="$MAX_LOAD" '{ exit !($1 < max) }' /proc/loadavg && break
+    say "load $(cut -d' ' -f1-3 /proc/loadavg) is above $MAX_LOAD; waiting"
+    sleep 10
+done
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 RESULTS=$OUT/results.tsv
-: >"$RESULTS"
+VS="$VS" PY="$PYTHON" PLAIN="$PLAIN" GZ="$GZ" "$PYTHON" - "$OUT" "$RUNS" "$PY_RUNS" >"$RESULTS" <<'PY'
+import json, os, statistics, subprocess, sys, time
+out, runs, py_runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+vs, py, plain, gz = os.environ["VS"], os.environ["PY"], os.environ["PLAIN"], os.environ["GZ"]
+commands = [  # id, label, input, argv, is_python
+    ("vs_table", "vramscope table --format json", plain, [vs, "table", plain, "--format", "json"], False),
+    ("vs_summary", "vramscope summary --format json", plain, [vs, "summary", plain, "--format", "json"], False),
+    ("py_table", "python baseline.py table", plain, [py, "bench/baseline.py", "table", plain], True),
+    ("py_summary", "python baseline.py summary", plain, [py, "bench/baseline.py", "summary", plain], True),
+    ("py_load", "python baseline.py load (json.load only)", plain, [py, "bench/baseline.py", "load", plain], True),
+    ("vs_table_gz", "vramscope table --format json (.json.gz)", gz, [vs, "table", gz, "--format", "json"], False),
+    ("vs_summary_gz", "vramscope summary --format json (.json.gz)", gz, [vs, "summary", gz, "--format", "json"], False),
+]
 
-USE_HYPERFINE=0
-if [[ ${NO_HYPERFINE:-0} != 1 ]] && command -v hyperfine >/dev/null; then USE_HYPERFINE=1; fi
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+def once(argv):
+    t0 = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - t0
 
-measure() { # id label runs input cmd...
-    local id=$1 label=$2 runs=$3 input=$4
-    shift 4
-    say "$label (${runs} runs)"
-    local med min
-    if [[ $USE_HYPERFINE == 1 ]]; then
-        local cmdline
-        cmdline=$(printf '%q ' "$@")
-        hyperfine --style basic --warmup 1 --runs "$runs" --export-json "$OUT/$id.hyperfine.json" \
-            --command-name "$label" "$cmdline" >&2
-        read -r med min < <("$PYTHON" -c 'import json, sys
-r = json.load(open(sys.argv[1]))["results"][0]
-print(r["median"], r["min"])' "$OUT/$id.hyperfine.json")
-    else
-        "$@" >/dev/null # warm-up
-        local t0 t1
-        for _ in $(seq "$runs"); do
-            t0=$EPOCHREALTIME
-            "$@" >/dev/null
-            t1=$EPOCHREALTIME
-            awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }'
-        done >"$OUT/$id.times.txt"
-        med=$(median <"$OUT/$id.times.txt")
-        min=$(sort -g "$OUT/$id.times.txt" | head -n1)
-    fi
-    # Peak RSS: the largest of three runs under /usr/bin/time (it is nearly deterministic).
-    local rss=0 r
-    for _ in 1 2 3; do
-        /usr/bin/time -f %M -o "$OUT/rss.txt" "$@" >/dev/null
-        r=$(tail -n1 "$OUT/rss.txt")
-        if ((r > rss)); then rss=$r; fi
-    done
-    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$label" "$input" "$med" "$min" "$rss" >>"$RESULTS"
-}
 
-measure vs_table "vramscope table --format json" "$RUNS" "$PLAIN" "$VS" table "$PLAIN" --format json
-measure vs_summary "vramscope summary --format json" "$RUNS" "$PLAIN" "$VS" summary "$PLAIN" --format json
-measure py_table "python baseline.py table" "$PY_RUNS" "$PLAIN" "$PYTHON" bench/baseline.py table "$PLAIN"
-measure py_summary "python baseline.py summary" "$PY_RUNS" "$PLAIN" "$PYTHON" bench/baseline.py summary "$PLAIN"
-measure py_load "python baseline.py load (json.load only)" "$PY_RUNS" "$PLAIN" "$PYTHON" bench/baseline.py load "$PLAIN"
-measure vs_table_gz "vramscope table --format json (.json.gz)" "$RUNS" "$GZ" "$VS" table "$GZ" --format json
-measure vs_summary_gz "vramscope summary --format json (.json.gz)" "$RUNS" "$GZ" "$VS" summary "$GZ" --format json
+times = {c[0]: [] for c in commands}
+for c in commands:  # warm-up round
+    once(c[3])
+for r in range(max(runs, py_runs)):
+    for cid, _, _, argv, is_py in commands:
+        if r < (py_runs if is_py else runs):
+            times[cid].append(once(argv))
+    print(f"round {r + 1} done", file=sys.stderr)
+json.dump(times, open(os.path.join(out, "times.json"), "w"), indent=1)
+for cid, label, path, argv, _ in commands:
+    rss = 0
+    for _ in range(3):
+        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", os.path.join(out, "rss.txt")] + argv,
+                       stdout=subprocess.DEVNULL, check=True)
+        rss = max(rss, int(open(os.path.join(out, "rss.txt")).read().split()[-1]))
+    t = times[cid]
+    print(f"{cid}\t{label}\t{path}\t{statistics.median(t)}\t{min(t)}\t{rss}")
+PY
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
 say "serde_json parse-only"
 "$PARSE_ONLY" "$PLAIN" "$RUNS" | tee "$OUT/parse_only.txt" >&2
@@ -196,8 +200,8 @@ KERNEL=$(uname -r)
 DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
 PYVER=$("$PYTHON" --version 2>&1)
 RUSTC=$(rustc --version)
-if [[ $USE_HYPERFINE == 1 ]]; then HYPERFINE=$(hyperfine --version); else HYPERFINE="timed by a bash loop (no hyperfine)"; fi
-export BUILD_NOTE MACHINE_CPU MACHINE_MEM COMMIT BENCH_NOTE NPROC KERNEL DATE PYVER RUSTC HYPERFINE
+export BUILD_NOTE MACHINE_CPU MACHINE_MEM COMMIT BENCH_NOTE NPROC KERNEL DATE PYVER RUSTC
+export LOAD_BEFORE LOAD_AFTER
 export PLAIN GZ TRACE RUNS PY_RUNS PARSE_RSS TRUTH
 mkdir -p "$(dirname "$DOC")"
 "$PYTHON" - "$OUT" "$DOC" <<'EOF'
@@ -251,13 +255,14 @@ gz_size = os.path.getsize(E["GZ"])
 d = summary["devices"]
 mem_line = ", ".join(f"{x['device']}: peak {x['peak_allocated_bytes']:,} B" for x in d)
 
-md = f"""# Performance
+md = f"""<!-- traces:begin (written by bench/run.sh) -->
+## Chrome traces: `table` and `summary`
 
 How fast `vramscope table` and `vramscope summary` read a large real trace, against a Python
 baseline doing the same work and against `serde_json` parsing the same bytes and nothing else.
 Written by `bench/run.sh`; rerun it rather than editing the numbers by hand.
 
-## Result
+### Result
 
 | target | measured | |
 |---|---|---|
@@ -272,15 +277,16 @@ for `json.load` alone, {fmt_t(rows['py_table']['t'])} for the whole `table`). 25
 ({json_bytes / MB / (rows['py_table']['t'] / 25):.0f} MB/s, {po_t / (rows['py_table']['t'] / 25) * 100:.0f} % of parse-only) and `summary` in
 ≤ {fmt_t(rows['py_summary']['t'] / 25)} ({po_t / (rows['py_summary']['t'] / 25) * 100:.0f} % of parse-only){ceiling}
 
-## Numbers
+### Numbers
 
 Input: `{E['PLAIN']}`, {json_bytes:,} bytes ({json_bytes / MB:.1f} MB) of JSON, {summary['events']:,} trace
 events ({summary['ops']:,} ops, {summary['memory_events']:,} memory events, {summary['steps']} steps; {mem_line}).
 The gzip rows read the same trace compressed with `gzip -6`: {gz_size:,} bytes ({gz_size / MB:.1f} MB).
 
 MB/s is MB (10^6 bytes) of JSON text per second of wall time, for the gzip rows too, so all rows
-compare; times are medians (and minimums) of {E['RUNS']} runs (vramscope) and {E['PY_RUNS']} runs (Python), after one
-warm-up run, with the file in the page cache; peak RSS is the maximum resident set size
+compare; times are medians (and minimums) of {E['RUNS']} runs (vramscope) and {E['PY_RUNS']} runs (Python), run in
+interleaved rounds (each round runs every command once) after one warm-up round, with the file
+in the page cache; peak RSS is the maximum resident set size
 (`/usr/bin/time -f %M`), the largest of 3 runs. "vs serde parse-only" is the serde_json
 parse-only time divided by the command's time, i.e. the command's throughput as a share of
 parse-only throughput.
@@ -299,7 +305,7 @@ parse-only throughput.
 "vs Python" for the gzip rows is against the Python baseline on the plain JSON (Python reading the
 .gz would only be slower), so it includes the cost of inflating the file.
 
-### What each command does
+#### What each command does
 
 - `vramscope table T --format json`: reads the trace and prints torch's `key_averages()` memory
   table (calls, self/total CPU and device memory per op) as JSON.
@@ -317,7 +323,7 @@ parse-only throughput.
   (ph, name, cat as `Cow<str>`; pid, tid; ts, dur as f64; the memory fields of args), the median
   of {E['RUNS']} parses. This is the floor for anything that parses the JSON with serde.
 
-### Correctness
+#### Correctness
 
 The timed commands compute the same answers (checked by `bench/run.sh` on every run):
 
@@ -325,7 +331,7 @@ The timed commands compute the same answers (checked by `bench/run.sh` on every 
 """
 if perf:
     md += f"""
-### Where vramscope's time goes
+#### Where vramscope's time goes
 
 `perf record -g` of `vramscope table` on the plain JSON, self time by symbol (≥ 1.5 %):
 
@@ -334,17 +340,18 @@ if perf:
 ```
 """
 md += f"""
-## Machine
+### Machine
 
 - date: {E['DATE']}
 - CPU: {E['MACHINE_CPU']}, `nproc` = {E['NPROC']}; memory {E['MACHINE_MEM']}; Linux {E['KERNEL']}
-- {E['RUSTC']}; {E['PYVER']}; {E['HYPERFINE']}
+- {E['RUSTC']}; {E['PYVER']}; timed in interleaved rounds by `bench/run.sh`
+- load average (1, 5, 15 min): {E['LOAD_BEFORE']} before timing, {E['LOAD_AFTER']} after
 - vramscope: working tree at commit {E['COMMIT']}, release profile, {E['BUILD_NOTE']}
 """
 if note:
     md += f"- note: {note}\n"
 md += f"""
-## How to rerun
+### How to rerun
 
 ```sh
 bench/run.sh                   # /tmp/bench/big.json, generated first if missing (pip install torch)
@@ -358,12 +365,17 @@ The default trace is made by
 `profile_memory=True, record_shapes=True`; it also writes torch's own `key_averages()` next to
 it as `big.key_averages.json`). Raw measurements are left in `bench/out/`.
 """
-# Keep the sections other bench scripts write (bench/snapshot.sh).
+# Only this script's section is rewritten; everything else in the file (the title, the
+# sections other scripts and helpers write between their own markers) stays as it is.
 import os, re
-if os.path.exists(doc):
-    kept = re.findall(r"<!-- snapshot:begin.*?<!-- snapshot:end -->", open(doc).read(), re.S)
-    for k in kept:
-        md += "\n" + k + "\n"
-open(doc, "w").write(md)
+md = md.rstrip() + "\n<!-- traces:end -->"
+text = open(doc).read() if os.path.exists(doc) else "# Performance\n"
+ours = re.compile(r"<!-- traces:begin.*?<!-- traces:end -->", re.S)
+if ours.search(text):
+    md = ours.sub(lambda _: md, text)
+else:  # first run with markers: keep the title and the other sections, drop the old text
+    others = [m.group(0) for m in re.finditer(r"<!-- (\w+):begin.*?<!-- \1:end -->", text, re.S)]
+    md = "# Performance\n\n" + md + "".join("\n\n" + o for o in others) + "\n"
+open(doc, "w").write(md if md.endswith("\n") else md + "\n")
 EOF
 say "done: $DOC"

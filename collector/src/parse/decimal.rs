@@ -8,6 +8,9 @@
 /// Parse a JSON number given in microseconds into nanoseconds, rounding half away from
 /// zero below 1 ns. Returns `None` for text that is not a finite JSON number or overflows.
 pub fn micros_text_to_ns(text: &[u8]) -> Option<i64> {
+    if let Some(ns) = plain_micros_to_ns(text) {
+        return Some(ns);
+    }
     let mut i = 0;
     let negative = text.first() == Some(&b'-');
     if negative {
@@ -114,6 +117,44 @@ pub fn micros_text_to_ns(text: &[u8]) -> Option<i64> {
     i64::try_from(signed).ok()
 }
 
+/// Digits before the point that [`plain_micros_to_ns`] takes: with 3 after it, 18 in all,
+/// which `i64` holds.
+const PLAIN_INTEGER_DIGITS: usize = 15;
+
+/// The usual form, `[-]D+[.D{1,3}]` with at most [`PLAIN_INTEGER_DIGITS`] integer digits, in
+/// `i64` arithmetic: exactly what the general path gives it (no rounding is needed, the
+/// fraction has ns resolution at most). `None` for any other text, which the general path
+/// then reads.
+fn plain_micros_to_ns(text: &[u8]) -> Option<i64> {
+    let (negative, body) = match text.split_first()? {
+        (b'-', rest) => (true, rest),
+        _ => (false, text),
+    };
+    let (int, frac) = match body.iter().position(|&b| b == b'.') {
+        Some(dot) => (&body[..dot], body.get(dot + 1..)?),
+        None => (body, &[][..]),
+    };
+    let dotted = int.len() != body.len();
+    if int.is_empty()
+        || int.len() > PLAIN_INTEGER_DIGITS
+        || frac.len() > 3
+        || (dotted && frac.is_empty())
+    {
+        return None;
+    }
+    let mut ns: i64 = 0;
+    for &d in int.iter().chain(frac) {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        ns = ns * 10 + i64::from(d - b'0');
+    }
+    for _ in frac.len()..3 {
+        ns *= 10;
+    }
+    Some(if negative { -ns } else { ns })
+}
+
 #[cfg(test)]
 mod tests {
     use super::micros_text_to_ns;
@@ -144,6 +185,47 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(micros_text_to_ns(text.as_bytes()), *want, "{text}");
         }
+    }
+
+    #[test]
+    fn the_plain_form_reads_as_the_general_path_does() {
+        let cases = [
+            "0",
+            "7",
+            "-7",
+            "007",
+            "-0",
+            "22.5",
+            "22.51",
+            "22.512",
+            "5346740461457.269",
+            "999999999999999.999",
+            "-999999999999999.999",
+            "1.",
+            ".5",
+            "1.2.3",
+            "1e3",
+            "-",
+            "",
+            "12a",
+            "1.x",
+            "+1",
+            "1234567890123456",
+            "0.000",
+        ];
+        for text in cases {
+            if let Some(ns) = super::plain_micros_to_ns(text.as_bytes()) {
+                // The general path alone, by hiding the plain form behind an exponent.
+                let general = format!("{text}e0");
+                assert_eq!(Some(ns), micros_text_to_ns(general.as_bytes()), "{text}");
+            }
+        }
+        assert_eq!(
+            super::plain_micros_to_ns(b"5346740461457.269"),
+            Some(5_346_740_461_457_269)
+        );
+        assert_eq!(super::plain_micros_to_ns(b"1234567890123456"), None);
+        assert_eq!(super::plain_micros_to_ns(b"1."), None);
     }
 
     #[test]

@@ -55,6 +55,9 @@ pub struct JsonStream<R> {
     end: usize,
     base: u64,
     eof: bool,
+    /// A read error met while reading ahead ([`read_ahead`](Self::read_ahead)): returned by
+    /// the next read that needs more bytes, so the bytes before it are used first.
+    deferred: Option<io::Error>,
 }
 
 impl<R: Read> JsonStream<R> {
@@ -67,6 +70,7 @@ impl<R: Read> JsonStream<R> {
             end: 0,
             base: 0,
             eof: false,
+            deferred: None,
         }
     }
 
@@ -77,6 +81,14 @@ impl<R: Read> JsonStream<R> {
 
     /// Read more bytes into the window, keeping the unread tail. Returns false at end of input.
     fn fill(&mut self) -> Result<bool, StreamError> {
+        self.fill_at_most(usize::MAX)
+    }
+
+    /// [`fill`](Self::fill), reading at most `limit` bytes.
+    fn fill_at_most(&mut self, limit: usize) -> Result<bool, StreamError> {
+        if let Some(e) = self.deferred.take() {
+            return Err(StreamError::Io(e, self.base + self.end as u64));
+        }
         if self.eof {
             return Ok(false);
         }
@@ -95,8 +107,9 @@ impl<R: Read> JsonStream<R> {
             let grown = (self.buf.len() * 2).min(MAX_VALUE_BYTES + READ_CHUNK_BYTES);
             self.buf.resize(grown, 0);
         }
+        let room = self.end + limit.min(self.buf.len() - self.end);
         loop {
-            match self.reader.read(&mut self.buf[self.end..]) {
+            match self.reader.read(&mut self.buf[self.end..room]) {
                 Ok(0) => {
                     self.eof = true;
                     return Ok(false);
@@ -109,6 +122,81 @@ impl<R: Read> JsonStream<R> {
                 Err(e) => return Err(StreamError::Io(e, self.base + self.end as u64)),
             }
         }
+    }
+
+    /// The bytes read but not yet consumed.
+    pub fn window(&self) -> &[u8] {
+        self.buf.get(self.pos..self.end).unwrap_or_default()
+    }
+
+    /// Whether nothing more will be read (the input ended, or a read failed).
+    pub fn at_end(&self) -> bool {
+        self.eof || self.deferred.is_some()
+    }
+
+    /// Consume the first `n` bytes of the [`window`](Self::window).
+    pub fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.end);
+    }
+
+    /// Read until the window holds `want` bytes or the input ends, `want` bytes per read
+    /// (or what the buffer has room for). A read error is kept
+    /// for the next read that needs bytes, which reports it exactly as reading on demand
+    /// would have (same offset): the bytes before it are used first.
+    pub fn read_ahead(&mut self, want: usize) -> Result<(), StreamError> {
+        while self.end - self.pos < want && !self.at_end() {
+            // Each read asks for `want` bytes: reads of READ_CHUNK_BYTES or more go past the
+            // input's BufReader instead of through it.
+            match self.fill_at_most(want) {
+                Ok(_) => {}
+                Err(StreamError::Io(e, _)) => self.deferred = Some(e),
+                Err(other) => return Err(other),
+            }
+        }
+        Ok(())
+    }
+
+    /// Take the first `n` bytes of the window without copying them: the stream's buffer is
+    /// returned (those bytes are `buffer[range]`) and `spare` (a buffer from an earlier
+    /// call, or a new one) becomes the stream's, with the rest of the window copied in.
+    pub fn take_front(
+        &mut self,
+        n: usize,
+        mut spare: Vec<u8>,
+    ) -> (Vec<u8>, std::ops::Range<usize>) {
+        let n = n.min(self.end - self.pos);
+        let rest = self.pos + n..self.end;
+        // Room for one read without growing (see `fill`). A new buffer is calloc'ed: its
+        // pages cost memory only once read into.
+        let need = rest.len() + READ_CHUNK_BYTES;
+        if spare.len() < need {
+            spare = vec![0; need];
+        }
+        spare[..rest.len()].copy_from_slice(&self.buf[rest.clone()]);
+        let taken = std::mem::replace(&mut self.buf, spare);
+        let range = self.pos..self.pos + n;
+        self.base += (self.pos + n) as u64;
+        self.pos = 0;
+        self.end = rest.len();
+        (taken, range)
+    }
+
+    /// Put bytes consumed from the window back in front of it, in order: they must be
+    /// exactly the bytes last consumed, so offsets stay right.
+    pub fn unread(&mut self, parts: &[&[u8]]) {
+        let unread: usize = parts.iter().map(|p| p.len()).sum();
+        let window = self.end - self.pos;
+        let mut buf = Vec::with_capacity((unread + window + READ_CHUNK_BYTES).max(self.buf.len()));
+        for part in parts {
+            buf.extend_from_slice(part);
+        }
+        buf.extend_from_slice(self.window());
+        let end = buf.len();
+        buf.resize(buf.capacity(), 0);
+        self.base = (self.base + self.pos as u64).saturating_sub(unread as u64);
+        self.buf = buf;
+        self.pos = 0;
+        self.end = end;
     }
 
     /// Skip whitespace and return the next byte without consuming it (`None` at end).

@@ -1,6 +1,6 @@
 use std::io::Write;
 
-use super::*;
+use crate::model::{DeviceKey, MemEventKind, OpCategory, Recording, StepMarker};
 use crate::parse::{LoadErrorKind, LoadOptions, load};
 
 fn write_temp(name: &str, bytes: &[u8]) -> std::path::PathBuf {

@@ -1,0 +1,363 @@
+//! PyTorch profiler Chrome traces (Kineto JSON), every era from torch 1.8 to 2.x.
+//!
+//! The top-level object's keys may come in any order and `traceEvents` may be anywhere;
+//! a bare event array is accepted too (and, as the Chrome format allows, without its
+//! closing bracket). Events stream through [`JsonStream`]; only what the model needs is
+//! kept. Era differences handled here: legacy (1.8/1.9) memory events without `Addr`,
+//! totals or `cat`, string-vs-int thread ids, integer absolute µs (≤ 1.13) vs decimal µs
+//! relative to `baseTimeNanoseconds` (2.x), HIP (`Device Type` 6) on ROCm.
+
+mod builder;
+mod fast;
+mod parallel;
+mod raw;
+
+use std::borrow::Cow;
+use std::io::Read;
+
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+
+use super::LoadOptions;
+use super::input::Input;
+use super::json_stream::{JsonStream, StreamError, ValueError, parse_one};
+use crate::model::Recording;
+use builder::Builder;
+use raw::{Fields, RawEvent};
+
+/// Failure reading a Chrome trace.
+#[derive(Debug)]
+pub enum TraceError {
+    /// The byte stream failed (I/O, syntax, truncation).
+    Stream(StreamError),
+    /// The JSON is fine but is not a trace.
+    Shape { offset: u64, message: String },
+}
+
+impl From<StreamError> for TraceError {
+    fn from(e: StreamError) -> Self {
+        TraceError::Stream(e)
+    }
+}
+
+/// Read a Chrome trace from an opened input.
+pub fn read(input: Input, options: LoadOptions) -> Result<Recording, TraceError> {
+    read_with(input, options, parallel::Config::for_this_machine())
+}
+
+/// [`read`], with the event array split up as `parallel` says (`None`: on this thread).
+fn read_with(
+    input: Input,
+    options: LoadOptions,
+    parallel: Option<parallel::Config>,
+) -> Result<Recording, TraceError> {
+    let compressed = input.compressed;
+    let mut stream = JsonStream::new(input.reader);
+    let mut builder = Builder::new();
+    let outcome = read_document(&mut stream, &mut builder, parallel);
+    match outcome {
+        Ok(()) => {}
+        Err(Cut {
+            error,
+            in_events: true,
+        }) if options.salvage_truncated && salvageable(&error) => {
+            builder.diagnostics.truncated_at = Some(stream.offset());
+        }
+        Err(Cut { error, .. }) => return Err(error),
+    }
+    let content_bytes = stream.offset();
+    Ok(builder.finish(compressed, content_bytes))
+}
+
+fn salvageable(error: &TraceError) -> bool {
+    matches!(
+        error,
+        TraceError::Stream(StreamError::Truncated { .. } | StreamError::Io(..))
+            | TraceError::Stream(StreamError::Syntax { .. })
+    )
+}
+
+/// An error, and whether it happened inside the event array (where salvage can keep the rest).
+struct Cut {
+    error: TraceError,
+    in_events: bool,
+}
+
+fn outside(error: impl Into<TraceError>) -> Cut {
+    Cut {
+        error: error.into(),
+        in_events: false,
+    }
+}
+
+fn read_document<R: Read>(
+    stream: &mut JsonStream<R>,
+    b: &mut Builder,
+    parallel: Option<parallel::Config>,
+) -> Result<(), Cut> {
+    let mut saw_events = false;
+    match stream.peek().map_err(outside)? {
+        Some(b'[') => {
+            read_event_array(stream, b, true, parallel)?;
+            saw_events = true;
+        }
+        Some(b'{') => {
+            stream.bump();
+            let mut first = true;
+            loop {
+                match stream.peek().map_err(outside)? {
+                    Some(b'}') if first => {
+                        stream.bump();
+                        break;
+                    }
+                    None => {
+                        return Err(outside(StreamError::Truncated {
+                            offset: stream.offset(),
+                            context: "the top-level object",
+                        }));
+                    }
+                    _ => {}
+                }
+                first = false;
+                let key: String = stream
+                    .value("a top-level key", |w| {
+                        parse_one::<Cow<'_, str>>(w).map(|(k, n)| (k.into_owned(), n))
+                    })
+                    .map_err(outside)?;
+                stream
+                    .expect(b':', "after a top-level key")
+                    .map_err(outside)?;
+                if key == "traceEvents" {
+                    read_event_array(stream, b, false, parallel)?;
+                    saw_events = true;
+                } else {
+                    stream
+                        .value("a top-level value", |w| {
+                            let (raw, n) = parse_one::<&RawValue>(w)?;
+                            b.top_level(&key, raw);
+                            Ok(((), n))
+                        })
+                        .map_err(outside)?;
+                }
+                match stream.peek().map_err(outside)? {
+                    Some(b',') => stream.bump(),
+                    Some(b'}') => {
+                        stream.bump();
+                        break;
+                    }
+                    Some(other) => {
+                        return Err(outside(StreamError::Syntax {
+                            offset: stream.offset(),
+                            message: format!(
+                                "expected ',' or '}}' in the top-level object, found {}",
+                                super::json_stream::describe_byte(other)
+                            ),
+                        }));
+                    }
+                    None => {
+                        return Err(outside(StreamError::Truncated {
+                            offset: stream.offset(),
+                            context: "the top-level object",
+                        }));
+                    }
+                }
+            }
+        }
+        Some(other) => {
+            return Err(outside(TraceError::Shape {
+                offset: stream.offset(),
+                message: format!(
+                    "not a trace: expected a JSON object or array, found {}",
+                    super::json_stream::describe_byte(other)
+                ),
+            }));
+        }
+        None => {
+            return Err(outside(TraceError::Shape {
+                offset: 0,
+                message: "the file is empty".into(),
+            }));
+        }
+    }
+    if !saw_events {
+        return Err(outside(TraceError::Shape {
+            offset: 0,
+            message: "not a PyTorch profiler trace: the JSON object has no \"traceEvents\" array"
+                .into(),
+        }));
+    }
+    if let Ok(Some(_)) = stream.peek() {
+        b.diagnostics
+            .note("trailing data after the JSON document ignored");
+    }
+    Ok(())
+}
+
+fn read_event_array<R: Read>(
+    stream: &mut JsonStream<R>,
+    b: &mut Builder,
+    bare: bool,
+    parallel: Option<parallel::Config>,
+) -> Result<(), Cut> {
+    match stream.peek().map_err(outside)? {
+        Some(b'[') => stream.bump(),
+        Some(other) => {
+            return Err(outside(TraceError::Shape {
+                offset: stream.offset(),
+                message: format!(
+                    "\"traceEvents\" is not an array (found {})",
+                    super::json_stream::describe_byte(other)
+                ),
+            }));
+        }
+        None => {
+            return Err(outside(StreamError::Truncated {
+                offset: stream.offset(),
+                context: "traceEvents",
+            }));
+        }
+    }
+    if stream.peek().map_err(inside)? == Some(b']') {
+        stream.bump();
+        return Ok(());
+    }
+    read_events(stream, b, bare, parallel)
+}
+
+/// Read the events of the array (just past its `[`, which is not empty), on worker threads
+/// when `parallel` says how and the input is large enough to pay for them.
+fn read_events<R: Read>(
+    stream: &mut JsonStream<R>,
+    b: &mut Builder,
+    bare: bool,
+    parallel: Option<parallel::Config>,
+) -> Result<(), Cut> {
+    let Some(config) = parallel else {
+        return read_serially(stream, b, bare, u64::MAX).map(drop);
+    };
+    stream.read_ahead(2 * config.chunk_bytes).map_err(inside)?;
+    if stream.at_end() && stream.window().len() < 2 * config.chunk_bytes {
+        return read_serially(stream, b, bare, u64::MAX).map(drop);
+    }
+    std::thread::scope(|scope| {
+        let Some(mut pool) = parallel::Pool::start(scope, config) else {
+            return read_serially(stream, b, bare, u64::MAX).map(drop);
+        };
+        loop {
+            let handover = pool.run(stream, b).map_err(inside)?;
+            // A trailing comma before the end of a bare array.
+            if handover.consumed && bare && stream.peek().map_err(inside)?.is_none() {
+                b.diagnostics
+                    .note("event array without its closing ']' (allowed by the Chrome format)");
+                return Ok(());
+            }
+            if read_serially(stream, b, bare, handover.until)? == Step::Done {
+                return Ok(());
+            }
+        }
+    })
+}
+
+/// Whether the event array goes on.
+#[derive(PartialEq)]
+enum Step {
+    More,
+    Done,
+}
+
+/// Read events one at a time until the array ends or the stream is at or past `until`.
+fn read_serially<R: Read>(
+    stream: &mut JsonStream<R>,
+    b: &mut Builder,
+    bare: bool,
+    until: u64,
+) -> Result<Step, Cut> {
+    loop {
+        if read_step(stream, b, bare)? == Step::Done {
+            return Ok(Step::Done);
+        }
+        if stream.offset() >= until {
+            return Ok(Step::More);
+        }
+    }
+}
+
+fn inside(error: StreamError) -> Cut {
+    Cut {
+        error: error.into(),
+        in_events: true,
+    }
+}
+
+/// One event and what follows it: a comma, or the end of the array.
+fn read_step<R: Read>(
+    stream: &mut JsonStream<R>,
+    b: &mut Builder,
+    bare: bool,
+) -> Result<Step, Cut> {
+    stream
+        .value("a trace event", |w| read_one(b, w))
+        .map_err(inside)?;
+    match stream.peek().map_err(inside)? {
+        Some(b',') => stream.bump(),
+        Some(b']') => {
+            stream.bump();
+            return Ok(Step::Done);
+        }
+        // The Chrome "JSON Array Format" allows the closing bracket to be missing.
+        None if bare => {
+            b.diagnostics
+                .note("event array without its closing ']' (allowed by the Chrome format)");
+            return Ok(Step::Done);
+        }
+        None => {
+            return Err(inside(StreamError::Truncated {
+                offset: stream.offset(),
+                context: "traceEvents",
+            }));
+        }
+        Some(other) => {
+            return Err(inside(StreamError::Syntax {
+                offset: stream.offset(),
+                message: format!(
+                    "expected ',' or ']' between trace events, found {}",
+                    super::json_stream::describe_byte(other)
+                ),
+            }));
+        }
+    }
+    // A trailing comma before the end of a bare array.
+    if bare && stream.peek().map_err(inside)?.is_none() {
+        b.diagnostics
+            .note("event array without its closing ']' (allowed by the Chrome format)");
+        return Ok(Step::Done);
+    }
+    Ok(Step::More)
+}
+
+/// Read the event at the start of `w` into the builder: the fast reader, else serde.
+/// Returns the bytes it used.
+fn read_one(b: &mut Builder, w: &[u8]) -> Result<((), usize), ValueError> {
+    if let Some((ev, n)) = fast::event(w) {
+        b.add(ev);
+        return Ok(((), n));
+    }
+    match parse_one::<RawEvent<'_>>(w) {
+        Ok((ev, n)) => {
+            b.add(Fields::from(ev));
+            Ok(((), n))
+        }
+        // Valid JSON of another shape (a string where a number belongs, a non-object):
+        // skip that one event, count it, and go on.
+        Err(ValueError::Json(j)) if j.classify() == serde_json::error::Category::Data => {
+            let (_, n) = parse_one::<IgnoredAny>(w)?;
+            b.diagnostics
+                .note("trace events with unexpected field types skipped");
+            Ok(((), n))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests;

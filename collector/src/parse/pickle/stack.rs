@@ -1,0 +1,289 @@
+//! The stack, marks, containers and memo: the opcodes that build lists, tuples, sets and
+//! dicts, and share values through the memo.
+
+use std::io::Read;
+
+use super::NodeId;
+use super::arena::{Seq, Slot, at_tail, extend};
+use super::errors::shown;
+use super::opcodes as op;
+use super::reader::{NONE_ID, Parser, Res, SMALL_INTS};
+
+impl<R: Read> Parser<R> {
+    /// `BINGET`, `LONG_BINGET`, `BINPUT`, `LONG_BINPUT`: a 1- or 4-byte memo key.
+    pub(super) fn binary_memo(&mut self, code: u8) -> Res<()> {
+        let key = if code == op::BINGET || code == op::BINPUT {
+            u64::from(self.array::<1>()?[0])
+        } else {
+            u32::from_le_bytes(self.array()?).into()
+        };
+        if code == op::BINGET || code == op::LONG_BINGET {
+            self.get(key)
+        } else {
+            self.put(key)
+        }
+    }
+
+    // ---- The stack ----
+
+    pub(super) fn push(&mut self, slot: Slot) -> Res<()> {
+        // u32::MAX itself is never handed out, so ids stay below it.
+        let Some(id) = u32::try_from(self.p.nodes.len())
+            .ok()
+            .filter(|&i| i < u32::MAX)
+        else {
+            return Err(self.too_many());
+        };
+        self.p.nodes.push(slot);
+        self.stack.push(NodeId(id));
+        Ok(())
+    }
+
+    /// An int; `0..=255` are shared.
+    pub(super) fn push_int(&mut self, int: i64) -> Res<()> {
+        match u32::try_from(int) {
+            Ok(small) if small < 256 => self.push_id(NodeId(SMALL_INTS + small)),
+            _ => self.push(Slot::Int(int)),
+        }
+    }
+
+    pub(super) fn push_wide_int(&mut self, int: i128) -> Res<()> {
+        if let Ok(narrow) = i64::try_from(int) {
+            return self.push_int(narrow);
+        }
+        // There are no more bigints than values, whose count `push` bounds.
+        let index = u32::try_from(self.p.bigints.len()).unwrap_or(u32::MAX);
+        self.p.bigints.push(int);
+        self.push(Slot::BigInt(index))
+    }
+
+    /// A `str`, its text copied into the pool.
+    pub(super) fn push_str(&mut self, text: &str) -> Res<()> {
+        let slot = self.p.add_str(text);
+        self.push(slot)
+    }
+
+    /// A Python 2 `str`.
+    pub(super) fn push_legacy(&mut self, bytes: &[u8]) -> Res<()> {
+        let slot = self.p.add_legacy(bytes);
+        self.push(slot)
+    }
+
+    pub(super) fn push_id(&mut self, id: NodeId) -> Res<()> {
+        self.stack.push(id);
+        Ok(())
+    }
+
+    pub(super) fn pop(&mut self) -> Res<NodeId> {
+        match self.stack.pop() {
+            Some(id) if self.stack.len() >= self.floor => Ok(id),
+            _ => Err(self.underflow()),
+        }
+    }
+
+    pub(super) fn top(&self) -> Res<NodeId> {
+        match self.stack.last() {
+            Some(&id) if self.stack.len() > self.floor => Ok(id),
+            _ => Err(self.underflow()),
+        }
+    }
+
+    /// The value just below stack position `base` (the container that the values above a
+    /// mark go into), which must be above the enclosing mark.
+    pub(super) fn below(&self, base: usize) -> Res<NodeId> {
+        match base.checked_sub(1).and_then(|i| self.stack.get(i)) {
+            Some(&id) if base > self.floor => Ok(id),
+            _ => Err(self.underflow()),
+        }
+    }
+
+    /// Drop the innermost `MARK`; returns the stack length it recorded.
+    pub(super) fn pop_mark(&mut self) -> Res<usize> {
+        let Some(base) = self.marks.pop() else {
+            return Err(self.malformed("has no MARK before it".into()));
+        };
+        self.floor = self.marks.last().copied().unwrap_or(0);
+        if base > self.stack.len() {
+            return Err(self.underflow());
+        }
+        Ok(base)
+    }
+
+    /// A new tuple, list or set of the values above stack position `base`, which leave
+    /// the stack.
+    pub(super) fn collect(&mut self, base: usize, make: fn(Seq) -> Slot) -> Res<()> {
+        let values = self.stack.get(base..).unwrap_or_default();
+        let Some(seq) = at_tail(&mut self.p.items, values.iter().copied()) else {
+            return Err(self.too_many());
+        };
+        self.stack.truncate(base);
+        self.push(make(seq))
+    }
+
+    /// `POP` with nothing above the innermost mark drops the mark, as Python does.
+    pub(super) fn pop_item_or_mark(&mut self) -> Res<()> {
+        if self.stack.len() > self.floor {
+            self.stack.pop();
+            Ok(())
+        } else {
+            self.pop_mark().map(|_| ())
+        }
+    }
+
+    pub(super) fn tuple_of(&mut self, n: usize) -> Res<()> {
+        if self.stack.len() < self.floor + n {
+            return Err(self.underflow());
+        }
+        self.collect(self.stack.len() - n, Slot::Tuple)
+    }
+
+    // ---- Containers ----
+
+    /// The stack position below the top `n` values, which must all be above the innermost
+    /// mark (`APPEND`, `SETITEM`).
+    pub(super) fn top_base(&self, n: usize) -> Res<usize> {
+        match self.stack.len().checked_sub(n) {
+            Some(base) if base >= self.floor => Ok(base),
+            _ => Err(self.underflow()),
+        }
+    }
+
+    pub(super) fn append(&mut self) -> Res<()> {
+        let base = self.top_base(1)?;
+        let target = self.below(base)?;
+        self.add_items(target, base, false)
+    }
+
+    pub(super) fn appends(&mut self) -> Res<()> {
+        let base = self.pop_mark()?;
+        let target = self.below(base)?;
+        self.add_items(target, base, false)
+    }
+
+    pub(super) fn additems(&mut self) -> Res<()> {
+        let base = self.pop_mark()?;
+        let target = self.below(base)?;
+        self.add_items(target, base, true)
+    }
+
+    /// Moves the values above stack position `base` into list (or set) `target`.
+    pub(super) fn add_items(&mut self, target: NodeId, base: usize, set: bool) -> Res<()> {
+        let values = self.stack.get(base..).unwrap_or_default();
+        let grown = match self.p.nodes.get_mut(target.index()) {
+            Some(Slot::List(seq)) if !set => {
+                extend(&mut self.p.items, seq, values.iter().copied(), NONE_ID)
+            }
+            Some(Slot::Set(seq)) if set => {
+                extend(&mut self.p.items, seq, values.iter().copied(), NONE_ID)
+            }
+            _ => {
+                let expected = if set { "a set" } else { "a list" };
+                return Err(self.wrong_target(target, expected));
+            }
+        };
+        if !grown {
+            return Err(self.too_many());
+        }
+        self.stack.truncate(base);
+        Ok(())
+    }
+
+    pub(super) fn setitem(&mut self) -> Res<()> {
+        let base = self.top_base(2)?;
+        let target = self.below(base)?;
+        self.set_items(target, base)
+    }
+
+    pub(super) fn setitems(&mut self) -> Res<()> {
+        let base = self.pop_mark()?;
+        let target = self.below(base)?;
+        if self.stack.len().saturating_sub(base) % 2 != 0 {
+            return Err(self.odd_items());
+        }
+        self.set_items(target, base)
+    }
+
+    /// Moves the keys and values above stack position `base` into dict `target`.
+    pub(super) fn set_items(&mut self, target: NodeId, base: usize) -> Res<()> {
+        let values = self.stack.get(base..).unwrap_or_default();
+        let grown = match self.p.nodes.get_mut(target.index()) {
+            Some(Slot::Dict(seq)) => {
+                let pairs = values.chunks_exact(2).map(pair);
+                extend(&mut self.p.pairs, seq, pairs, (NONE_ID, NONE_ID))
+            }
+            _ => return Err(self.wrong_target(target, "a dict")),
+        };
+        if !grown {
+            return Err(self.too_many());
+        }
+        self.stack.truncate(base);
+        Ok(())
+    }
+
+    pub(super) fn dict(&mut self) -> Res<()> {
+        let base = self.pop_mark()?;
+        let values = self.stack.get(base..).unwrap_or_default();
+        if values.len() % 2 != 0 {
+            return Err(self.odd_items());
+        }
+        let Some(seq) = at_tail(&mut self.p.pairs, values.chunks_exact(2).map(pair)) else {
+            return Err(self.too_many());
+        };
+        self.stack.truncate(base);
+        self.push(Slot::Dict(seq))
+    }
+
+    // ---- The memo ----
+
+    pub(super) fn put(&mut self, key: u64) -> Res<()> {
+        let value = self.top()?;
+        let dense_len = self.memo.len();
+        match usize::try_from(key) {
+            Ok(k) if k < dense_len => {
+                if let Some(slot) = self.memo.get_mut(k) {
+                    *slot = value;
+                }
+            }
+            Ok(k) if k == dense_len => {
+                self.memo.push(value);
+                if !self.sparse_memo.is_empty() {
+                    self.sparse_memo.remove(&key);
+                }
+            }
+            _ => {
+                self.sparse_memo.insert(key, value);
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn get(&mut self, key: u64) -> Res<()> {
+        let dense = usize::try_from(key).ok().and_then(|k| self.memo.get(k));
+        match dense.or_else(|| self.sparse_memo.get(&key)) {
+            Some(&id) => self.push_id(id),
+            None => Err(self.malformed(format!("asks for memo key {key}, which was never stored"))),
+        }
+    }
+
+    pub(super) fn text_memo_key(&mut self) -> Res<u64> {
+        let line = self.line()?;
+        let line = line.as_slice();
+        match std::str::from_utf8(line)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            Some(key) => Ok(key),
+            None => Err(self.malformed(format!(
+                "has a memo key that is not a number: {}",
+                shown(line)
+            ))),
+        }
+    }
+}
+
+fn pair(chunk: &[NodeId]) -> (NodeId, NodeId) {
+    match *chunk {
+        [key, value] => (key, value),
+        _ => (NONE_ID, NONE_ID), // chunks_exact(2) never yields another length
+    }
+}
