@@ -79,25 +79,80 @@ fn is_function_event(category: OpCategory) -> bool {
     !matches!(category, OpCategory::GpuUserAnnotation | OpCategory::Other)
 }
 
-/// The name a row shows for an event.
+/// The name a row shows for an event, in 32 bits: an op's [`StrId`], or one of the
+/// synthetic rows at the top of the id space (no trace interns four billion names).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum RowName {
-    Op(StrId),
-    Step,
-    Memory,
-    OutOfMemory,
+struct RowName(u32);
+
+impl RowName {
+    const STEP: RowName = RowName(u32::MAX);
+    const MEMORY: RowName = RowName(u32::MAX - 1);
+    const OUT_OF_MEMORY: RowName = RowName(u32::MAX - 2);
+
+    fn op(id: StrId) -> RowName {
+        RowName(id.0)
+    }
 }
 
+/// One torch `FunctionEvent`, in 32 bytes: a 111 MB trace has 186k of them and this vector
+/// was the largest part of `table`'s memory (48 bytes each before, with the bytes stored).
+/// Its memory is `records[lo..hi]` of the prefix sums, so it is recomputed, not stored.
 struct FunctionEvent {
-    name: RowName,
     start_ns: i64,
     end_ns: i64,
-    thread: ThreadIdx,
-    cpu_bytes: i64,
-    device_bytes: i64,
-    host: bool,
-    python: bool,
-    user_annotation: bool,
+    name: RowName,
+    /// The thread index in the low 29 bits, [`HOST`], [`PYTHON`] and [`USER_ANNOTATION`]
+    /// in the top three (a recording with 2^29 threads would not fit in memory anyway).
+    thread_flags: u32,
+    lo: u32,
+    hi: u32,
+}
+
+const HOST: u32 = 1 << 31;
+const PYTHON: u32 = 1 << 30;
+const USER_ANNOTATION: u32 = 1 << 29;
+const THREAD_MASK: u32 = USER_ANNOTATION - 1;
+
+impl FunctionEvent {
+    fn thread(&self) -> ThreadIdx {
+        self.thread_flags & THREAD_MASK
+    }
+    fn host(&self) -> bool {
+        self.thread_flags & HOST != 0
+    }
+    fn python(&self) -> bool {
+        self.thread_flags & PYTHON != 0
+    }
+    fn user_annotation(&self) -> bool {
+        self.thread_flags & USER_ANNOTATION != 0
+    }
+}
+
+/// Running sums of the attributed records' CPU and device bytes: `sum[k]` covers records
+/// `0..k`. OOM records follow the time-sorted records, each as its own one-record range.
+struct Prefix {
+    cpu: Vec<i64>,
+    device: Vec<i64>,
+}
+
+impl Prefix {
+    fn push(&mut self, (cpu, device): (i64, i64)) {
+        let (c, d) = (
+            self.cpu.last().copied().unwrap_or(0),
+            self.device.last().copied().unwrap_or(0),
+        );
+        self.cpu.push(c.wrapping_add(cpu));
+        self.device.push(d.wrapping_add(device));
+    }
+
+    /// The CPU and device bytes of an event.
+    fn bytes(&self, e: &FunctionEvent) -> (i64, i64) {
+        let at = |v: &[i64], k: u32| v.get(k as usize).copied().unwrap_or(0);
+        (
+            at(&self.cpu, e.hi).wrapping_sub(at(&self.cpu, e.lo)),
+            at(&self.device, e.hi).wrapping_sub(at(&self.device, e.lo)),
+        )
+    }
 }
 
 /// Compute the key_averages table, for the whole recording or for `window`.
@@ -137,18 +192,19 @@ pub fn key_averages(rec: &Recording, window: Option<TimeWindow>) -> Vec<OpRow> {
         .iter()
         .map(|&i| rec.mem_events[i as usize].time_ns)
         .collect();
-    let mut cpu_prefix = Vec::with_capacity(records.len() + 1);
-    let mut dev_prefix = Vec::with_capacity(records.len() + 1);
-    let (mut cpu_sum, mut dev_sum) = (0i64, 0i64);
-    cpu_prefix.push(0);
-    dev_prefix.push(0);
+    let ooms = rec
+        .mem_events
+        .iter()
+        .filter(|e| e.kind == MemEventKind::OutOfMemory && in_window(e.time_ns))
+        .count();
+    let mut prefix = Prefix {
+        cpu: Vec::with_capacity(records.len() + ooms + 1),
+        device: Vec::with_capacity(records.len() + ooms + 1),
+    };
+    prefix.push((0, 0));
     for &i in &records {
         let e = &rec.mem_events[i as usize];
-        let (c, d) = split(e.bytes, e.device);
-        cpu_sum = cpu_sum.wrapping_add(c);
-        dev_sum = dev_sum.wrapping_add(d);
-        cpu_prefix.push(cpu_sum);
-        dev_prefix.push(dev_sum);
+        prefix.push(split(e.bytes, e.device));
     }
     // Coverage as a difference array: records inside some host event are not `[memory]` rows.
     let mut coverage = vec![0i32; records.len() + 1];
@@ -157,7 +213,8 @@ pub fn key_averages(rec: &Recording, window: Option<TimeWindow>) -> Vec<OpRow> {
         .iter()
         .filter_map(|n| rec.strings.find(n))
         .collect();
-    let mut events: Vec<FunctionEvent> = Vec::new();
+    // Sized once: at most one event per op, per memory record and per OOM.
+    let mut events: Vec<FunctionEvent> = Vec::with_capacity(rec.ops.len() + records.len() + ooms);
     for op in &rec.ops {
         if !is_function_event(op.category) || filtered.contains(&op.name) {
             continue;
@@ -168,89 +225,112 @@ pub fn key_averages(rec: &Recording, window: Option<TimeWindow>) -> Vec<OpRow> {
             continue;
         }
         let host = op.category.is_host();
-        let (mut cpu_bytes, mut device_bytes) = (0, 0);
+        let (mut lo, mut hi) = (0, 0);
         if host {
-            let lo = times.partition_point(|&t| t < op.start_ns);
-            let hi = times.partition_point(|&t| t <= op.end_ns);
+            lo = times.partition_point(|&t| t < op.start_ns);
+            hi = times.partition_point(|&t| t <= op.end_ns);
             if lo < hi {
-                cpu_bytes = cpu_prefix[hi].wrapping_sub(cpu_prefix[lo]);
-                device_bytes = dev_prefix[hi].wrapping_sub(dev_prefix[lo]);
                 coverage[lo] += 1;
                 coverage[hi] -= 1;
+            } else {
+                (lo, hi) = (0, 0);
             }
         }
         let name = if rec.strings.get(op.name).starts_with("ProfilerStep#") {
-            RowName::Step
+            RowName::STEP
         } else {
-            RowName::Op(op.name)
+            RowName::op(op.name)
         };
+        let mut flags = 0;
+        if host {
+            flags |= HOST;
+        }
+        if op.category == OpCategory::PythonFunction {
+            flags |= PYTHON;
+        }
+        if op.category == OpCategory::UserAnnotation {
+            flags |= USER_ANNOTATION;
+        }
         events.push(FunctionEvent {
-            name,
             start_ns: op.start_ns,
             end_ns: op.end_ns,
-            thread: op.thread,
-            cpu_bytes,
-            device_bytes,
-            host,
-            python: op.category == OpCategory::PythonFunction,
-            user_annotation: op.category == OpCategory::UserAnnotation,
+            name,
+            thread_flags: (op.thread & THREAD_MASK) | flags,
+            lo: lo as u32,
+            hi: hi as u32,
         });
     }
+    drop(times);
 
     // Records covered by no event, in source order, then every OOM record.
-    let mut covered = vec![false; rec.mem_events.len()];
+    const NOT_RECORDED: u32 = u32::MAX;
+    const COVERED: u32 = u32::MAX - 1;
+    let mut slot = vec![NOT_RECORDED; rec.mem_events.len()];
     let mut depth = 0i32;
     for (k, &i) in records.iter().enumerate() {
         depth += coverage[k];
-        covered[i as usize] = depth > 0;
+        slot[i as usize] = if depth > 0 { COVERED } else { k as u32 };
     }
-    let mut in_records = vec![false; rec.mem_events.len()];
-    for &i in &records {
-        in_records[i as usize] = true;
-    }
-    for (i, e) in rec.mem_events.iter().enumerate() {
-        if in_records[i] && !covered[i] {
-            events.push(memory_event(
-                RowName::Memory,
-                e.time_ns,
-                e.thread,
-                split(e.bytes, e.device),
-            ));
+    drop(coverage);
+    drop(records);
+    for (e, &k) in rec.mem_events.iter().zip(&slot) {
+        if k < COVERED {
+            events.push(memory_event(RowName::MEMORY, e.time_ns, e.thread, k));
         }
     }
+    drop(slot);
     for e in &rec.mem_events {
         if e.kind == MemEventKind::OutOfMemory && in_window(e.time_ns) {
-            events.push(memory_event(
-                RowName::OutOfMemory,
-                e.time_ns,
-                e.thread,
-                split(e.bytes, e.device),
-            ));
+            let k = prefix.cpu.len() as u32 - 1;
+            prefix.push(split(e.bytes, e.device));
+            events.push(memory_event(RowName::OUT_OF_MEMORY, e.time_ns, e.thread, k));
         }
     }
 
-    events.sort_by_key(|e| (e.start_ns, std::cmp::Reverse(e.end_ns)));
+    sort_in_place(&mut events);
     let mut tree = nest(&events);
     let alive = fold_duplicates(&events, &mut tree);
-    aggregate(rec, &events, &alive, &tree)
+    aggregate(rec, &events, &prefix, &alive, &tree)
 }
 
-fn memory_event(
-    name: RowName,
-    time_ns: i64,
-    thread: ThreadIdx,
-    (cpu, dev): (i64, i64),
-) -> FunctionEvent {
+/// Sort events by start, longest first at equal starts, keeping push order for ties (a
+/// stable sort, as torch's `sorted`) — through a permutation of 4-byte indices applied in
+/// place, so the 48-byte events are never copied into a second buffer (a stable
+/// `sort_by_key` on them takes a scratch buffer of half their size).
+fn sort_in_place(events: &mut [FunctionEvent]) {
+    let mut order: Vec<u32> = (0..events.len() as u32).collect();
+    order.sort_by_key(|&i| {
+        let e = &events[i as usize];
+        (e.start_ns, std::cmp::Reverse(e.end_ns))
+    });
+    // Position k receives the event at order[k]: follow each cycle of the permutation,
+    // marking visited positions by setting their entry to u32::MAX.
+    for start in 0..order.len() {
+        if order[start] == u32::MAX {
+            continue;
+        }
+        let mut k = start;
+        loop {
+            let from = order[k] as usize;
+            order[k] = u32::MAX;
+            if from == start {
+                break;
+            }
+            events.swap(k, from);
+            k = from;
+        }
+    }
+}
+
+/// A `[memory]` or `[OutOfMemory]` event: record `k` of the prefix sums, at one instant.
+fn memory_event(name: RowName, time_ns: i64, thread: ThreadIdx, k: u32) -> FunctionEvent {
     FunctionEvent {
-        name,
         start_ns: time_ns,
         end_ns: time_ns,
-        thread,
-        cpu_bytes: cpu,
-        device_bytes: dev,
-        host: true,
-        python: false,
-        user_annotation: false,
+        name,
+        thread_flags: (thread & THREAD_MASK) | HOST,
+        lo: k,
+        hi: k + 1,
     }
 }
 
@@ -278,10 +358,10 @@ fn nest(events: &[FunctionEvent]) -> Tree {
     let mut parent = vec![NO_PARENT; events.len()];
     let mut stacks: rustc_hash::FxHashMap<ThreadIdx, Vec<u32>> = Default::default();
     for (i, e) in events.iter().enumerate() {
-        if !e.host {
+        if !e.host() {
             continue;
         }
-        let stack = stacks.entry(e.thread).or_default();
+        let stack = stacks.entry(e.thread()).or_default();
         while let Some(&top) = stack.last() {
             let p = &events[top as usize];
             if e.start_ns >= p.end_ns || e.end_ns > p.end_ns {
@@ -307,13 +387,18 @@ fn nest(events: &[FunctionEvent]) -> Tree {
         next += c;
     }
     let mut flat = vec![0u32; next as usize];
-    let mut fill: Vec<u32> = ranges.iter().map(|r| r.0).collect();
+    // `counts` becomes each list's fill position.
+    let mut fill = counts;
+    for (f, r) in fill.iter_mut().zip(&ranges) {
+        *f = r.0;
+    }
     for (i, &p) in parent.iter().enumerate() {
         if p != NO_PARENT {
             flat[fill[p as usize] as usize] = i as u32;
             fill[p as usize] += 1;
         }
     }
+    drop(fill);
     Tree {
         flat,
         ranges,
@@ -352,46 +437,58 @@ fn fold_duplicates(events: &[FunctionEvent], tree: &mut Tree) -> Vec<bool> {
     }
 }
 
-fn aggregate(rec: &Recording, events: &[FunctionEvent], alive: &[bool], tree: &Tree) -> Vec<OpRow> {
+fn aggregate(
+    rec: &Recording,
+    events: &[FunctionEvent],
+    prefix: &Prefix,
+    alive: &[bool],
+    tree: &Tree,
+) -> Vec<OpRow> {
     let mut rows: Vec<OpRow> = Vec::new();
     let mut index: rustc_hash::FxHashMap<(RowName, bool, bool), usize> = Default::default();
     for (i, e) in events.iter().enumerate() {
-        if !alive[i] || e.python {
+        if !alive[i] || e.python() {
             continue;
         }
-        let key = (e.name, e.host, e.user_annotation);
-        let row = *index.entry(key).or_insert_with(|| {
-            rows.push(OpRow {
-                name: match e.name {
-                    RowName::Op(id) => rec.strings.get(id).to_owned(),
-                    RowName::Step => STEP_ROW.to_owned(),
-                    RowName::Memory => MEMORY_ROW.to_owned(),
-                    RowName::OutOfMemory => OOM_ROW.to_owned(),
-                },
-                calls: 0,
-                self_cpu_memory_usage: 0,
-                cpu_memory_usage: 0,
-                self_device_memory_usage: 0,
-                device_memory_usage: 0,
-                on_device: !e.host,
-                user_annotation: e.user_annotation,
+        let (host, user_annotation) = (e.host(), e.user_annotation());
+        let row = *index
+            .entry((e.name, host, user_annotation))
+            .or_insert_with(|| {
+                rows.push(OpRow {
+                    name: match e.name {
+                        RowName::STEP => STEP_ROW.to_owned(),
+                        RowName::MEMORY => MEMORY_ROW.to_owned(),
+                        RowName::OUT_OF_MEMORY => OOM_ROW.to_owned(),
+                        RowName(id) => rec.strings.get(StrId(id)).to_owned(),
+                    },
+                    calls: 0,
+                    self_cpu_memory_usage: 0,
+                    cpu_memory_usage: 0,
+                    self_device_memory_usage: 0,
+                    device_memory_usage: 0,
+                    on_device: !host,
+                    user_annotation,
+                });
+                rows.len() - 1
             });
-            rows.len() - 1
-        });
-        let (mut self_cpu, mut self_dev) = (0, 0);
-        if e.host {
-            let kids = tree.children(i);
-            let kids_cpu: i64 = kids.iter().map(|&k| events[k as usize].cpu_bytes).sum();
-            let kids_dev: i64 = kids.iter().map(|&k| events[k as usize].device_bytes).sum();
-            self_cpu = e.cpu_bytes - kids_cpu;
-            self_dev = e.device_bytes - kids_dev;
+        let (cpu, device) = prefix.bytes(e);
+        let (mut self_cpu, mut self_dev) = (0i64, 0i64);
+        if host {
+            let (mut kids_cpu, mut kids_dev) = (0i64, 0i64);
+            for &k in tree.children(i) {
+                let (c, d) = prefix.bytes(&events[k as usize]);
+                kids_cpu = kids_cpu.wrapping_add(c);
+                kids_dev = kids_dev.wrapping_add(d);
+            }
+            self_cpu = cpu.wrapping_sub(kids_cpu);
+            self_dev = device.wrapping_sub(kids_dev);
         }
         let r = &mut rows[row];
         r.calls += 1;
-        r.cpu_memory_usage += e.cpu_bytes;
-        r.device_memory_usage += e.device_bytes;
-        r.self_cpu_memory_usage += self_cpu;
-        r.self_device_memory_usage += self_dev;
+        r.cpu_memory_usage = r.cpu_memory_usage.wrapping_add(cpu);
+        r.device_memory_usage = r.device_memory_usage.wrapping_add(device);
+        r.self_cpu_memory_usage = r.self_cpu_memory_usage.wrapping_add(self_cpu);
+        r.self_device_memory_usage = r.self_device_memory_usage.wrapping_add(self_dev);
     }
     rows
 }

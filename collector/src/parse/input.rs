@@ -9,8 +9,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use flate2::read::MultiGzDecoder;
 
-/// Size of each read from disk. 1 MiB keeps syscalls rare without holding much memory.
-pub const READ_CHUNK_BYTES: usize = 1 << 20;
+/// Size of each read from disk, and of the parallel trace reader's chunks. Measured on the
+/// 111 MB benchmark trace: 256 KiB instead of 1 MiB lowers the parse's peak RSS by about
+/// 6 MiB (the JSON window, the reader's buffer and three chunks in flight all scale with
+/// it) for no measurable time (~450 reads and chunk hand-overs of ~10 µs each).
+pub const READ_CHUNK_BYTES: usize = 256 << 10;
 
 /// An opened input: its decompressed byte stream and what we know about the container.
 pub struct Input {

@@ -28,15 +28,14 @@ use super::raw::RawEvent;
 use crate::parse::json_stream::{JsonStream, StreamError, ValueError, parse_one};
 
 /// Target size of a chunk, and of each read from the input while the workers run: the
-/// input's `BufReader` size, so that reads go past it instead of being copied twice. 1 MiB
-/// is about 2,800 events of a PyTorch trace: handing a chunk over (two channel messages,
-/// ~10 µs) costs well under 1 % of scanning it (~3 ms).
+/// input's `BufReader` size, so that reads go past it instead of being copied twice.
+/// 256 KiB is about 700 events of a PyTorch trace: handing a chunk over (two channel
+/// messages, ~10 µs) costs about 1 % of scanning it (~0.8 ms).
 pub const CHUNK_BYTES: usize = crate::parse::input::READ_CHUNK_BYTES;
 
 /// Chunks in flight per worker, plus one queued: while the main thread applies a result,
-/// the queued chunk keeps the workers busy. On two cores that is 3 chunks, ~3.5 MiB of
-/// buffers and scan results (measured: the parse's peak RSS is 22 MiB on the 111 MB trace,
-/// against 19 MiB reading it on one thread; the analyses after it peak higher).
+/// the queued chunk keeps the workers busy. On two cores that is 3 chunks, ~1 MiB of
+/// buffers and scan results.
 pub const CHUNKS_PER_WORKER: usize = 1;
 
 /// Worker threads at most. Past four, the main thread (reading, applying) is the limit.
