@@ -7,6 +7,7 @@ use egui::{Align, Layout, RichText, Ui};
 
 use super::axis::ellipsize;
 use super::doc::{BottomTab, Document};
+use super::export::ExportKind;
 use super::files::{Recent, portal_available};
 use super::loader::{LoadPhase, PendingLoad};
 use super::theme::{Palette, ThemeChoice};
@@ -41,6 +42,29 @@ pub fn menu_bar_ui(
                 ui.close();
             }
             ui.menu_button("Open recent", |ui| recent.menu_ui(ui, cmds));
+            ui.separator();
+            let exports = [
+                (
+                    ExportKind::Report,
+                    "Export report…",
+                    "report.md and charts, as `vramscope report` writes",
+                ),
+                (
+                    ExportKind::Perfetto,
+                    "Export for Perfetto…",
+                    "Chrome trace JSON for ui.perfetto.dev, as `vramscope export` writes",
+                ),
+            ];
+            for (kind, label, hover) in exports {
+                if ui
+                    .add_enabled(doc.is_some(), egui::Button::new(label))
+                    .on_hover_text(hover)
+                    .clicked()
+                {
+                    cmds.push(Command::Export(kind));
+                    ui.close();
+                }
+            }
             ui.separator();
             if let Some(d) = doc
                 && ui

@@ -11,6 +11,7 @@ mod chrome;
 mod compare;
 mod data;
 mod doc;
+mod export;
 mod files;
 mod inspector;
 mod jobs;
@@ -35,6 +36,7 @@ use collector::model::DeviceIdx;
 
 pub use app::ViewerApp;
 use doc::BottomTab;
+use export::ExportKind;
 use theme::ThemeChoice;
 
 /// Something a panel asks for, applied after the frame.
@@ -72,6 +74,8 @@ pub enum Command {
     SetTheme(ThemeChoice),
     /// Forget the recent files.
     ClearRecent,
+    /// Open the export window for the active document.
+    Export(ExportKind),
     /// Hide an error.
     DismissError(usize),
 }

@@ -448,16 +448,43 @@ fn analyses_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
 
 /// Write the report for `inputs` (display name, recording) into `dir`.
 pub fn write_report(dir: &Path, inputs: &[(String, Recording)]) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let built: Vec<(Timeline, Summary, Vec<OpRow>, &'static str)> = inputs
+    let built: Vec<(Timeline, Summary)> = inputs
         .iter()
         .map(|(_, rec)| {
             let timeline = Timeline::build(rec);
             let summary = analysis::summarize(rec, &timeline);
-            let (rows, sort) = sorted_rows(rec);
-            (timeline, summary, rows, sort)
+            (timeline, summary)
         })
         .collect();
+    let analysed: Vec<Analysed<'_>> = inputs
+        .iter()
+        .zip(&built)
+        .map(|((name, rec), (timeline, summary))| Analysed {
+            name,
+            rec,
+            timeline,
+            summary,
+        })
+        .collect();
+    write_analysed(dir, &analysed)
+}
+
+/// One input whose timeline and summary are already built (the viewer has them).
+pub struct Analysed<'a> {
+    /// The file name shown.
+    pub name: &'a str,
+    /// The recording.
+    pub rec: &'a Recording,
+    /// Its timeline.
+    pub timeline: &'a Timeline,
+    /// Its summary.
+    pub summary: &'a Summary,
+}
+
+/// Write the report for analysed inputs into `dir`: report.md and the charts beside it.
+pub fn write_analysed(dir: &Path, inputs: &[Analysed<'_>]) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let rows: Vec<(Vec<OpRow>, &'static str)> = inputs.iter().map(|a| sorted_rows(a.rec)).collect();
     let prefixes: Vec<String> = (0..inputs.len())
         .map(|i| {
             if inputs.len() == 1 {
@@ -469,19 +496,17 @@ pub fn write_report(dir: &Path, inputs: &[(String, Recording)]) -> Result<()> {
         .collect();
     let sections: Vec<Section<'_>> = inputs
         .iter()
-        .zip(&built)
+        .zip(&rows)
         .zip(&prefixes)
-        .map(
-            |(((name, rec), (timeline, summary, rows, sort)), prefix)| Section {
-                name,
-                prefix,
-                rec,
-                timeline,
-                summary,
-                rows,
-                sort,
-            },
-        )
+        .map(|((a, (rows, sort)), prefix)| Section {
+            name: a.name,
+            prefix,
+            rec: a.rec,
+            timeline: a.timeline,
+            summary: a.summary,
+            rows,
+            sort,
+        })
         .collect();
     for s in &sections {
         write_charts(dir, s)?;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::super::Command;
 use super::super::doc::{BottomTab, Document, InspectTarget, TimeView};
+use super::super::export::ExportWindow;
 use super::super::jobs::{self, Job, Request};
 use super::super::theme;
 use super::ViewerApp;
@@ -39,6 +40,14 @@ impl ViewerApp {
             Command::DismissError(i) => {
                 if i < self.errors.len() {
                     self.errors.remove(i);
+                }
+            }
+            Command::Export(kind) => {
+                // A running export keeps its window; a new one replaces a finished one.
+                if !self.export.as_ref().is_some_and(ExportWindow::busy)
+                    && let Some(doc) = self.active_doc()
+                {
+                    self.export = Some(ExportWindow::new(kind, doc.data.clone()));
                 }
             }
             Command::SetTheme(t) => {

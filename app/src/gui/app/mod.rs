@@ -14,6 +14,7 @@ use egui::{CentralPanel, Panel, RichText, Ui};
 
 use super::data::Loaded;
 use super::doc::{BottomTab, Document};
+use super::export::ExportWindow;
 use super::files::{FileBrowser, NativeDialog, Recent, portal_available};
 use super::jobs::{self, Outcome, Worker};
 use super::loader::{LoadOutcome, PendingLoad};
@@ -42,6 +43,7 @@ pub struct ViewerApp {
     browser: FileBrowser,
     dialog: Option<NativeDialog>,
     show_warnings: bool,
+    export: Option<ExportWindow>,
     diffs: HashMap<(u64, u64, bool), Arc<Diff>>,
     options: LoadOptions,
     title: String,
@@ -80,6 +82,7 @@ impl ViewerApp {
             browser: FileBrowser::new(dir),
             dialog: None,
             show_warnings: false,
+            export: None,
             diffs: HashMap::new(),
             options,
             title: String::new(),
@@ -112,6 +115,12 @@ impl ViewerApp {
         &mut self.browser
     }
 
+    /// The export window, when open.
+    #[cfg(test)]
+    pub fn export_mut(&mut self) -> Option<&mut ExportWindow> {
+        self.export.as_mut()
+    }
+
     /// The built-in file browser.
     #[cfg(test)]
     pub fn browser(&self) -> &FileBrowser {
@@ -132,7 +141,9 @@ impl ViewerApp {
     /// Whether anything is loading or being computed.
     #[cfg(test)]
     pub fn busy(&self) -> bool {
-        !self.loads.is_empty() || self.docs.iter().any(Document::busy)
+        !self.loads.is_empty()
+            || self.docs.iter().any(Document::busy)
+            || self.export.as_ref().is_some_and(ExportWindow::busy)
     }
 
     fn open(&mut self, ctx: &egui::Context, paths: Vec<PathBuf>) {
@@ -289,6 +300,11 @@ impl ViewerApp {
             }
         }
         self.browser.window_ui(&ctx, &mut cmds);
+        if let Some(w) = &mut self.export
+            && !w.window_ui(&ctx)
+        {
+            self.export = None;
+        }
         drop_overlay_ui(&ctx);
         for c in cmds {
             self.apply(&ctx, c);

@@ -15,6 +15,7 @@ use egui_kittest::kittest::Queryable;
 use super::ViewerApp;
 use super::doc::{BottomTab, OpColumn};
 
+mod export;
 mod files;
 mod timeline;
 
