@@ -31,7 +31,7 @@
 //! (snapshots need about 2x their size in all). The input itself is read through a small
 //! reused buffer ([`parse_from`]), never held whole. Measured (release, shared 2-core VM,
 //! `bench/snapshot.sh`): `vramscope summary` of a synthetic 109 MB snapshot of 1M trace
-//! entries, parse included, takes 0.8 s and 286 MB peak RSS.
+//! entries, parse included, takes 0.7 s and 286 MB peak RSS.
 //!
 //! Files: [`arena`] (the values and their accessors), [`reader`] (the machine's state and
 //! its input window), [`opcodes`] (opcode values and dispatch), [`stack`] (stack, containers,
