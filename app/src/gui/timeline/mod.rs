@@ -148,7 +148,15 @@ pub fn timeline_ui(
     paint::time_axis(&painter, &frame, axis_rect, palette);
     decorations_ui(&painter, doc, &frame, strip_rect, palette);
     if let Some(pos) = response.hover_pos() {
-        readout_ui(&painter, doc, &frame, pos, other.as_ref(), palette);
+        readout_ui(
+            &painter,
+            doc,
+            &frame,
+            plot_area,
+            pos,
+            other.as_ref(),
+            palette,
+        );
     }
 }
 

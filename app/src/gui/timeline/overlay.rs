@@ -106,11 +106,13 @@ pub fn decorations_ui(
     }
 }
 
-/// The hover readout: time, step, op, and each series' value under the pointer.
+/// The hover readout: time, step, op, and each series' value under the pointer, drawn
+/// over `area` (all the plots: stacked runs share the pointer's line and box).
 pub fn readout_ui(
     painter: &egui::Painter,
     doc: &Document,
     frame: &PlotFrame,
+    area: Rect,
     pos: Pos2,
     other: Option<&Other<'_>>,
     palette: &Palette,
@@ -120,7 +122,7 @@ pub fn readout_ui(
     }
     painter.vline(
         pos.x,
-        frame.rect.y_range(),
+        area.y_range(),
         Stroke::new(1.0, palette.weak_text.gamma_multiply(0.6)),
     );
     let lines = readout_lines(doc, frame.t_at(pos.x), other, palette);
@@ -141,10 +143,7 @@ pub fn readout_ui(
     if origin.x + width > frame.rect.right() {
         origin.x = pos.x - 14.0 - width;
     }
-    origin.y = origin
-        .y
-        .min(frame.rect.bottom() - height)
-        .max(frame.rect.top());
+    origin.y = origin.y.min(area.bottom() - height).max(area.top());
     let bg = Rect::from_min_size(origin, vec2(width, height));
     painter.rect(
         bg,
@@ -217,6 +216,65 @@ fn readout_lines(
             "B reserved",
             value(c.reserved.as_ref(), at),
         );
+        // Where run B is at this time: its own step and op, not A's.
+        let b = &o.source.data;
+        let step = b.step_at(at).map(|s| format!("step {s}"));
+        let op = b.op_at(at).map(|op| format!("op  {}", ellipsize(op, 40)));
+        let text: Vec<String> = step.into_iter().chain(op).collect();
+        if !text.is_empty() {
+            lines.push((None, format!("B  {}", text.join("   "))));
+        }
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::compare::other_source;
+    use super::super::super::doc::CompareLayout;
+    use super::super::super::tests::{fixture, harness, settle};
+    use super::super::super::theme::{Palette, ThemeChoice};
+    use super::*;
+
+    #[test]
+    fn the_readout_says_where_the_compared_run_is() {
+        let mut h = harness(vec![
+            fixture("torch-cpu/k01_mlp_s1.json.gz"),
+            fixture("torch-cpu/k02_mlp_stack.json.gz"),
+        ]);
+        settle(&mut h);
+        let app = h.state();
+        let (a, b) = (&app.docs()[0], &app.docs()[1]);
+        let source = other_source(a, b.id, &b.data);
+        let other = Other {
+            source,
+            layout: CompareLayout::Stacked,
+            name: "B",
+        };
+        let palette = Palette::for_theme(ThemeChoice::Dark);
+        // The middle of B's last step, on the shared axis (aligned at the starts).
+        let step = b.data.rec.steps.last().expect("B has steps");
+        let at = (step.start_ns + step.end_ns) / 2;
+        let t = (at - source.origin_ns) as f64;
+        let texts = |other| -> Vec<String> {
+            readout_lines(a, t, other, &palette)
+                .into_iter()
+                .map(|l| l.1)
+                .collect()
+        };
+        let with = texts(Some(&other));
+        let b_line = with
+            .iter()
+            .find(|l| l.starts_with("B  "))
+            .expect("a line for B");
+        assert!(
+            b_line.contains(&format!("step {}", step.number)),
+            "{b_line}"
+        );
+        let op = b.data.op_at(at).expect("an op runs mid-step");
+        assert!(b_line.contains(&ellipsize(op, 40)), "{b_line}");
+        assert!(with.iter().any(|l| l.starts_with("B allocated")));
+        // Without a compared run there is no B line.
+        assert!(!texts(None).iter().any(|l| l.starts_with("B")));
+    }
 }
