@@ -256,6 +256,61 @@ fn bad_pickles_are_refused_clearly() {
 }
 
 #[test]
+fn self_containing_and_shared_settings_are_printed_bounded() {
+    // The memo lets a pickle put a list inside itself and share one list 2^40 times over.
+    // allocator_settings are printed as text: that must neither recurse forever nor grow
+    // without bound. Built by hand: {"segments": [], "device_traces": [],
+    // "allocator_settings": {"a": L (L.append(L)), "b": L40}}, L(i) = [L(i-1), L(i-1)].
+    let mut b: Vec<u8> = b"\x80\x04}\x94(".to_vec();
+    let key = |b: &mut Vec<u8>, k: &str| {
+        b.push(0x8c);
+        b.push(k.len() as u8);
+        b.extend_from_slice(k.as_bytes());
+    };
+    key(&mut b, "segments");
+    b.push(b']');
+    key(&mut b, "device_traces");
+    b.push(b']');
+    key(&mut b, "allocator_settings");
+    b.extend_from_slice(b"}\x94("); // memo 1
+    key(&mut b, "a");
+    b.extend_from_slice(b"]\x94h\x02a"); // memo 2 = L; L.append(L)
+    key(&mut b, "b");
+    b.extend_from_slice(b"]\x940"); // memo 3 = L(0), popped
+    for level in 3u8..43 {
+        // memo level+1 = [memo level, memo level], popped
+        b.extend_from_slice(&[b'(', b'h', level, b'h', level, b'l', 0x94, b'0']);
+    }
+    b.extend_from_slice(&[b'h', 43, b'u', b'u', b'.']);
+    let dir = temp_dir("cyclic-settings");
+    let path = dir.join("cyclic.pickle");
+    std::fs::write(&path, &b).expect("write");
+    let started = std::time::Instant::now();
+    let out = vramscope(&["summary", path.to_str().expect("p"), "--format", "json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("overflow") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        started.elapsed().as_secs() < 30,
+        "took {:?}",
+        started.elapsed()
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let settings = &v["allocator_settings"];
+    let a = settings["a"].as_str().expect("a as text");
+    assert!(a.starts_with("[[[[") && a.contains('…'), "{a}");
+    let deep = settings["b"].as_str().expect("b as text");
+    assert!(
+        deep.len() < 8192 && deep.contains('…'),
+        "{} chars",
+        deep.len()
+    );
+}
+
+#[test]
 fn code_running_pickles_are_refused_and_nothing_runs() {
     let dir = fixtures().join("pickle");
     let evil: Vec<PathBuf> = std::fs::read_dir(&dir)

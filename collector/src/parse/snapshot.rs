@@ -860,30 +860,79 @@ fn unreserve(pieces: &mut BTreeMap<u64, u64>, addr: u64, size: u64) -> bool {
 }
 
 /// A setting's value as text: scalars as Python prints them, containers as `{…}`/`[…]`.
+/// The memo lets a hostile pickle nest a container in itself, or share one many times
+/// over (exponential when printed): depth and length are bounded, and what is cut shows
+/// as `…`.
 fn display(p: &Pickle, v: NodeId) -> String {
+    let mut out = String::new();
+    display_into(p, v, 0, &mut out);
+    out
+}
+
+/// Containers printed inside one another, at most.
+const DISPLAY_DEPTH: usize = 8;
+/// Characters of one setting's text, about.
+const DISPLAY_CHARS: usize = 4096;
+
+fn display_into(p: &Pickle, v: NodeId, depth: usize, out: &mut String) {
+    if out.len() >= DISPLAY_CHARS {
+        if !out.ends_with('…') {
+            out.push('…');
+        }
+        return;
+    }
     if let Some(s) = p.as_str(v) {
-        return s.to_owned();
+        let room = DISPLAY_CHARS.saturating_sub(out.len());
+        match s.char_indices().nth(room) {
+            Some((cut, _)) => {
+                out.push_str(&s[..cut]);
+                out.push('…');
+            }
+            None => out.push_str(s),
+        }
+        return;
     }
     if let Some(b) = p.as_bool(v) {
-        return if b { "True".into() } else { "False".into() };
+        out.push_str(if b { "True" } else { "False" });
+        return;
     }
     if let Some(i) = p.as_i64(v) {
-        return i.to_string();
+        out.push_str(&i.to_string());
+        return;
     }
     if let Some(f) = p.as_f64(v) {
-        return f.to_string();
+        out.push_str(&f.to_string());
+        return;
     }
     let entries = p.entries(v);
-    if !entries.is_empty() {
-        let parts: Vec<String> = entries
-            .iter()
-            .map(|&(k, v)| format!("{}: {}", display(p, k), display(p, v)))
-            .collect();
-        return format!("{{{}}}", parts.join(", "));
+    let dict = !entries.is_empty();
+    out.push(if dict { '{' } else { '[' });
+    if depth >= DISPLAY_DEPTH {
+        out.push('…');
+    } else if dict {
+        for (n, &(k, v)) in entries.iter().enumerate() {
+            if n > 0 {
+                out.push_str(", ");
+            }
+            display_into(p, k, depth + 1, out);
+            out.push_str(": ");
+            display_into(p, v, depth + 1, out);
+            if out.len() >= DISPLAY_CHARS {
+                break;
+            }
+        }
+    } else {
+        for (n, &i) in p.items(v).iter().enumerate() {
+            if n > 0 {
+                out.push_str(", ");
+            }
+            display_into(p, i, depth + 1, out);
+            if out.len() >= DISPLAY_CHARS {
+                break;
+            }
+        }
     }
-    let items = p.items(v);
-    let parts: Vec<String> = items.iter().map(|&i| display(p, i)).collect();
-    format!("[{}]", parts.join(", "))
+    out.push(if dict { '}' } else { ']' });
 }
 
 /// Steps from annotations: repeated names (`ProfilerStep#N`, `step`, …).
