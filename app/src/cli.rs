@@ -281,7 +281,8 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
             let timeline = Timeline::build(&rec);
             let summary = analysis::summarize(&rec, &timeline);
             let names = device.map(|n| device_names(&rec, n)).transpose()?;
-            return check::check(out, &summary, names.as_deref(), max_peak);
+            return check::check(out, &summary, names.as_deref(), max_peak)
+                .with_context(|| path.display().to_string());
         }
         Command::Diff {
             a,
@@ -378,7 +379,8 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
         } => {
             let rec = open(&path, load)?;
             let timeline = Timeline::build(&rec);
-            let report = live_report(&rec, &timeline, &at, device)?;
+            let report = live_report(&rec, &timeline, &at, device)
+                .with_context(|| path.display().to_string())?;
             let mut report = report;
             report.groups.truncate(limit);
             match format {
@@ -477,7 +479,9 @@ fn live_report(
                     .map_or(0, |p| p.allocated_bytes)
             })
             .map(|(i, _)| i as DeviceIdx)
-            .ok_or_else(|| anyhow::anyhow!("no allocations recorded: nothing was live"))?,
+            .ok_or_else(|| anyhow::anyhow!(
+                    "no allocations recorded, so nothing was live (a profiler trace needs profile_memory=True)"
+                ))?,
     };
     let d = pick(device_idx as usize)
         .ok_or_else(|| anyhow::anyhow!("the source records no allocations on that device"))?;

@@ -182,3 +182,34 @@ fn a_closed_pipe_ends_quietly() {
     );
     let _ = std::io::stderr().flush();
 }
+
+#[test]
+fn live_on_a_trace_without_memory_names_the_file_and_the_fix() {
+    // A real trace profiled without profile_memory=True: nothing to list, and the one line
+    // says which file and why (exit 1); an unknown device is a usage error (exit 2).
+    let dir = shared_traces().join("real/kineto-resnet50-2021-01-nomem");
+    let trace = std::fs::read_dir(&dir)
+        .expect("the no-memory trace")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.to_string_lossy().ends_with(".json.gz"))
+        .expect("a .json.gz");
+    let t = trace.to_str().expect("path");
+    let name = trace
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let stderr = expect_failure(
+        &["live", t, "--at", "peak"],
+        1,
+        &[&name, "profile_memory=True"],
+    );
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    let sample = repo_root().join("samples/transformer-lm-train-cpu.json.gz");
+    let s = sample.to_str().expect("path");
+    expect_failure(
+        &["live", s, "--device", "7"],
+        2,
+        &["transformer-lm-train-cpu.json.gz", "no device 7"],
+    );
+}
