@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Mutation fuzzing of the vramscope binary: real inputs of every format vramscope reads
+(profiler traces, allocator snapshots, recordings, packs, Nsight exports) are damaged —
+bytes flipped, cut, spliced, repeated, numbers replaced by extreme ones, gzipped or not —
+and fed to each command. Every run must end with exit 0 or 1 (2 for usage), never a
+panic, an abort (stack overflow) or a hang, and an error must name the file.
+
+    tests/fuzz/mutate.py [--binary target/debug/vramscope] [--cases N | --seconds S] [--seed K]
+
+A fixed seed and case count repeat the same inputs (.ci/run runs a short fixed set).
+Failing inputs are kept in the output directory (default: a temporary one) to rerun.
+"""
+import argparse
+import gzip
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+F = ROOT / "tests" / "fixtures"
+SEEDS = [
+    F / "torch-cpu" / "k01_mlp_s1.json.gz",
+    F / "torch-cpu" / "x03_outside_op.json.gz",
+    F / "snapshot" / "oom.pickle",
+    F / "snapshot" / "ring.pickle",
+    F / "snapshot" / "expandable.pickle",
+    F / "snapshot" / "multi_gpu.pickle",
+    F / "recording" / "v1-train.vsr",
+    F / "recording" / "v1-killed.vsr",
+    F / "nsight" / "cuda-memory.sqlite",
+    ROOT / "samples" / "cs336-transformer-snapshot.pickle",
+]
+EXTREMES = [0, -1, 2**31, 2**63, 2**64, -(2**63), 1e308, -1e308, 10**30, "NaN", "1e999"]
+
+
+def mutate(rng, data):
+    d = bytearray(data)
+    if d[:2] == b"\x1f\x8b" and rng.random() < 0.7:
+        d = bytearray(gzip.decompress(bytes(d)))  # damage the JSON, not the deflate stream
+    kind = rng.choice(["flip", "cut", "splice", "repeat", "number"])
+    for _ in range(rng.randint(1, 8)):
+        if not d:
+            break
+        i = rng.randrange(len(d))
+        if kind == "flip":
+            d[i] = rng.randrange(256)
+        elif kind == "cut":
+            del d[i:]
+            break
+        elif kind == "splice":
+            j = rng.randrange(len(d))
+            d[i:i] = d[j : j + rng.randint(1, 64)]
+        elif kind == "repeat":
+            d[i:i] = d[i : i + rng.randint(1, 200)] * rng.randint(2, 5)
+        else:
+            d[i : i + rng.randint(1, 3)] = str(rng.choice(EXTREMES)).encode()
+    if rng.random() < 0.3:
+        d = bytearray(gzip.compress(bytes(d), 1))
+    return bytes(d)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--binary", default=str(ROOT / "target" / "debug" / "vramscope"))
+    ap.add_argument("--cases", type=int, default=0, help="inputs to try (default: until --seconds)")
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    out = Path(args.out or tempfile.mkdtemp(prefix="vramscope-fuzz-"))
+    out.mkdir(parents=True, exist_ok=True)
+    case = out / "case.bin"
+    commands = [
+        ["summary", "{}", "--format", "json"],
+        ["table", "{}", "--format", "json"],
+        ["live", "{}", "--at", "peak"],
+        ["live", "{}", "--at", "oom"],
+        ["live", "{}", "--at", "123.5"],
+        ["report", "{}", "-o", str(out / "report")],
+        ["export", "{}", "--format", "perfetto", "-o", str(out / "perfetto.json")],
+        ["pack", "{}", "-o", str(out / "packed.vsr"), "--force"],
+        ["diff", "{}", str(ROOT / "samples" / "transformer-lm-train-cpu.json.gz")],
+        ["check", "{}", "--max-peak", "1MiB"],
+    ]
+    rng = random.Random(args.seed)
+    seeds = [p.read_bytes() for p in SEEDS if p.exists()]
+    # Packs are made by this binary from the seeds, so they follow its format version.
+    for src in (SEEDS[0], SEEDS[2]):
+        packed = out / f"seed-{src.stem}.vsr"
+        r = subprocess.run([args.binary, "pack", str(src), "-o", str(packed), "--force"], capture_output=True)
+        if r.returncode == 0:
+            seeds.append(packed.read_bytes())
+    deadline = time.time() + args.seconds
+    runs = failures = 0
+    while (runs < args.cases) if args.cases else (time.time() < deadline):
+        case.write_bytes(mutate(rng, rng.choice(seeds)))
+        cmd = [args.binary] + [a.replace("{}", str(case)) for a in rng.choice(commands)]
+        runs += 1
+        try:
+            r = subprocess.run(cmd, capture_output=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            failures += 1
+            kept = out / f"hang-{failures}.bin"
+            os.replace(case, kept)
+            print(f"HANG (30 s): {cmd[1]} {kept}", flush=True)
+            continue
+        err = r.stderr.decode(errors="replace")
+        usage = r.returncode == 2 and "usage" not in err.lower() and "vramscope:" in err
+        bad = r.returncode not in (0, 1) and not usage
+        if bad or "panicked" in err or "overflow" in err:
+            failures += 1
+            kept = out / f"crash-{failures}.bin"
+            os.replace(case, kept)
+            print(f"CRASH (exit {r.returncode}): {' '.join(cmd[1:2])} {kept}\n{err[-600:]}", flush=True)
+        elif r.returncode == 1 and err and str(case) not in err:
+            failures += 1
+            kept = out / f"unnamed-{failures}.bin"
+            os.replace(case, kept)
+            print(f"ERROR WITHOUT THE FILE NAME: {cmd[1]} {kept}: {err.strip()[-300:]}", flush=True)
+    print(f"fuzz: {runs} inputs, {failures} failures (seed {args.seed}; kept in {out})")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
