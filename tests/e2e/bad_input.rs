@@ -213,3 +213,45 @@ fn live_on_a_trace_without_memory_names_the_file_and_the_fix() {
         &["transformer-lm-train-cpu.json.gz", "no device 7"],
     );
 }
+
+#[test]
+fn absurd_timestamps_are_clamped_and_counted() {
+    // A trace whose clock jumps by 1.8e16 µs: durations computed from it would overflow
+    // i64 ns. Times are clamped to ±146 years, counted in the warnings, and every command
+    // still answers.
+    let dir = temp_dir("absurd-times");
+    let path = dir.join("absurd.json");
+    std::fs::write(
+        &path,
+        br#"{"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": -9000000000000000, "dur": 5},
+  {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 9000000000000000,
+   "args": {"Device Type": 0, "Device Id": -1, "Addr": 1, "Bytes": 64, "Total Allocated": 64, "Total Reserved": 0}}
+]}"#,
+    )
+    .expect("write");
+    let p = path.to_str().expect("path");
+    let summary = vramscope(&["summary", p]);
+    let stdout = String::from_utf8_lossy(&summary.stdout);
+    let stderr = String::from_utf8_lossy(&summary.stderr);
+    assert_eq!(summary.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains("3 timestamps beyond ±146 years clamped"),
+        "{stdout}"
+    );
+    for args in [
+        vec!["table", p],
+        vec!["live", p, "--at", "peak"],
+        vec!["export", p, "--format", "perfetto", "-o"],
+    ] {
+        let mut args = args;
+        let out_path = dir.join("out.json");
+        let out_str = out_path.to_str().expect("path").to_owned();
+        if args.last() == Some(&"-o") {
+            args.push(&out_str);
+        }
+        let out = vramscope(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}

@@ -300,6 +300,10 @@ impl Diagnostics {
     }
 }
 
+/// The largest timestamp magnitude kept (2^62 − 1 ns, about 146 years from the clock's
+/// zero; epoch clocks read about 2^60.6 ns today): see [`Recording::clamp_times`].
+pub const TIME_LIMIT_NS: i64 = (1 << 62) - 1;
+
 /// Everything one source said, in the neutral model.
 #[derive(Clone, Debug)]
 pub struct Recording {
@@ -467,6 +471,54 @@ impl Recording {
         }
         self.meta.start_ns = self.meta.start_ns.saturating_add(delta_ns);
         self.meta.end_ns = self.meta.end_ns.saturating_add(delta_ns);
+    }
+
+    /// Clamp every timestamp into ±[`TIME_LIMIT_NS`], counting those that were not (a
+    /// corrupt or hostile file's): after this, any two times differ by less than
+    /// `i64::MAX`, so no duration computed from them overflows. Every reader's result
+    /// passes through here ([`crate::load`]).
+    pub fn clamp_times(&mut self) {
+        let mut clamped = 0u64;
+        let mut clamp = |t: &mut i64| {
+            if !(-TIME_LIMIT_NS..=TIME_LIMIT_NS).contains(t) {
+                *t = (*t).clamp(-TIME_LIMIT_NS, TIME_LIMIT_NS);
+                clamped += 1;
+            }
+        };
+        for e in &mut self.mem_events {
+            clamp(&mut e.time_ns);
+        }
+        for op in &mut self.ops {
+            clamp(&mut op.start_ns);
+            clamp(&mut op.end_ns);
+        }
+        for s in &mut self.steps {
+            clamp(&mut s.start_ns);
+            clamp(&mut s.end_ns);
+        }
+        if let Some(t) = self.allocator.as_mut().and_then(|a| a.time_ns.as_mut()) {
+            clamp(t);
+        }
+        for s in &mut self.gpu_samples {
+            clamp(&mut s.time_ns);
+        }
+        for s in &mut self.host_samples {
+            clamp(&mut s.time_ns);
+        }
+        for s in &mut self.gpu_process_samples {
+            clamp(&mut s.time_ns);
+        }
+        // The time range is derived from the times above: clamped, not counted again.
+        let limit = -TIME_LIMIT_NS..=TIME_LIMIT_NS;
+        self.meta.start_ns = self.meta.start_ns.clamp(*limit.start(), *limit.end());
+        self.meta.end_ns = self.meta.end_ns.clamp(*limit.start(), *limit.end());
+        if self.meta.end_ns < self.meta.start_ns {
+            self.meta.end_ns = self.meta.start_ns;
+        }
+        self.diagnostics.note_n(
+            "timestamps beyond ±146 years clamped (corrupt times)",
+            clamped,
+        );
     }
 
     /// Time since the start of the recording, in µs, as reports show it.

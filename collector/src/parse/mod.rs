@@ -182,6 +182,17 @@ pub fn load_watched(
     options: LoadOptions,
     progress: &LoadProgress,
 ) -> Result<Recording, LoadError> {
+    let mut rec = read_any(path, options, progress)?;
+    rec.clamp_times();
+    Ok(rec)
+}
+
+/// The reader the content calls for, run on `path`.
+fn read_any(
+    path: &Path,
+    options: LoadOptions,
+    progress: &LoadProgress,
+) -> Result<Recording, LoadError> {
     let err = |kind, offset, decompressed| LoadError {
         path: path.to_path_buf(),
         offset,
