@@ -452,23 +452,38 @@ impl Recording {
         (self.threads.len() - 1) as ThreadIdx
     }
 
-    /// Move every timestamp by `delta_ns` (events, spans, steps, the allocator's state, the
-    /// time range): to put a source on another clock.
-    pub fn shift_time(&mut self, delta_ns: i64) {
+    /// Every timestamp of the recording but its time range: memory events, op spans,
+    /// steps, the allocator's state, NVML and host samples.
+    fn for_each_time_mut(&mut self, mut f: impl FnMut(&mut i64)) {
         for e in &mut self.mem_events {
-            e.time_ns = e.time_ns.saturating_add(delta_ns);
+            f(&mut e.time_ns);
         }
         for op in &mut self.ops {
-            op.start_ns = op.start_ns.saturating_add(delta_ns);
-            op.end_ns = op.end_ns.saturating_add(delta_ns);
+            f(&mut op.start_ns);
+            f(&mut op.end_ns);
         }
         for s in &mut self.steps {
-            s.start_ns = s.start_ns.saturating_add(delta_ns);
-            s.end_ns = s.end_ns.saturating_add(delta_ns);
+            f(&mut s.start_ns);
+            f(&mut s.end_ns);
         }
-        if let Some(state) = self.allocator.as_mut() {
-            state.time_ns = state.time_ns.map(|t| t.saturating_add(delta_ns));
+        if let Some(t) = self.allocator.as_mut().and_then(|a| a.time_ns.as_mut()) {
+            f(t);
         }
+        for s in &mut self.gpu_samples {
+            f(&mut s.time_ns);
+        }
+        for s in &mut self.host_samples {
+            f(&mut s.time_ns);
+        }
+        for s in &mut self.gpu_process_samples {
+            f(&mut s.time_ns);
+        }
+    }
+
+    /// Move every timestamp by `delta_ns` (events, spans, steps, the allocator's state,
+    /// samples, the time range): to put a source on another clock.
+    pub fn shift_time(&mut self, delta_ns: i64) {
+        self.for_each_time_mut(|t| *t = t.saturating_add(delta_ns));
         self.meta.start_ns = self.meta.start_ns.saturating_add(delta_ns);
         self.meta.end_ns = self.meta.end_ns.saturating_add(delta_ns);
     }
@@ -478,38 +493,15 @@ impl Recording {
     /// `i64::MAX`, so no duration computed from them overflows. Every reader's result
     /// passes through here ([`crate::load`]).
     pub fn clamp_times(&mut self) {
+        let limit = -TIME_LIMIT_NS..=TIME_LIMIT_NS;
         let mut clamped = 0u64;
-        let mut clamp = |t: &mut i64| {
-            if !(-TIME_LIMIT_NS..=TIME_LIMIT_NS).contains(t) {
-                *t = (*t).clamp(-TIME_LIMIT_NS, TIME_LIMIT_NS);
+        self.for_each_time_mut(|t| {
+            if !limit.contains(t) {
+                *t = (*t).clamp(*limit.start(), *limit.end());
                 clamped += 1;
             }
-        };
-        for e in &mut self.mem_events {
-            clamp(&mut e.time_ns);
-        }
-        for op in &mut self.ops {
-            clamp(&mut op.start_ns);
-            clamp(&mut op.end_ns);
-        }
-        for s in &mut self.steps {
-            clamp(&mut s.start_ns);
-            clamp(&mut s.end_ns);
-        }
-        if let Some(t) = self.allocator.as_mut().and_then(|a| a.time_ns.as_mut()) {
-            clamp(t);
-        }
-        for s in &mut self.gpu_samples {
-            clamp(&mut s.time_ns);
-        }
-        for s in &mut self.host_samples {
-            clamp(&mut s.time_ns);
-        }
-        for s in &mut self.gpu_process_samples {
-            clamp(&mut s.time_ns);
-        }
+        });
         // The time range is derived from the times above: clamped, not counted again.
-        let limit = -TIME_LIMIT_NS..=TIME_LIMIT_NS;
         self.meta.start_ns = self.meta.start_ns.clamp(*limit.start(), *limit.end());
         self.meta.end_ns = self.meta.end_ns.clamp(*limit.start(), *limit.end());
         if self.meta.end_ns < self.meta.start_ns {
