@@ -1,5 +1,6 @@
 //! `vramscope`: GPU memory profiler and trace visualizer — the command-line entry point.
 
+mod atomic;
 mod cli;
 mod export;
 mod gui;

@@ -6,14 +6,16 @@
 //! requested name (and packing a file onto itself with `--force` is safe: the input is
 //! read completely first).
 
-use std::fs::{self, OpenOptions};
+use std::fs::{self, File};
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use collector::Recording;
 use collector::parse::recording::packed::{self, PackInfo};
 use collector::units::bytes_iec;
+
+use crate::atomic::write_atomically;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 
@@ -52,14 +54,8 @@ pub fn pack(
         source_bytes: fs::metadata(input).ok().map(|m| m.len()),
         redacted_paths: redact,
     };
-    let temp = temp_path(output);
-    let written = write_pack(&temp, &rec, &info)
-        .and_then(|()| fs::rename(&temp, output).map_err(anyhow::Error::from))
-        .with_context(|| format!("cannot write {}", output.display()));
-    if written.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    written?;
+    write_atomically(output, TEMP_TAG, |file| write_pack(file, &rec, &info))
+        .with_context(|| format!("cannot write {}", output.display()))?;
     Ok(Packed {
         input_bytes: info.source_bytes.unwrap_or(0),
         output_bytes: fs::metadata(output).map(|m| m.len()).unwrap_or(0),
@@ -67,22 +63,15 @@ pub fn pack(
     })
 }
 
-fn write_pack(path: &Path, rec: &Recording, info: &PackInfo) -> Result<()> {
-    let file = OpenOptions::new().write(true).create_new(true).open(path)?;
+/// The temporary file's tag: `.NAME.pack-PID` beside the output.
+const TEMP_TAG: &str = "pack";
+
+fn write_pack(file: File, rec: &Recording, info: &PackInfo) -> Result<File> {
     let mut gz = GzEncoder::new(BufWriter::new(file), Compression::new(PACK_COMPRESSION));
     packed::write(&mut gz, rec, info)?;
     let mut file = gz.finish()?.into_inner().map_err(|e| e.into_error())?;
     file.flush()?;
-    file.sync_all()?;
-    Ok(())
-}
-
-/// `.NAME.pack-PID` beside `output`.
-fn temp_path(output: &Path) -> PathBuf {
-    let name = output
-        .file_name()
-        .map_or_else(|| "pack".into(), |n| n.to_string_lossy().into_owned());
-    output.with_file_name(format!(".{name}.pack-{}", std::process::id()))
+    Ok(file)
 }
 
 /// One line for the terminal.
@@ -109,11 +98,11 @@ pub fn describe(output: &Path, p: &Packed) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::fs::File;
+    use crate::atomic::temp_path;
 
     #[test]
     fn temp_file_sits_beside_the_output() {
-        let t = temp_path(Path::new("/x/y/run.vsr"));
+        let t = temp_path(Path::new("/x/y/run.vsr"), TEMP_TAG);
         assert_eq!(t.parent(), Some(Path::new("/x/y")));
         assert!(
             t.file_name()

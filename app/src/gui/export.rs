@@ -369,36 +369,22 @@ fn write(kind: ExportKind, data: &Loaded, dest: &Path) -> Result<String, String>
             Ok(format!("Wrote {}", dest.join("report.md").display()))
         }
         ExportKind::Perfetto => {
-            // Written beside the destination and renamed over it, so a failed export never
-            // leaves a cut-off file where a good one was.
-            let name = dest.file_name().map(|n| n.to_string_lossy().into_owned());
-            let temp = dest.with_file_name(format!(
-                ".{}.vramscope-tmp-{}",
-                name.unwrap_or_default(),
-                std::process::id()
-            ));
-            let written = (|| -> std::io::Result<u64> {
-                let file = std::fs::File::create(&temp)?;
+            // A failed export never leaves a cut-off file where a good one was.
+            let mut bytes = 0u64;
+            crate::atomic::write_atomically(dest, "vramscope-tmp", |file| {
                 let mut w = std::io::BufWriter::new(file);
                 crate::export::perfetto_json(&mut w, &data.rec, &data.timeline)?;
                 w.flush()?;
                 let file = w.into_inner().map_err(|e| e.into_error())?;
-                file.sync_all()?;
-                let bytes = file.metadata()?.len();
-                std::fs::rename(&temp, dest)?;
-                Ok(bytes)
-            })();
-            match written {
-                Ok(bytes) => Ok(format!(
-                    "Wrote {} ({})",
-                    dest.display(),
-                    collector::units::bytes_iec(i64::try_from(bytes).unwrap_or(i64::MAX))
-                )),
-                Err(e) => {
-                    let _ = std::fs::remove_file(&temp);
-                    Err(format!("cannot write {}: {e}", dest.display()))
-                }
-            }
+                bytes = file.metadata()?.len();
+                Ok(file)
+            })
+            .map_err(|e| format!("cannot write {}: {e:#}", dest.display()))?;
+            Ok(format!(
+                "Wrote {} ({})",
+                dest.display(),
+                collector::units::bytes_iec(i64::try_from(bytes).unwrap_or(i64::MAX))
+            ))
         }
     }
 }
