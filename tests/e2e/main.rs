@@ -7,6 +7,7 @@ mod bad_input;
 mod check;
 mod diff;
 mod export;
+mod golden;
 mod nsight;
 mod pack;
 mod real_traces;
