@@ -15,7 +15,10 @@ use crate::support::repo_root;
 /// Inputs, relative to the repository root, and the short name their goldens go under.
 const INPUTS: &[(&str, &str)] = &[
     ("sample-trace", "samples/transformer-lm-train-cpu.json.gz"),
-    ("sample-snapshot", "samples/cs336-transformer-snapshot.pickle"),
+    (
+        "sample-snapshot",
+        "samples/cs336-transformer-snapshot.pickle",
+    ),
     ("t2", "../shared/traces/torch-cpu/t2.json.gz"),
     ("t3", "../shared/traces/torch-cpu/t3.json.gz"),
     ("t5", "../shared/traces/torch-cpu/t5.json.gz"),
@@ -83,10 +86,16 @@ const INPUTS: &[(&str, &str)] = &[
     ("snap-multi-gpu", "tests/fixtures/snapshot/multi_gpu.pickle"),
     ("snap-oom", "tests/fixtures/snapshot/oom.pickle"),
     ("snap-ring", "tests/fixtures/snapshot/ring.pickle"),
-    ("snap-expandable", "tests/fixtures/snapshot/expandable.pickle"),
+    (
+        "snap-expandable",
+        "tests/fixtures/snapshot/expandable.pickle",
+    ),
     ("rec-train", "tests/fixtures/recording/v1-train.vsr"),
     ("rec-killed", "tests/fixtures/recording/v1-killed.vsr"),
-    ("k03-sched", "tests/fixtures/torch-cpu/k03_mlp_sched.json.gz"),
+    (
+        "k03-sched",
+        "tests/fixtures/torch-cpu/k03_mlp_sched.json.gz",
+    ),
 ];
 
 /// Commands run on every input: golden name, then arguments around `{in}`; `{out}` is a
@@ -96,7 +105,10 @@ const COMMANDS: &[(&str, &str)] = &[
     ("summary.json", "summary {in} --format json"),
     ("table.txt", "table {in}"),
     ("table.json", "table {in} --format json --sort none"),
-    ("table-count.csv", "table {in} --format csv --sort count --limit 20"),
+    (
+        "table-count.csv",
+        "table {in} --format csv --sort count --limit 20",
+    ),
     ("live-peak.txt", "live {in}"),
     ("live-end.json", "live {in} --at end --format json"),
     ("report.md", "report {in} -o {out} => report.md"),
@@ -165,7 +177,9 @@ fn expand(template: &str, input: &str, out: &Path) -> (Vec<String>, Option<Strin
 fn compare(path: &Path, actual: &[u8]) -> Option<String> {
     let gz_path = path.with_file_name(format!(
         "{}.gz",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or_default()
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
     ));
     if blessing() {
         std::fs::create_dir_all(path.parent().expect("parent")).expect("golden dir");
@@ -244,7 +258,9 @@ fn every_output_is_byte_identical_to_its_golden() {
         let template = format!("diff {} {} {extra}", input_path(a), input_path(b));
         let (args, _) = expand(&template, "", &out);
         let actual = run(&args, &out, None);
-        let path = golden_dir().join("diff").join(format!("{a}-vs-{b}-{golden}"));
+        let path = golden_dir()
+            .join("diff")
+            .join(format!("{a}-vs-{b}-{golden}"));
         failures.extend(compare(&path, &actual));
         checked += 1;
         let _ = std::fs::remove_dir_all(&out);
