@@ -1,12 +1,9 @@
 //! `vramscope`: GPU memory profiler and trace visualizer — the command-line entry point.
 
-mod atomic;
 mod cli;
-mod export;
 mod gui;
+mod output;
 mod palette;
-mod render;
-mod report;
 mod size;
 
 use std::io::{self, Write};

@@ -1,11 +1,33 @@
 //! `vramscope check`: a CI gate on peak memory.
 
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Result;
-use collector::analysis::{DeviceSummary, Summary};
+use anyhow::{Context, Result};
+use collector::Timeline;
+use collector::analysis::{self, DeviceSummary, Summary};
 use collector::units::{bytes_iec, duration_us};
+
+use super::LoadArgs;
+use super::input::{device_names, open};
+
+/// Check `path`'s peaks (of device ordinal `device` only, when given) against
+/// `max_peak_bytes`.
+pub fn run(
+    out: &mut impl Write,
+    path: &Path,
+    max_peak_bytes: u64,
+    device: Option<i32>,
+    load: LoadArgs,
+) -> Result<ExitCode> {
+    let rec = open(path, load)?;
+    let timeline = Timeline::build(&rec);
+    let summary = analysis::summarize(&rec, &timeline);
+    let names = device.map(|n| device_names(&rec, n)).transpose()?;
+    check(out, &summary, names.as_deref(), max_peak_bytes)
+        .with_context(|| path.display().to_string())
+}
 
 /// The peak a device is judged by: allocated where the source records allocations, else
 /// reserved (Nsight sees only the allocator's segments).

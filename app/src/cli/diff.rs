@@ -1,14 +1,54 @@
-//! `vramscope diff`: reading each run for the comparison.
+//! `vramscope diff`: two runs read, compared (peaks, finals, the per-op table, B − A) and
+//! printed, and with `--chart` drawn on one time axis.
 
+use std::io::Write;
 use std::path::Path;
+use std::process::ExitCode;
 
 use anyhow::Result;
 use collector::Timeline;
 use collector::analysis::decimate::{Curve, curve};
 use collector::analysis::{self, diff::Align};
 
-use super::{LoadArgs, open};
-use crate::report::compare_chart::DeviceCurves;
+use super::input::open;
+use super::{AlignArg, DiffFormat, DiffOptions, LoadArgs};
+use crate::output::charts::compare::{self, DeviceCurves, RunCurves};
+use crate::output::diff::{DiffFiles, diff_json, diff_markdown, diff_text};
+use crate::output::file::Overwrite;
+
+/// Compare the two runs on `out`, and draw the chart when asked.
+pub fn run(
+    out: &mut impl Write,
+    a: &Path,
+    b: &Path,
+    options: &DiffOptions,
+    load: LoadArgs,
+) -> Result<ExitCode> {
+    let align = match options.align {
+        AlignArg::Start => Align::Start,
+        AlignArg::Step => Align::Step,
+    };
+    let run_a = Run::read(a, load, align)?;
+    let run_b = Run::read(b, load, align)?;
+    let mut d = analysis::diff::diff(&run_a.facts(), &run_b.facts(), align);
+    if let Some(n) = options.limit {
+        d.ops.truncate(n);
+    }
+    let (a, b) = (a.display().to_string(), b.display().to_string());
+    let files = DiffFiles { a: &a, b: &b };
+    match options.format {
+        DiffFormat::Text => diff_text(out, &files, &d)?,
+        DiffFormat::Json => diff_json(out, &files, &d)?,
+        DiffFormat::Markdown => diff_markdown(out, &files, &d)?,
+    }
+    if let Some(chart) = &options.chart {
+        write_chart(chart, &files, &run_a, &run_b, align)?;
+        // The table goes to stdout (maybe JSON); the note to stderr, after it.
+        out.flush()?;
+        eprintln!("vramscope: wrote {}", chart.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
 
 /// One run of a diff: its summary, per-op table and memory curves.
 pub struct Run {
@@ -65,15 +105,8 @@ impl Run {
     }
 }
 
-/// Draw both runs on one time axis into `path`.
-pub fn write_chart(
-    path: &Path,
-    files: &crate::render::diff::DiffFiles<'_>,
-    a: &Run,
-    b: &Run,
-    align: Align,
-) -> Result<()> {
-    use crate::report::compare_chart::{RunCurves, compare_chart};
+/// Draw both runs on one time axis into `path`, replacing it if it exists.
+fn write_chart(path: &Path, files: &DiffFiles<'_>, a: &Run, b: &Run, align: Align) -> Result<()> {
     let name = |p: &str| {
         Path::new(p)
             .file_name()
@@ -87,7 +120,9 @@ pub fn write_chart(
         Align::Start => "start",
         Align::Step => "first step",
     };
-    compare_chart(
+    compare::write_file(
+        path,
+        Overwrite::Replace,
         &RunCurves {
             label: &la,
             devices: &a.curves,
@@ -97,6 +132,5 @@ pub fn write_chart(
             devices: &b.curves,
         },
         origin,
-        path,
     )
 }

@@ -5,7 +5,6 @@
 //! window keeps drawing. Nothing is overwritten unless the user ticks "Replace", and never
 //! the file being viewed.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -15,6 +14,8 @@ use egui::{RichText, Ui};
 
 use super::data::Loaded;
 use super::files::portal_available;
+use crate::output::file::Overwrite;
+use crate::output::{perfetto, report};
 
 /// What is exported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,10 +96,11 @@ impl ExportWindow {
         }
         let (tx, rx) = bounded(1);
         let (kind, data, ctx) = (self.kind, self.data.clone(), ctx.clone());
+        let replace = self.replace;
         let spawned = std::thread::Builder::new()
             .name("vramscope-export".into())
             .spawn(move || {
-                let _ = tx.send(write(kind, &data, &dest));
+                let _ = tx.send(write(kind, &data, &dest, replace));
                 ctx.request_repaint();
             });
         self.state = match spawned {
@@ -355,31 +357,33 @@ fn check_destination(
     Ok(())
 }
 
-/// Write the export; a line saying what was written.
-fn write(kind: ExportKind, data: &Loaded, dest: &Path) -> Result<String, String> {
+/// Write the export through [`crate::output`], replacing what is there only when the user
+/// ticked "Replace"; a line saying what was written.
+fn write(kind: ExportKind, data: &Loaded, dest: &Path, replace: bool) -> Result<String, String> {
     match kind {
         ExportKind::Report => {
-            let input = crate::report::Analysed {
+            let input = report::Analysed {
                 name: &data.name,
                 rec: &data.rec,
                 timeline: &data.timeline,
                 summary: &data.summary,
             };
-            crate::report::write_analysed(dest, &[input]).map_err(|e| format!("{e:#}"))?;
+            // `check_destination` has refused an existing report.md without "Replace"; the
+            // charts beside it are replaced as `vramscope report` replaces them.
+            report::write_analysed(dest, &[input], Overwrite::Replace)
+                .map_err(|e| format!("{e:#}"))?;
             Ok(format!("Wrote {}", dest.join("report.md").display()))
         }
         ExportKind::Perfetto => {
-            // A failed export never leaves a cut-off file where a good one was.
-            let mut bytes = 0u64;
-            crate::atomic::write_atomically(dest, "vramscope-tmp", |file| {
-                let mut w = std::io::BufWriter::new(file);
-                crate::export::perfetto_json(&mut w, &data.rec, &data.timeline)?;
-                w.flush()?;
-                let file = w.into_inner().map_err(|e| e.into_error())?;
-                bytes = file.metadata()?.len();
-                Ok(file)
-            })
-            .map_err(|e| format!("cannot write {}: {e:#}", dest.display()))?;
+            let overwrite = if replace {
+                Overwrite::Replace
+            } else {
+                Overwrite::Refuse {
+                    hint: "tick \"Replace\" to overwrite it",
+                }
+            };
+            let bytes = perfetto::write_file(dest, overwrite, &data.rec, &data.timeline)
+                .map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
             Ok(format!(
                 "Wrote {} ({})",
                 dest.display(),

@@ -162,7 +162,7 @@ pub fn install_fonts(ctx: &egui::Context) {
         .collect();
     ctx.add_font(FontInsert::new(
         "DejaVuSans",
-        egui::FontData::from_static(crate::report::charts::FONT_TTF),
+        egui::FontData::from_static(crate::output::charts::FONT_TTF),
         families,
     ));
 }

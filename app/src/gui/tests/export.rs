@@ -10,6 +10,7 @@ use egui_kittest::kittest::Queryable;
 use super::super::Command;
 use super::super::export::ExportKind;
 use super::{harness, sample, settle};
+use crate::output::file::Overwrite;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("vramscope-gui-{name}-{}", std::process::id()));
@@ -62,7 +63,8 @@ fn the_report_written_from_the_window_is_the_cli_report() {
     assert!(said.contains("report.md"), "{said}");
     let rec = collector::load(&sample(), LoadOptions::default()).expect("sample");
     let name = "transformer-lm-train-cpu.json.gz".to_owned();
-    crate::report::write_report(&cli, &[(name, rec)]).expect("cli report");
+    crate::output::report::write_report(&cli, &[(name, rec)], Overwrite::Replace)
+        .expect("cli report");
     let (g, c) = (files(&gui), files(&cli));
     assert!(
         g.iter().any(|(n, _)| n == "report.md") && g.len() >= 3,
@@ -89,7 +91,7 @@ fn the_perfetto_file_written_from_the_window_is_the_cli_export() {
     let rec = collector::load(&sample(), LoadOptions::default()).expect("sample");
     let timeline = Timeline::build(&rec);
     let mut cli = Vec::new();
-    crate::export::perfetto_json(&mut cli, &rec, &timeline).expect("cli export");
+    crate::output::perfetto::perfetto_json(&mut cli, &rec, &timeline).expect("cli export");
     let gui = std::fs::read(&dest).expect("written");
     assert!(gui == cli, "{} bytes vs the CLI's {}", gui.len(), cli.len());
     // The JSON is whole: it parses, with counter tracks and slices.

@@ -7,10 +7,13 @@ use std::path::Path;
 use anyhow::{Result, anyhow};
 use collector::units::bytes_iec;
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::charts::{Columns, FONT, draw_err, register_fonts, rgb, size_unit, time_unit};
+use super::columns::Columns;
+use super::{FONT, GRID, draw_err, register_fonts, rgb, size_unit, time_unit};
+use crate::output::file::{self, Overwrite};
 use crate::palette;
 
 /// Width of the chart, and the height of one device's panel.
@@ -56,13 +59,17 @@ pub struct RunCurves<'a> {
     pub devices: &'a [DeviceCurves],
 }
 
-/// Draw the comparison as PNG, or as SVG when `path` ends in `.svg`.
+/// The temporary file's tag while the chart is written: `.NAME.chart-PID`.
+const TEMP_TAG: &str = "chart";
+
+/// Draw the comparison into the file `dest`: PNG, or SVG when `dest` ends in `.svg`.
 /// `origin` names where each run's clock starts: "start" or "first step".
-pub fn compare_chart(
+pub fn write_file(
+    dest: &Path,
+    overwrite: Overwrite,
     a: &RunCurves<'_>,
     b: &RunCurves<'_>,
     origin: &str,
-    path: &Path,
 ) -> Result<()> {
     register_fonts();
     let panels = panels(a, b);
@@ -75,7 +82,7 @@ pub fn compare_chart(
         COMPARE_WIDTH,
         TITLE_HEIGHT + PANEL_HEIGHT * panels.len() as u32,
     );
-    let svg = path
+    let svg = dest
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
     if svg {
@@ -85,13 +92,15 @@ pub fn compare_chart(
             draw(&root, a, b, origin, &panels).map_err(draw_err)?;
             root.present().map_err(draw_err)?;
         }
-        std::fs::write(path, text).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))
+        file::write_bytes(dest, overwrite, TEMP_TAG, text.as_bytes())?;
     } else {
-        let root = BitMapBackend::new(path, size).into_drawing_area();
-        draw(&root, a, b, origin, &panels).map_err(draw_err)?;
-        root.present()
-            .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))
+        file::write_to_path(dest, overwrite, TEMP_TAG, |temp| {
+            let root = BitMapBackend::new(temp, size).into_drawing_area();
+            draw(&root, a, b, origin, &panels).map_err(draw_err)?;
+            root.present().map_err(|e| anyhow!("{e}"))
+        })?;
     }
+    Ok(())
 }
 
 /// The devices to draw: those of either run with curves, matched by name, largest peak
@@ -166,6 +175,11 @@ fn draw<DB: DrawingBackend>(
     Ok(())
 }
 
+/// The plot of a panel: time and bytes in the chosen units.
+type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+type Drawn<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+/// One device's panel: both runs' curves on the shared time axis, and their peaks.
 fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     a: &RunCurves<'_>,
@@ -173,7 +187,7 @@ fn draw_panel<DB: DrawingBackend>(
     (device, da, db): &Panel<'_>,
     (t0, t1): (i64, i64),
     origin: &str,
-) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+) -> Drawn<DB> {
     let runs = [
         (a, *da, rgb(palette::light::RUN_A)),
         (b, *db, rgb(palette::light::RUN_B)),
@@ -205,7 +219,7 @@ fn draw_panel<DB: DrawingBackend>(
         .x_labels(12)
         .y_labels(6)
         .light_line_style(WHITE)
-        .bold_line_style(rgb(palette::light::GRID))
+        .bold_line_style(GRID)
         .draw()?;
     let (width, height) = chart.plotting_area().dim_in_pixel();
     let cols = Columns {
@@ -224,49 +238,9 @@ fn draw_panel<DB: DrawingBackend>(
             end_ns: Some(d.end_ns),
             ..cols
         };
-        if !d.allocated.is_empty() {
-            chart
-                .draw_series(
-                    cols.bands(&d.allocated, 1.0)
-                        .into_iter()
-                        .map(move |b| Polygon::new(b, colour.filled())),
-                )?
-                .label(format!("{} allocated", run.label))
-                .legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 18, y)], colour.stroke_width(2))
-                });
-        }
-        if !d.reserved.is_empty() {
-            chart
-                .draw_series(DashedLineSeries::new(
-                    cols.envelope(&d.reserved),
-                    5,
-                    4,
-                    colour.mix(0.8).stroke_width(1),
-                ))?
-                .label(format!("{} reserved", run.label))
-                .legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 18, y)], colour.stroke_width(1))
-                });
-        }
-        if let Some((t, bytes)) = d.peak() {
-            let at = (t as f64 / t_div, bytes as f64 / b_div);
-            // Labels point inwards, so they stay inside the plot.
-            let right_half = at.0 > x0 + (x1 - x0) * 0.55;
-            let (dx, h) = if right_half {
-                (-8, HPos::Right)
-            } else {
-                (8, HPos::Left)
-            };
-            let font = (FONT, 14)
-                .into_font()
-                .color(&colour)
-                .pos(Pos::new(h, VPos::Bottom));
-            chart.draw_series(std::iter::once(
-                EmptyElement::at(at)
-                    + Circle::new((0, 0), 5, colour.filled())
-                    + Text::new(format!("peak {}", bytes_iec(bytes)), (dx, -8), font),
-            ))?;
+        draw_run(&mut chart, run.label, d, colour, &cols)?;
+        if let Some(peak) = d.peak() {
+            draw_run_peak(&mut chart, peak, colour, t_div, (x0, x1), b_div)?;
         }
     }
     chart
@@ -274,8 +248,68 @@ fn draw_panel<DB: DrawingBackend>(
         .position(SeriesLabelPosition::UpperLeft)
         .label_font((FONT, 14))
         .background_style(WHITE.mix(0.85))
-        .border_style(rgb(palette::light::GRID))
+        .border_style(GRID)
         .draw()?;
+    Ok(())
+}
+
+/// One run's allocated memory as a band and its reserved memory dashed, in its colour.
+fn draw_run<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    label: &str,
+    d: &DeviceCurves,
+    colour: RGBColor,
+    cols: &Columns,
+) -> Drawn<DB> {
+    if !d.allocated.is_empty() {
+        chart
+            .draw_series(
+                cols.bands(&d.allocated, 1.0)
+                    .into_iter()
+                    .map(move |b| Polygon::new(b, colour.filled())),
+            )?
+            .label(format!("{label} allocated"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], colour.stroke_width(2)));
+    }
+    if !d.reserved.is_empty() {
+        chart
+            .draw_series(DashedLineSeries::new(
+                cols.envelope(&d.reserved),
+                5,
+                4,
+                colour.mix(0.8).stroke_width(1),
+            ))?
+            .label(format!("{label} reserved"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], colour.stroke_width(1)));
+    }
+    Ok(())
+}
+
+/// A run's peak: a dot and "peak SIZE", the label pointing inwards so it stays inside.
+fn draw_run_peak<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    (t, bytes): (i64, i64),
+    colour: RGBColor,
+    t_div: f64,
+    (x0, x1): (f64, f64),
+    b_div: f64,
+) -> Drawn<DB> {
+    let at = (t as f64 / t_div, bytes as f64 / b_div);
+    let right_half = at.0 > x0 + (x1 - x0) * 0.55;
+    let (dx, h) = if right_half {
+        (-8, HPos::Right)
+    } else {
+        (8, HPos::Left)
+    };
+    let font = (FONT, 14)
+        .into_font()
+        .color(&colour)
+        .pos(Pos::new(h, VPos::Bottom));
+    chart.draw_series(std::iter::once(
+        EmptyElement::at(at)
+            + Circle::new((0, 0), 5, colour.filled())
+            + Text::new(format!("peak {}", bytes_iec(bytes)), (dx, -8), font),
+    ))?;
     Ok(())
 }
 

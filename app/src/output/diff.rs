@@ -1,10 +1,13 @@
-//! The run-vs-run diff as text, JSON and markdown: pure functions of a [`Diff`].
+//! `vramscope diff`: the run-vs-run comparison as text, JSON and markdown, pure functions
+//! of a [`Diff`] (the chart of `--chart` is in [`super::charts::compare`]).
 
 use std::io::{self, Write};
 
 use collector::analysis::diff::{Align, Change, DeviceDiff, Diff, OpDiff};
 use collector::units::{bytes_iec, duration_us, torch_memory};
 use serde::Serialize;
+
+use super::text::{md_cell, short_name};
 
 /// The two inputs, as the user named them.
 pub struct DiffFiles<'a> {
@@ -186,26 +189,6 @@ pub fn diff_json(out: &mut impl Write, files: &DiffFiles<'_>, d: &Diff) -> io::R
     };
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
-}
-
-/// Escape a table cell for markdown.
-pub fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
-/// Longest op name in markdown tables; kernel names run to hundreds of characters.
-const MARKDOWN_NAME_CHARS: usize = 80;
-
-/// An op name cut to [`MARKDOWN_NAME_CHARS`].
-pub fn short_name(name: &str) -> String {
-    if name.chars().count() > MARKDOWN_NAME_CHARS {
-        name.chars()
-            .take(MARKDOWN_NAME_CHARS - 1)
-            .collect::<String>()
-            + "…"
-    } else {
-        name.to_owned()
-    }
 }
 
 /// The diff as markdown, for a pull request or an issue.

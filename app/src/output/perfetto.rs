@@ -1,21 +1,24 @@
-//! `vramscope export --format perfetto`: the recording as Chrome trace-event JSON, which
-//! Perfetto (ui.perfetto.dev) and chrome://tracing open — memory as counter tracks beside
-//! the ops that caused it.
+//! `vramscope export --format perfetto` and the viewer's Export for Perfetto: the
+//! recording as Chrome trace-event JSON, which Perfetto (ui.perfetto.dev) and
+//! chrome://tracing open — memory as counter tracks beside the ops that caused it.
 //!
 //! Layout: `{"traceEvents": [...], "displayTimeUnit": "ms"}` with `M` process/thread
 //! names, every op as a complete `X` slice on its own pid/tid, and per device `C` counters
 //! on a process of their own: allocated and reserved (the allocator), and for recordings
 //! NVML used (the whole GPU) and NVML used by the recorded processes, plus the process
-//! tree's host RSS. Times are µs since the start
-//! of the recording, as floats (ns precision); sizes are bytes.
+//! tree's host RSS. Times are µs since the start of the recording, as floats (ns
+//! precision); sizes are bytes.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
+use std::path::Path;
 
 use collector::analysis::decimate::{Curve, curve, min_max_points};
 use collector::analysis::samples::{SampleCurve, gpu_curve, host_rss_curve, sampled_devices};
 use collector::{Recording, Timeline};
 use serde_json::json;
+
+use super::file::{self, FileError, Overwrite};
 
 /// Buckets per counter series: at most 2 points each, so ≤ ~100k points per series. A
 /// million-event device exports in well under a second and Perfetto stays responsive.
@@ -61,22 +64,72 @@ impl Ids {
             memory_pid: fresh(),
         }
     }
+
+    /// The numbers of a thread's pid and tid (0 for one not in the recording's threads).
+    fn pid_tid(&self, pid: &str, tid: &str) -> (i64, i64) {
+        (
+            self.pids.get(pid).copied().unwrap_or(0),
+            self.tids
+                .get(&(pid.to_owned(), tid.to_owned()))
+                .copied()
+                .unwrap_or(0),
+        )
+    }
 }
 
-/// Write one event followed by a separator as needed.
-fn event(out: &mut impl Write, first: &mut bool, value: &serde_json::Value) -> io::Result<()> {
-    out.write_all(if *first { b"\n" } else { b",\n" })?;
-    *first = false;
-    serde_json::to_writer(&mut *out, value)?;
-    Ok(())
+/// The event array being written: a separator before every event but the first.
+struct Events<'w, W: Write> {
+    out: &'w mut W,
+    first: bool,
+}
+
+impl<W: Write> Events<'_, W> {
+    /// Write one event, preceded by a separator as needed.
+    fn push(&mut self, value: &serde_json::Value) -> io::Result<()> {
+        self.out
+            .write_all(if self.first { b"\n" } else { b",\n" })?;
+        self.first = false;
+        serde_json::to_writer(&mut *self.out, value)?;
+        Ok(())
+    }
+}
+
+/// µs since the start of the recording, as Perfetto's `ts` takes it.
+fn us_since_start(rec: &Recording, ns: i64) -> f64 {
+    (ns - rec.meta.start_ns) as f64 / 1000.0
+}
+
+/// The temporary file's tag while an export is written: `.NAME.perfetto-PID`.
+const TEMP_TAG: &str = "perfetto";
+
+/// Write the recording as Chrome trace-event JSON into the file `dest`.
+pub fn write_file(
+    dest: &Path,
+    overwrite: Overwrite,
+    rec: &Recording,
+    timeline: &Timeline,
+) -> Result<u64, FileError> {
+    file::write(dest, overwrite, TEMP_TAG, |w| {
+        Ok(perfetto_json(w, rec, timeline)?)
+    })
 }
 
 /// Write the recording as Chrome trace-event JSON.
 pub fn perfetto_json(out: &mut impl Write, rec: &Recording, timeline: &Timeline) -> io::Result<()> {
     let ids = Ids::new(rec);
-    let us = |ns: i64| (ns - rec.meta.start_ns) as f64 / 1000.0;
-    let mut first = true;
     out.write_all(b"{\"traceEvents\": [")?;
+    let mut events = Events { out, first: true };
+    name_events(&mut events, rec, &ids)?;
+    op_events(&mut events, rec, &ids)?;
+    counter_events(&mut events, rec, timeline, ids.memory_pid)?;
+    events
+        .out
+        .write_all(b"\n], \"displayTimeUnit\": \"ms\"}\n")?;
+    Ok(())
+}
+
+/// `M` events naming every process and thread, and the process of the memory counters.
+fn name_events(events: &mut Events<'_, impl Write>, rec: &Recording, ids: &Ids) -> io::Result<()> {
     for (pid_text, pid) in &ids.pids {
         let name = if pid_text.parse::<i64>().is_ok() {
             format!("process {pid_text}")
@@ -85,41 +138,47 @@ pub fn perfetto_json(out: &mut impl Write, rec: &Recording, timeline: &Timeline)
         };
         let m = json!({"name": "process_name", "ph": "M", "ts": 0.0, "pid": pid, "tid": 0,
                        "args": {"name": name}});
-        event(out, &mut first, &m)?;
+        events.push(&m)?;
     }
     for t in &rec.threads {
-        let pid = ids.pids.get(&t.pid).copied().unwrap_or(0);
-        let tid = ids
-            .tids
-            .get(&(t.pid.clone(), t.tid.clone()))
-            .copied()
-            .unwrap_or(0);
+        let (pid, tid) = ids.pid_tid(&t.pid, &t.tid);
         let name = t
             .name
             .clone()
             .unwrap_or_else(|| format!("thread {}", t.tid));
         let m = json!({"name": "thread_name", "ph": "M", "ts": 0.0, "pid": pid, "tid": tid,
                        "args": {"name": name}});
-        event(out, &mut first, &m)?;
+        events.push(&m)?;
     }
     let m = json!({"name": "process_name", "ph": "M", "ts": 0.0, "pid": ids.memory_pid,
                    "tid": 0, "args": {"name": "Memory (vramscope)"}});
-    event(out, &mut first, &m)?;
+    events.push(&m)
+}
+
+/// Every op as a complete `X` slice on its thread.
+fn op_events(events: &mut Events<'_, impl Write>, rec: &Recording, ids: &Ids) -> io::Result<()> {
     for op in &rec.ops {
-        let (pid, tid) = rec.threads.get(op.thread as usize).map_or((0, 0), |t| {
-            (
-                ids.pids.get(&t.pid).copied().unwrap_or(0),
-                ids.tids
-                    .get(&(t.pid.clone(), t.tid.clone()))
-                    .copied()
-                    .unwrap_or(0),
-            )
-        });
+        let (pid, tid) = rec
+            .threads
+            .get(op.thread as usize)
+            .map_or((0, 0), |t| ids.pid_tid(&t.pid, &t.tid));
         let x = json!({"name": rec.op_name(op), "cat": op.category.as_str(), "ph": "X",
-                       "ts": us(op.start_ns), "dur": (op.end_ns - op.start_ns).max(0) as f64 / 1000.0,
+                       "ts": us_since_start(rec, op.start_ns),
+                       "dur": (op.end_ns - op.start_ns).max(0) as f64 / 1000.0,
                        "pid": pid, "tid": tid});
-        event(out, &mut first, &x)?;
+        events.push(&x)?;
     }
+    Ok(())
+}
+
+/// The `C` counter tracks: allocated and reserved per device, NVML's readings per sampled
+/// GPU, and the host RSS.
+fn counter_events(
+    events: &mut Events<'_, impl Write>,
+    rec: &Recording,
+    timeline: &Timeline,
+    memory_pid: i64,
+) -> io::Result<()> {
     let mut counter = |name: &str, points: &[(i64, i64)]| -> io::Result<()> {
         let mut previous = None;
         for &(time_ns, bytes) in &min_max_points(points, COUNTER_BUCKETS) {
@@ -128,9 +187,9 @@ pub fn perfetto_json(out: &mut impl Write, rec: &Recording, timeline: &Timeline)
                 continue;
             }
             previous = Some(bytes);
-            let c = json!({"name": name, "ph": "C", "ts": us(time_ns), "pid": ids.memory_pid,
-                           "tid": 0, "args": {"bytes": bytes}});
-            event(out, &mut first, &c)?;
+            let c = json!({"name": name, "ph": "C", "ts": us_since_start(rec, time_ns),
+                           "pid": memory_pid, "tid": 0, "args": {"bytes": bytes}});
+            events.push(&c)?;
         }
         Ok(())
     };
@@ -160,7 +219,5 @@ pub fn perfetto_json(out: &mut impl Write, rec: &Recording, timeline: &Timeline)
             counter(&format!("{device} {label}"), &gpu_curve(rec, idx, which))?;
         }
     }
-    counter("host RSS of the recorded processes", &host_rss_curve(rec))?;
-    out.write_all(b"\n], \"displayTimeUnit\": \"ms\"}\n")?;
-    Ok(())
+    counter("host RSS of the recorded processes", &host_rss_curve(rec))
 }

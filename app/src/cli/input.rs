@@ -1,0 +1,68 @@
+//! What the commands share about their input: opening a file (with a warning when it ends
+//! early), and resolving `--device` and `--from-us`/`--to-us` against the recording.
+
+use std::path::Path;
+
+use anyhow::Result;
+use collector::analysis::TimeWindow;
+use collector::{LoadOptions, Recording};
+
+use super::{LoadArgs, UsageError};
+
+/// Read `path` as `--salvage` says; warn on stderr when the file ends early.
+pub fn open(path: &Path, load: LoadArgs) -> Result<Recording> {
+    let rec = collector::load(path, load_options(load))?;
+    if let Some(at) = rec.diagnostics.truncated_at {
+        eprintln!(
+            "vramscope: warning: {} ends early; read the complete events before byte {at}",
+            path.display()
+        );
+    }
+    Ok(rec)
+}
+
+/// The loader's options for `--salvage`.
+pub fn load_options(load: LoadArgs) -> LoadOptions {
+    LoadOptions {
+        salvage_truncated: load.salvage,
+    }
+}
+
+/// The names (`cuda:N`, `cpu`) of the devices with ordinal `n`; a usage error when none.
+pub fn device_names(rec: &Recording, n: i32) -> Result<Vec<String>> {
+    let names: Vec<String> = rec
+        .devices
+        .iter()
+        .filter(|d| d.key.index == n)
+        .map(|d| d.key.to_string())
+        .collect();
+    if names.is_empty() {
+        return Err(UsageError(format!("no device {n} in {}", rec.meta.format.describe())).into());
+    }
+    Ok(names)
+}
+
+/// The time window of `--from-us`/`--to-us` (µs since the start), or none when neither
+/// is given; a usage error when they are not finite or out of order.
+pub fn window(
+    rec: &Recording,
+    from_us: Option<f64>,
+    to_us: Option<f64>,
+) -> Result<Option<TimeWindow>> {
+    if from_us.is_none() && to_us.is_none() {
+        return Ok(None);
+    }
+    for v in [from_us, to_us].into_iter().flatten() {
+        if !v.is_finite() {
+            return Err(
+                UsageError("--from-us and --to-us must be finite numbers of µs".into()).into(),
+            );
+        }
+    }
+    let start_ns = from_us.map_or(i64::MIN, |us| rec.ns_from_us_since_start(us));
+    let end_ns = to_us.map_or(i64::MAX, |us| rec.ns_from_us_since_start(us));
+    if start_ns > end_ns {
+        return Err(UsageError("--from-us must not be after --to-us".into()).into());
+    }
+    Ok(Some(TimeWindow { start_ns, end_ns }))
+}

@@ -1,0 +1,74 @@
+//! `vramscope live`: what was live at an instant, grouped by allocation site, as text with
+//! size bars and as JSON.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use collector::analysis::live::LiveGroup;
+use collector::units::{bytes_iec, duration_us};
+use serde::Serialize;
+
+use super::text::{blocks_word, group};
+
+/// What `vramscope live` shows.
+#[derive(Serialize)]
+pub struct LiveReport {
+    /// The device, `cuda:0`.
+    pub device: String,
+    /// `--at` as given: `peak`, `oom`, `end` or µs.
+    pub at: String,
+    /// The instant, in µs since the start.
+    pub at_us: f64,
+    /// Allocated bytes then.
+    pub allocated_bytes: i64,
+    /// Reserved bytes then, when known.
+    pub reserved_bytes: Option<i64>,
+    /// Bytes in live blocks with known addresses.
+    pub live_bytes: i64,
+    /// How many such blocks.
+    pub live_blocks: u64,
+    /// The blocks grouped by allocation site, largest first.
+    pub groups: Vec<LiveGroup>,
+}
+
+/// The live report as JSON.
+pub fn live_json(out: &mut impl Write, report: &LiveReport) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, report)?;
+    writeln!(out)
+}
+
+/// The live report as text: one line per group with a size bar.
+pub fn live_text(out: &mut impl Write, path: &Path, r: &LiveReport) -> io::Result<()> {
+    let reserved = r
+        .reserved_bytes
+        .map_or(String::new(), |b| format!(", reserved {}", bytes_iec(b)));
+    writeln!(
+        out,
+        "{} — {} at {} ({})",
+        path.display(),
+        r.device,
+        r.at,
+        duration_us(r.at_us)
+    )?;
+    writeln!(
+        out,
+        "allocated {}{reserved}; {} live blocks with known addresses hold {}",
+        bytes_iec(r.allocated_bytes),
+        group(r.live_blocks),
+        bytes_iec(r.live_bytes)
+    )?;
+    writeln!(out)?;
+    let largest = r.groups.first().map_or(1, |g| g.bytes.max(1));
+    for g in &r.groups {
+        let bar = "█".repeat(((g.bytes as f64 / largest as f64) * 20.0).round() as usize);
+        writeln!(
+            out,
+            "{:>12}  {:>6} {:<6}  {bar:<20}  {}",
+            bytes_iec(g.bytes),
+            group(g.blocks),
+            blocks_word(g.blocks),
+            g.site
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,132 @@
+//! The report's charts of one input: per device its memory over time (PNG and SVG), and
+//! the ops with the most self memory (PNG), written beside report.md.
+
+use std::path::Path;
+
+use anyhow::Result;
+use collector::analysis::OpRow;
+use collector::analysis::decimate::{Curve, curve};
+use collector::analysis::samples::{SampleCurve, gpu_curve, sampled_devices};
+use collector::model::DeviceIdx;
+use collector::units::{bytes_iec, duration_us};
+
+use super::{Section, TEMP_TAG, TOP_OPS, chart_stem};
+use crate::output::charts::memory::{MemoryChart, memory_png, memory_svg};
+use crate::output::charts::ops::ops_png;
+use crate::output::file::{self, Overwrite};
+use crate::output::text::short_name;
+
+/// Draw the charts of one section into `dir`.
+pub fn write_charts(dir: &Path, s: &Section<'_>, overwrite: Overwrite) -> Result<()> {
+    // Devices with allocator events, and GPUs that only NVML saw (recordings).
+    let mut devices: Vec<DeviceIdx> = s.timeline.devices.iter().map(|d| d.device).collect();
+    devices.extend(sampled_devices(s.rec));
+    devices.sort_unstable();
+    devices.dedup();
+    for idx in devices {
+        write_device_chart(dir, s, idx, overwrite)?;
+    }
+    let top: Vec<(String, i64)> = top_ops(s)
+        .iter()
+        .map(|r| (r.name.clone(), self_bytes(r, s.sort)))
+        .collect();
+    if !top.is_empty() {
+        let title = format!("{} · ops with the most self memory ({})", s.name, s.sort);
+        let png = dir.join(format!("{}top-ops.png", s.prefix));
+        file::write_to_path(&png, overwrite, TEMP_TAG, |temp| {
+            ops_png(&title, &top, temp)
+        })?;
+    }
+    Ok(())
+}
+
+/// The memory chart of device `idx`, PNG then SVG; nothing when it has no curve.
+fn write_device_chart(
+    dir: &Path,
+    s: &Section<'_>,
+    idx: DeviceIdx,
+    overwrite: Overwrite,
+) -> Result<()> {
+    let Some(info) = s.rec.devices.get(idx as usize) else {
+        return Ok(());
+    };
+    let start = s.rec.meta.start_ns;
+    let shift = |p: Vec<(i64, i64)>| -> Vec<(i64, i64)> {
+        p.into_iter().map(|(t, b)| (t - start, b)).collect()
+    };
+    let d = s.timeline.devices.iter().find(|d| d.device == idx);
+    let of = |which| d.map_or_else(Vec::new, |d| shift(curve(d, which)));
+    let allocated = of(Curve::Allocated);
+    let reserved = of(Curve::Reserved);
+    let nvml_used = shift(gpu_curve(s.rec, idx, SampleCurve::DeviceUsed));
+    if allocated.is_empty() && reserved.is_empty() && nvml_used.is_empty() {
+        return Ok(());
+    }
+    let device = info.key.to_string();
+    let title = match &info.name {
+        Some(n) => format!("{device} — {n}"),
+        None => device.clone(),
+    };
+    let chart = MemoryChart {
+        title: &format!("{} · {title}", s.name),
+        allocated: &allocated,
+        reserved: &reserved,
+        nvml_used: &nvml_used,
+        total_bytes: info.total_memory_bytes.and_then(|t| i64::try_from(t).ok()),
+        duration_ns: s.rec.meta.end_ns - start,
+        peak: peak_mark(s, &device),
+    };
+    let stem = chart_stem(s.prefix, &device);
+    file::write_to_path(
+        &dir.join(format!("{stem}.png")),
+        overwrite,
+        TEMP_TAG,
+        |temp| memory_png(&chart, temp),
+    )?;
+    let svg = memory_svg(&chart)?;
+    file::write_bytes(
+        &dir.join(format!("{stem}.svg")),
+        overwrite,
+        TEMP_TAG,
+        svg.as_bytes(),
+    )?;
+    Ok(())
+}
+
+/// The peak the chart marks, as the summary reports it: (ns since start, bytes, label).
+fn peak_mark(s: &Section<'_>, device: &str) -> Option<(i64, i64, String)> {
+    let x = s.summary.devices.iter().find(|x| x.device == device)?;
+    let (bytes, us, what) = match x.peak_allocated_bytes {
+        Some(b) => (b, x.peak_allocated_at_us?, "peak allocated"),
+        None => (
+            x.peak_reserved_bytes?,
+            x.peak_reserved_at_us?,
+            "peak reserved",
+        ),
+    };
+    let op = x
+        .peak_allocated_op
+        .as_deref()
+        .filter(|_| x.peak_allocated_bytes.is_some())
+        .map_or(String::new(), |o| format!(" in {}", short_name(o)));
+    let label = format!("{what} {} at {}{op}", bytes_iec(bytes), duration_us(us));
+    Some(((us * 1000.0).round() as i64, bytes, label))
+}
+
+/// A row's self memory in the column the section is sorted by.
+fn self_bytes(r: &OpRow, sort: &str) -> i64 {
+    if sort == "self_cuda_memory_usage" {
+        r.self_device_memory_usage
+    } else {
+        r.self_cpu_memory_usage
+    }
+}
+
+/// The rows with positive self memory, largest first.
+pub fn top_ops<'a>(s: &Section<'a>) -> Vec<&'a OpRow> {
+    s.rows
+        .iter()
+        .filter(|r| self_bytes(r, s.sort) > 0)
+        .take(TOP_OPS)
+        .collect()
+}

@@ -1,0 +1,243 @@
+//! The markdown of one input's report section: facts, environment, per device its peaks,
+//! chart and what was live at the peak, and the top ops.
+
+use std::fmt::Write as _;
+
+use collector::analysis::DeviceSummary;
+use collector::analysis::live::{LiveGroup, live_groups};
+use collector::model::DeviceIdx;
+use collector::units::{bytes_iec, duration_us, torch_memory};
+
+use super::analyses::analyses_markdown;
+use super::figures::top_ops;
+use super::{LIVE_GROUPS, Section, TOP_OPS, chart_stem};
+use crate::output::text::{md_cell, short_name};
+
+/// One input's section: its facts and environment, each device, the top ops, and what
+/// the analyses found.
+pub fn section_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
+    let sum = s.summary;
+    writeln!(md)?;
+    writeln!(md, "## {}", md_cell(s.name))?;
+    writeln!(md)?;
+    writeln!(
+        md,
+        "- format: {}, {}{}",
+        sum.format_name,
+        sum.era,
+        if sum.compressed { ", gzip" } else { "" }
+    )?;
+    writeln!(
+        md,
+        "- contents: {} events, {} ops, {} steps, {} memory events, {} long",
+        sum.events,
+        sum.ops,
+        sum.steps,
+        sum.memory_events,
+        duration_us(sum.duration_us)
+    )?;
+    environment(md, s)?;
+    if !sum.has_memory_data {
+        writeln!(md)?;
+        writeln!(
+            md,
+            "No memory events in this file: nothing to say about memory."
+        )?;
+    }
+    for d in &sum.devices {
+        device_markdown(md, s, d)?;
+    }
+    top_ops_markdown(md, s)?;
+    analyses_markdown(md, s)
+}
+
+/// A device's table of peaks and counts, its chart, and what was live at its peak.
+fn device_markdown(md: &mut String, s: &Section<'_>, d: &DeviceSummary) -> std::fmt::Result {
+    writeln!(md)?;
+    let name = d
+        .name
+        .as_deref()
+        .map_or(String::new(), |n| format!(" — {n}"));
+    writeln!(md, "### {}{name}", d.device)?;
+    writeln!(md)?;
+    writeln!(md, "| | |")?;
+    writeln!(md, "|---|---|")?;
+    let at = |us: Option<f64>| us.map_or(String::new(), |u| format!(" at {}", duration_us(u)));
+    if let Some(p) = d.peak_allocated_bytes {
+        let op = d
+            .peak_allocated_op
+            .as_deref()
+            .map_or(String::new(), |o| format!(" in `{}`", md_cell(o)));
+        writeln!(
+            md,
+            "| peak allocated | {} ({p} B){}{op} |",
+            bytes_iec(p),
+            at(d.peak_allocated_at_us)
+        )?;
+    }
+    if let Some(r) = d.peak_reserved_bytes {
+        writeln!(
+            md,
+            "| peak reserved | {} ({r} B){} |",
+            bytes_iec(r),
+            at(d.peak_reserved_at_us)
+        )?;
+    }
+    if let Some(c) = d.cache_at_peak_bytes {
+        writeln!(
+            md,
+            "| cache at peak | {} (reserved but unallocated) |",
+            bytes_iec(c)
+        )?;
+    }
+    if let Some(a) = d.final_allocated_bytes {
+        writeln!(md, "| allocated at the end | {} |", bytes_iec(a))?;
+    }
+    if let Some(r) = d.final_reserved_bytes {
+        writeln!(md, "| reserved at the end | {} |", bytes_iec(r))?;
+    }
+    writeln!(
+        md,
+        "| events | {} ({} allocs, {} frees, {} OOMs; totals: {}) |",
+        d.memory_events, d.allocs, d.frees, d.ooms, d.totals
+    )?;
+    let stem = chart_stem(s.prefix, &d.device);
+    writeln!(md)?;
+    writeln!(
+        md,
+        "![memory over time on {0}]({stem}.png) ([SVG]({stem}.svg))",
+        d.device
+    )?;
+    live_at_peak(md, s, &d.device)
+}
+
+fn environment(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
+    let sum = s.summary;
+    if let Some(rank) = sum.rank {
+        let world = sum.world_size.map_or(String::new(), |w| format!(" of {w}"));
+        let backend = sum
+            .backend
+            .as_deref()
+            .map_or(String::new(), |b| format!(" ({b})"));
+        writeln!(md, "- rank: {rank}{world}{backend}")?;
+    }
+    for g in &sum.gpus {
+        let mem = g
+            .total_memory_bytes
+            .map_or(String::new(), |b| format!(", {}", bytes_iec(b as i64)));
+        writeln!(
+            md,
+            "- gpu: {} {}{mem}",
+            g.device,
+            g.name.as_deref().unwrap_or("?")
+        )?;
+    }
+    for (k, v) in &s.rec.meta.properties {
+        writeln!(md, "- {}: {}", md_cell(k), md_cell(v))?;
+    }
+    for (k, v) in &sum.allocator_settings {
+        writeln!(md, "- allocator {}: {}", md_cell(k), md_cell(v))?;
+    }
+    Ok(())
+}
+
+fn live_at_peak(md: &mut String, s: &Section<'_>, device: &str) -> std::fmt::Result {
+    let Some((idx, d)) = s.timeline.devices.iter().enumerate().find(|(i, _)| {
+        s.rec
+            .devices
+            .get(*i)
+            .is_some_and(|x| x.key.to_string() == device)
+    }) else {
+        return Ok(());
+    };
+    let Some(peak) = d.peak_allocated.and_then(|p| d.points.get(p)) else {
+        return Ok(());
+    };
+    let groups: Vec<LiveGroup> = live_groups(s.rec, s.timeline, idx as DeviceIdx, peak.time_ns);
+    if groups.is_empty() {
+        return Ok(());
+    }
+    let total: i64 = groups.iter().map(|g| g.bytes).sum();
+    writeln!(md)?;
+    writeln!(
+        md,
+        "Live at the peak ({} in {} groups with known addresses), largest first:",
+        bytes_iec(total),
+        groups.len()
+    )?;
+    writeln!(md)?;
+    writeln!(md, "| bytes | blocks | allocated in |")?;
+    writeln!(md, "|---:|---:|---|")?;
+    for g in groups.iter().take(LIVE_GROUPS) {
+        writeln!(
+            md,
+            "| {} | {} | `{}` |",
+            bytes_iec(g.bytes),
+            g.blocks,
+            md_cell(&site_label(g))
+        )?;
+    }
+    Ok(())
+}
+
+/// A live group's site for a table: stack frames with their file's directory dropped
+/// (`model.py:532 silu ← …`), cut to a readable length.
+pub(super) fn site_label(g: &LiveGroup) -> String {
+    short_name(&g.short_site())
+}
+
+fn top_ops_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
+    if s.rows.is_empty() {
+        return Ok(());
+    }
+    writeln!(md)?;
+    writeln!(md, "### Top ops (key_averages, sorted by {})", s.sort)?;
+    writeln!(md)?;
+    writeln!(
+        md,
+        "| Name | CPU Mem | Self CPU Mem | CUDA Mem | Self CUDA Mem | # of Calls |"
+    )?;
+    writeln!(md, "|---|---:|---:|---:|---:|---:|")?;
+    for r in s.rows.iter().take(TOP_OPS) {
+        writeln!(
+            md,
+            "| `{}` | {} | {} | {} | {} | {} |",
+            md_cell(&short_name(&r.name)),
+            torch_memory(r.cpu_memory_usage),
+            torch_memory(r.self_cpu_memory_usage),
+            torch_memory(r.device_memory_usage),
+            torch_memory(r.self_device_memory_usage),
+            r.calls
+        )?;
+    }
+    if !top_ops(s).is_empty() {
+        writeln!(md)?;
+        writeln!(
+            md,
+            "![ops with the most self memory]({}top-ops.png)",
+            s.prefix
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sites_drop_directories() {
+        let group = |frames: &[&str]| LiveGroup {
+            site: frames.join(" ← "),
+            frames: frames.iter().map(|f| f.to_string()).collect(),
+            bytes: 1,
+            blocks: 1,
+            largest_block_bytes: 1,
+        };
+        let g = group(&[r"D:\Dev\m\model.py:532 silu", "/src/train.py:7 step"]);
+        assert_eq!(site_label(&g), "model.py:532 silu ← train.py:7 step");
+        let g = group(&["c10::alloc:3 at::empty"]);
+        assert_eq!(site_label(&g), "c10::alloc:3 at::empty");
+        assert_eq!(site_label(&group(&[])), "");
+    }
+}

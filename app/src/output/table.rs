@@ -1,0 +1,169 @@
+//! `vramscope table`: the per-op memory table as torch prints it, and as JSON and CSV.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use collector::analysis::OpRow;
+use collector::units::{duration_us, torch_memory};
+
+use super::text::memory_hint;
+
+/// Facts shown around the per-op table.
+pub struct TableContext<'a> {
+    /// The input, named in the note about missing memory events.
+    pub path: &'a Path,
+    /// Rows before `--limit`.
+    pub total_rows: usize,
+    /// The sort key's name, as torch names it.
+    pub sort: &'a str,
+    /// The time window in µs since the trace's start, when one was asked for.
+    pub window: Option<(f64, f64)>,
+    /// Whether the trace has memory events.
+    pub has_memory: bool,
+    /// Source format identifier, for hints.
+    pub format: &'static str,
+    /// Longest name among *all* rows, shown or not: torch sizes the column before the limit.
+    pub longest_name: usize,
+    /// Whether to show the CUDA columns: torch does when any row has self device memory > 0.
+    pub device_columns: bool,
+}
+
+/// torch's `_build_table` constants.
+const NAME_COLUMN_MAX: usize = 55;
+const COLUMN_WIDTH: usize = 12;
+const SPACING: usize = 2;
+
+/// The table as torch prints it (memory columns only): same headers, widths, truncation
+/// and units, "CUDA Mem" columns only when the trace has device memory.
+pub fn table_text(out: &mut impl Write, rows: &[OpRow], ctx: &TableContext<'_>) -> io::Result<()> {
+    if !ctx.has_memory {
+        writeln!(
+            out,
+            "note: {} has no memory events ({})",
+            ctx.path.display(),
+            memory_hint(ctx.format)
+        )?;
+    }
+    if rows.is_empty() {
+        writeln!(out, "no ops in {}", describe_window(ctx.window))?;
+        return Ok(());
+    }
+    let device = ctx.device_columns;
+    let name_width = (ctx.longest_name + 4).min(NAME_COLUMN_MAX);
+    let mut headers = vec!["Name", "CPU Mem", "Self CPU Mem"];
+    if device {
+        headers.extend(["CUDA Mem", "Self CUDA Mem"]);
+    }
+    headers.push("# of Calls");
+    let widths: Vec<usize> = std::iter::once(name_width)
+        .chain(std::iter::repeat_n(COLUMN_WIDTH, headers.len() - 1))
+        .collect();
+    let separator: String = widths
+        .iter()
+        .map(|w| format!("{}{}", "-".repeat(*w), " ".repeat(SPACING)))
+        .collect();
+    let line = |cells: &[String]| -> String {
+        cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:>w$}{}", " ".repeat(SPACING)))
+            .collect()
+    };
+    writeln!(out, "{separator}")?;
+    writeln!(
+        out,
+        "{}",
+        line(&headers.iter().map(|h| h.to_string()).collect::<Vec<_>>())
+    )?;
+    writeln!(out, "{separator}")?;
+    for r in rows {
+        writeln!(out, "{}", line(&row_cells(r, device)))?;
+    }
+    writeln!(out, "{separator}")?;
+    writeln!(
+        out,
+        "{} of {} rows, sorted by {}, {}",
+        rows.len(),
+        ctx.total_rows,
+        ctx.sort,
+        describe_window(ctx.window)
+    )?;
+    Ok(())
+}
+
+/// One row's cells: the name cut as torch cuts it, then the memory columns and the calls.
+fn row_cells(r: &OpRow, device: bool) -> Vec<String> {
+    let mut name = r.name.clone();
+    if name.chars().count() >= NAME_COLUMN_MAX - 3 {
+        name = name.chars().take(NAME_COLUMN_MAX - 3).collect::<String>() + "...";
+    }
+    let mut cells = vec![
+        name,
+        torch_memory(r.cpu_memory_usage),
+        torch_memory(r.self_cpu_memory_usage),
+    ];
+    if device {
+        cells.push(torch_memory(r.device_memory_usage));
+        cells.push(torch_memory(r.self_device_memory_usage));
+    }
+    cells.push(r.calls.to_string());
+    cells
+}
+
+fn describe_window(window: Option<(f64, f64)>) -> String {
+    match window {
+        None => "whole trace".to_owned(),
+        Some((a, b)) => format!(
+            "window {} – {} after trace start",
+            duration_us(a),
+            duration_us(b)
+        ),
+    }
+}
+
+/// The table as a JSON array with torch's field names and integer bytes.
+pub fn table_json(out: &mut impl Write, rows: &[OpRow]) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, rows)?;
+    writeln!(out)
+}
+
+/// The table as CSV with a header row.
+pub fn table_csv(out: &mut impl Write, rows: &[OpRow]) -> io::Result<()> {
+    writeln!(
+        out,
+        "name,calls,self_cpu_memory_usage,cpu_memory_usage,self_device_memory_usage,device_memory_usage"
+    )?;
+    for r in rows {
+        writeln!(
+            out,
+            "{},{},{},{},{},{}",
+            csv_field(&r.name),
+            r.calls,
+            r.self_cpu_memory_usage,
+            r.cpu_memory_usage,
+            r.self_device_memory_usage,
+            r.device_memory_usage
+        )?;
+    }
+    Ok(())
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_when_needed() {
+        assert_eq!(csv_field("aten::mm"), "aten::mm");
+        assert_eq!(csv_field("f(a, b)"), "\"f(a, b)\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+}

@@ -1,0 +1,67 @@
+//! Small pieces of wording shared by several reporters: thousands separators, "block(s)",
+//! markdown cells and names cut to a readable length, the hint for recording memory.
+
+/// How to record memory next time, for each source format.
+pub fn memory_hint(format: &str) -> &'static str {
+    match format {
+        "nsight-systems-sqlite" | "nsight-systems-json" => {
+            "profile with nsys --cuda-memory-usage=true"
+        }
+        "pytorch-allocator-snapshot" => {
+            "call torch.cuda.memory._record_memory_history() before the run"
+        }
+        "vramscope-recording" => "record with vramscope record --torch-memory on a GPU",
+        _ => "profile with torch.profiler.profile(profile_memory=True)",
+    }
+}
+
+/// 1234567 → "1,234,567".
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// "block" or "blocks", as a count needs.
+pub fn blocks_word(n: u64) -> &'static str {
+    if n == 1 { "block" } else { "blocks" }
+}
+
+/// Escape a table cell for markdown.
+pub fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Longest op name in markdown tables; kernel names run to hundreds of characters.
+const MARKDOWN_NAME_CHARS: usize = 80;
+
+/// An op name cut to [`MARKDOWN_NAME_CHARS`].
+pub fn short_name(name: &str) -> String {
+    if name.chars().count() > MARKDOWN_NAME_CHARS {
+        name.chars()
+            .take(MARKDOWN_NAME_CHARS - 1)
+            .collect::<String>()
+            + "…"
+    } else {
+        name.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(1_234_567), "1,234,567");
+    }
+}
