@@ -121,7 +121,17 @@ pub fn bottom_ui(ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, cmds: &
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use collector::LoadOptions;
+
+    use super::super::tests::{fixture, sample};
     use super::*;
+
+    fn loaded(path: std::path::PathBuf) -> Loaded {
+        let rec = collector::load(&path, LoadOptions::default()).expect("loads");
+        Loaded::build(&path, 0, rec, Duration::ZERO)
+    }
 
     #[test]
     fn panels_have_distinct_ids_and_titles() {
@@ -133,5 +143,56 @@ mod tests {
         }
         let titles: Vec<_> = PANELS.iter().map(|p| p.title()).collect();
         assert_eq!(titles, ["Ops", "Live at cursor", "Segments", "Compare"]);
+    }
+
+    #[test]
+    fn the_panel_shown_follows_the_rules_of_the_tabs() {
+        // GIVEN a trace with ops, and an allocator snapshot (no ops, segment geometry)
+        let trace = loaded(sample());
+        let snapshot = loaded(fixture("snapshot/oom.pickle"));
+        // THEN the trace opens on the table, the snapshot on what was live
+        assert_eq!(opening_panel(&trace), PanelId::OPS);
+        assert_eq!(opening_panel(&snapshot), PanelId::INSPECTOR);
+        // and only the snapshot has segments to show
+        let available = |d: &Loaded| -> Vec<PanelId> {
+            PANELS
+                .iter()
+                .filter(|p| p.available(d))
+                .map(|p| p.id())
+                .collect()
+        };
+        assert!(!available(&trace).contains(&PanelId::SEGMENTS));
+        assert!(available(&snapshot).contains(&PanelId::SEGMENTS));
+        // WHEN an instant is inspected: the table and the comparison give way to the
+        // inspector; the inspector and the segments, which follow the cursor, stay.
+        let inspect = Command::Inspect(0);
+        for (shown, after) in [
+            (PanelId::OPS, PanelId::INSPECTOR),
+            (PanelId::COMPARE, PanelId::INSPECTOR),
+            (PanelId::INSPECTOR, PanelId::INSPECTOR),
+            (PanelId::SEGMENTS, PanelId::SEGMENTS),
+        ] {
+            assert_eq!(shown_after(shown, &inspect, &snapshot), after);
+        }
+        // A range brings the table, a comparison the Compare panel, SetTab its panel;
+        // the snapshot instant and other commands leave the panel shown.
+        let shown = PanelId::SEGMENTS;
+        assert_eq!(
+            shown_after(shown, &Command::Select(None), &snapshot),
+            PanelId::OPS
+        );
+        assert_eq!(
+            shown_after(shown, &Command::CompareWith(None), &snapshot),
+            PanelId::COMPARE
+        );
+        assert_eq!(
+            shown_after(shown, &Command::SetTab(PanelId::COMPARE), &snapshot),
+            PanelId::COMPARE
+        );
+        assert_eq!(
+            shown_after(shown, &Command::InspectSnapshot, &snapshot),
+            shown
+        );
+        assert_eq!(shown_after(shown, &Command::ResetView, &snapshot), shown);
     }
 }
