@@ -1,12 +1,11 @@
-//! The window's frame around the timeline: the menu bar with the device selector and the
-//! warnings badge, one tab per open file (and per file loading, with progress), the
-//! summary strip that answers "why did it OOM?" at a glance, the status bar, the error
-//! banner, the warnings list and the welcome screen.
+//! The window's frame around the document: the menu bar with the device selector and the
+//! warnings badge, one tab per open file (and per file loading, with progress), the status
+//! bar, the error banner, the warnings list, the welcome screen and the drop overlay.
 
 use egui::{Align, Layout, RichText, Ui};
 
 use super::axis::ellipsize;
-use super::doc::{BottomTab, Document};
+use super::doc::Document;
 use super::export::ExportKind;
 use super::files::{Recent, portal_available};
 use super::loader::{LoadPhase, PendingLoad};
@@ -23,83 +22,9 @@ pub fn menu_bar_ui(
     cmds: &mut Vec<Command>,
 ) {
     egui::MenuBar::new().ui(ui, |ui| {
-        ui.menu_button("File", |ui| {
-            let native = portal_available();
-            let open = ui.add(egui::Button::new("Open…").shortcut_text("Ctrl+O"));
-            if open
-                .on_hover_text(if native {
-                    "The desktop's file dialog"
-                } else {
-                    "No desktop portal: the built-in browser"
-                })
-                .clicked()
-            {
-                cmds.push(Command::OpenDialog);
-                ui.close();
-            }
-            if ui.button("Open with the built-in browser…").clicked() {
-                cmds.push(Command::OpenBrowser);
-                ui.close();
-            }
-            ui.menu_button("Open recent", |ui| recent.menu_ui(ui, cmds));
-            ui.separator();
-            let exports = [
-                (
-                    ExportKind::Report,
-                    "Export report…",
-                    "report.md and charts, as `vramscope report` writes",
-                ),
-                (
-                    ExportKind::Perfetto,
-                    "Export for Perfetto…",
-                    "Chrome trace JSON for ui.perfetto.dev, as `vramscope export` writes",
-                ),
-            ];
-            for (kind, label, hover) in exports {
-                if ui
-                    .add_enabled(doc.is_some(), egui::Button::new(label))
-                    .on_hover_text(hover)
-                    .clicked()
-                {
-                    cmds.push(Command::Export(kind));
-                    ui.close();
-                }
-            }
-            ui.separator();
-            if let Some(d) = doc
-                && ui
-                    .add(egui::Button::new("Close tab").shortcut_text("Ctrl+W"))
-                    .clicked()
-            {
-                cmds.push(Command::Close(d.id));
-                ui.close();
-            }
-            if ui.button("Quit").clicked() {
-                ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
-            }
-        });
-        ui.menu_button("View", |ui| {
-            let mut t = theme;
-            ui.radio_value(&mut t, ThemeChoice::Dark, "Dark theme");
-            ui.radio_value(&mut t, ThemeChoice::Light, "Light theme");
-            if t != theme {
-                cmds.push(Command::SetTheme(t));
-            }
-            ui.separator();
-            if doc.is_some() && ui.button("Reset timeline view").clicked() {
-                cmds.push(Command::ResetView);
-                ui.close();
-            }
-        });
-        ui.menu_button("Help", |ui| {
-            ui.label("Timeline: wheel or W/S zoom · drag or A/D pan · shift-drag selects a range");
-            ui.label(
-                "ctrl- or right-drag box-zooms · click inspects an instant · double-click resets",
-            );
-            ui.label("Table: click a header to sort, a row to see when that op ran");
-            ui.separator();
-            ui.label(format!("vramscope {}", env!("CARGO_PKG_VERSION")));
-        });
+        ui.menu_button("File", |ui| file_menu_ui(ui, doc, recent, cmds));
+        ui.menu_button("View", |ui| view_menu_ui(ui, doc.is_some(), theme, cmds));
+        ui.menu_button("Help", help_menu_ui);
         let Some(doc) = doc else { return };
         ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
             let warnings = doc.data.rec.diagnostics.total();
@@ -117,6 +42,87 @@ pub fn menu_bar_ui(
             device_selector_ui(ui, doc, cmds);
         });
     });
+}
+
+/// File: open, recent files, exports, close, quit.
+fn file_menu_ui(ui: &mut Ui, doc: Option<&Document>, recent: &Recent, cmds: &mut Vec<Command>) {
+    let native = portal_available();
+    let open = ui.add(egui::Button::new("Open…").shortcut_text("Ctrl+O"));
+    if open
+        .on_hover_text(if native {
+            "The desktop's file dialog"
+        } else {
+            "No desktop portal: the built-in browser"
+        })
+        .clicked()
+    {
+        cmds.push(Command::OpenDialog);
+        ui.close();
+    }
+    if ui.button("Open with the built-in browser…").clicked() {
+        cmds.push(Command::OpenBrowser);
+        ui.close();
+    }
+    ui.menu_button("Open recent", |ui| recent.menu_ui(ui, cmds));
+    ui.separator();
+    let exports = [
+        (
+            ExportKind::Report,
+            "Export report…",
+            "report.md and charts, as `vramscope report` writes",
+        ),
+        (
+            ExportKind::Perfetto,
+            "Export for Perfetto…",
+            "Chrome trace JSON for ui.perfetto.dev, as `vramscope export` writes",
+        ),
+    ];
+    for (kind, label, hover) in exports {
+        if ui
+            .add_enabled(doc.is_some(), egui::Button::new(label))
+            .on_hover_text(hover)
+            .clicked()
+        {
+            cmds.push(Command::Export(kind));
+            ui.close();
+        }
+    }
+    ui.separator();
+    if let Some(d) = doc
+        && ui
+            .add(egui::Button::new("Close tab").shortcut_text("Ctrl+W"))
+            .clicked()
+    {
+        cmds.push(Command::Close(d.id));
+        ui.close();
+    }
+    if ui.button("Quit").clicked() {
+        ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+    }
+}
+
+/// View: the theme, resetting the timeline.
+fn view_menu_ui(ui: &mut Ui, has_doc: bool, theme: ThemeChoice, cmds: &mut Vec<Command>) {
+    let mut t = theme;
+    ui.radio_value(&mut t, ThemeChoice::Dark, "Dark theme");
+    ui.radio_value(&mut t, ThemeChoice::Light, "Light theme");
+    if t != theme {
+        cmds.push(Command::SetTheme(t));
+    }
+    ui.separator();
+    if has_doc && ui.button("Reset timeline view").clicked() {
+        cmds.push(Command::ResetView);
+        ui.close();
+    }
+}
+
+/// Help: the mouse and keyboard, the version.
+fn help_menu_ui(ui: &mut Ui) {
+    ui.label("Timeline: wheel or W/S zoom · drag or A/D pan · shift-drag selects a range");
+    ui.label("ctrl- or right-drag box-zooms · click inspects an instant · double-click resets");
+    ui.label("Table: click a header to sort, a row to see when that op ran");
+    ui.separator();
+    ui.label(format!("vramscope {}", env!("CARGO_PKG_VERSION")));
 }
 
 fn device_selector_ui(ui: &mut Ui, doc: &Document, cmds: &mut Vec<Command>) {
@@ -204,128 +210,6 @@ pub fn errors_ui(ui: &mut Ui, errors: &[String], cmds: &mut Vec<Command>) {
             }
         });
     }
-}
-
-/// The summary strip: peak allocated (when, which op), peak reserved, the cache at the peak,
-/// NVML-used and the memory outside PyTorch, OOMs, growth. Each number moves the cursor.
-pub fn summary_strip_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &mut Vec<Command>) {
-    let data = &doc.data;
-    let name = data.device_name(doc.device);
-    let Some(s) = data.summary.devices.iter().find(|d| d.device == name) else {
-        ui.horizontal_wrapped(|ui| {
-            // A vramscope recording: the driver's view only.
-            let nvml = data.summary.nvml.iter().any(|n| n.device == name);
-            if nvml {
-                nvml_ui(ui, doc, &name, palette, cmds);
-            }
-            ui.label(RichText::new(if nvml {
-                "no allocator events: NVML's view of the device only"
-            } else if data.summary.has_memory_data {
-                "No memory events on this device."
-            } else {
-                "This recording has no memory events (was the profiler run with profile_memory=True?)."
-            }).color(palette.weak_text));
-        });
-        return;
-    };
-    let to_ns = |us: f64| data.rec.ns_from_us_since_start(us);
-    ui.horizontal_wrapped(|ui| {
-        let key = |ui: &mut Ui, k: &str| {
-            ui.label(RichText::new(k).color(palette.weak_text));
-        };
-        if let (Some(b), Some(at)) = (s.peak_allocated_bytes, s.peak_allocated_at_us) {
-            key(ui, "Peak allocated");
-            let op = s.peak_allocated_op.as_deref().map_or(String::new(), |o| format!(" in {}", ellipsize(o, 40)));
-            let text = format!("{} at {}{op}", axis::bytes(b), axis::format_time_ns(at * 1e3));
-            if ui.link(RichText::new(text).strong().color(palette.allocated)).on_hover_text("Inspect the peak").clicked() {
-                cmds.push(Command::Inspect(to_ns(at)));
-                cmds.push(Command::SetTab(BottomTab::Inspector));
-            }
-            ui.separator();
-        }
-        if let (Some(b), Some(at)) = (s.peak_reserved_bytes, s.peak_reserved_at_us) {
-            key(ui, "Peak reserved");
-            let text = format!("{} at {}", axis::bytes(b), axis::format_time_ns(at * 1e3));
-            if ui.link(RichText::new(text).strong().color(palette.reserved)).clicked() {
-                cmds.push(Command::Inspect(to_ns(at)));
-            }
-            ui.separator();
-        }
-        if let (Some(c), Some(r)) = (s.cache_at_peak_bytes, s.peak_allocated_bytes.zip(s.cache_at_peak_bytes).map(|(a, c)| a + c)) {
-            key(ui, "Cache at peak");
-            let pct = if r > 0 { 100.0 * c as f64 / r as f64 } else { 0.0 };
-            ui.label(RichText::new(format!("{} ({pct:.0}%)", axis::bytes(c))).strong());
-            ui.separator();
-        }
-        nvml_ui(ui, doc, &name, palette, cmds);
-        oom_ui(ui, doc, &name, palette, cmds);
-        if let Some(g) = data.summary.growth.iter().find(|g| g.device == name && g.steady_growth) {
-            ui.label(RichText::new(format!("⚠ grows {}/step", axis::bytes_delta(g.average_growth_bytes))).color(palette.alert))
-                .on_hover_text("Allocated memory rose at every step boundary: something is kept alive from each step");
-        }
-    });
-}
-
-fn nvml_ui(ui: &mut Ui, doc: &Document, name: &str, palette: &Palette, cmds: &mut Vec<Command>) {
-    let data = &doc.data;
-    let Some(n) = data.summary.nvml.iter().find(|n| n.device == name) else {
-        return;
-    };
-    let at = data.rec.ns_from_us_since_start(n.peak_used_at_us);
-    ui.label(RichText::new("NVML used").color(palette.weak_text));
-    if ui
-        .link(
-            RichText::new(axis::bytes(n.peak_used_bytes as i64))
-                .strong()
-                .color(palette.nvml),
-        )
-        .clicked()
-    {
-        cmds.push(Command::Inspect(at));
-    }
-    let reserved = data
-        .curves
-        .get(doc.device as usize)
-        .and_then(|c| c.reserved.as_ref())
-        .and_then(|r| r.value_at(at));
-    if let Some(r) = reserved {
-        ui.label(RichText::new("outside PyTorch").color(palette.weak_text))
-            .on_hover_text("NVML used − reserved at NVML's peak: CUDA context, NCCL, other libraries and processes");
-        ui.label(RichText::new(axis::bytes(n.peak_used_bytes as i64 - r)).strong());
-    }
-    ui.separator();
-}
-
-fn oom_ui(ui: &mut Ui, doc: &Document, name: &str, palette: &Palette, cmds: &mut Vec<Command>) {
-    let data = &doc.data;
-    let ooms: Vec<_> = data
-        .summary
-        .ooms
-        .iter()
-        .filter(|o| o.device == name)
-        .collect();
-    ui.label(RichText::new("OOM").color(palette.weak_text));
-    let Some(first) = ooms.first() else {
-        ui.label("—");
-        ui.separator();
-        return;
-    };
-    let text = format!(
-        "{} × · first: {}",
-        ooms.len(),
-        super::inspector::cause_name(first.cause)
-    );
-    if ui
-        .link(RichText::new(text).strong().color(palette.alert))
-        .on_hover_text(&first.verdict)
-        .clicked()
-    {
-        cmds.push(Command::Inspect(
-            data.rec.ns_from_us_since_start(first.at_us),
-        ));
-        cmds.push(Command::SetTab(BottomTab::Inspector));
-    }
-    ui.separator();
 }
 
 /// The status bar: source, format and era, counts, load time.
@@ -427,4 +311,25 @@ pub fn welcome_ui(ui: &mut Ui, recent: &Recent, cmds: &mut Vec<Command>) {
             }
         }
     });
+}
+
+/// While files are dragged over the window: say that dropping opens them.
+pub fn drop_overlay_ui(ctx: &egui::Context) {
+    let hovering = ctx.input(|i| !i.raw.hovered_files.is_empty());
+    if !hovering {
+        return;
+    }
+    let painter = ctx.layer_painter(egui::LayerId::new(
+        egui::Order::Foreground,
+        egui::Id::unique("drop-overlay"),
+    ));
+    let rect = ctx.content_rect();
+    painter.rect_filled(rect, 0.0, egui::Color32::from_black_alpha(160));
+    painter.text(
+        rect.center(),
+        egui::Align2::CENTER_CENTER,
+        "Drop to open",
+        egui::FontId::proportional(28.0),
+        egui::Color32::WHITE,
+    );
 }

@@ -1,5 +1,5 @@
 //! One open file's view state: which device, the visible time range, the selected range
-//! and the table that follows it, the inspector's instant, the bottom tab, the comparison.
+//! and the table that follows it, the inspector's instant, the bottom panel, the comparison.
 //! The data itself (`Loaded`) is shared and never changes.
 
 use std::collections::BTreeSet;
@@ -11,6 +11,7 @@ use collector::model::DeviceIdx;
 
 use super::data::Loaded;
 use super::jobs::{Inspection, OpSpans};
+use super::panels::{self, PanelId};
 
 /// The visible time range, in ns since the recording's start (f64: sub-ns zoom is never
 /// needed, and relative times keep full precision where absolute epoch ns would not).
@@ -163,19 +164,6 @@ impl TableState {
     }
 }
 
-/// The bottom panel's tabs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BottomTab {
-    /// The per-op table.
-    Ops,
-    /// What was live at the cursor.
-    Inspector,
-    /// Segments and blocks at the cursor.
-    Segments,
-    /// Comparison with another open file.
-    Compare,
-}
-
 /// What the inspector looks at.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct InspectTarget {
@@ -280,8 +268,8 @@ pub struct Document {
     pub table: TableState,
     /// The inspector.
     pub inspect: InspectState,
-    /// The bottom tab.
-    pub tab: BottomTab,
+    /// The bottom panel shown.
+    pub tab: PanelId,
     /// The comparison.
     pub compare: CompareState,
     /// The segment view's options.
@@ -315,13 +303,7 @@ impl Document {
             show_total: false,
             table: TableState::new(rows, sort),
             inspect: InspectState::default(),
-            // Sources without ops (allocator snapshots, recordings) have no table worth
-            // opening on: what was live, by stack, is the first question there.
-            tab: if data.rec.ops.is_empty() && !data.rec.mem_events.is_empty() {
-                BottomTab::Inspector
-            } else {
-                BottomTab::Ops
-            },
+            tab: panels::opening_panel(&data),
             compare: CompareState {
                 other: None,
                 align: Align::Start,

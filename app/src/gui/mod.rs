@@ -13,12 +13,12 @@ mod data;
 mod doc;
 mod export;
 mod files;
-mod inspector;
 mod jobs;
 mod loader;
+mod oom;
 mod paint;
-mod segments;
-mod table;
+mod panels;
+mod summary;
 mod theme;
 mod timeline;
 
@@ -35,8 +35,8 @@ use collector::analysis::TimeWindow;
 use collector::model::DeviceIdx;
 
 pub use app::ViewerApp;
-use doc::BottomTab;
 use export::ExportKind;
+use panels::PanelId;
 use theme::ThemeChoice;
 
 /// Something a panel asks for, applied after the frame.
@@ -68,8 +68,8 @@ pub enum Command {
     HighlightOp(Option<String>),
     /// Compare the active document with another (`None` stops comparing).
     CompareWith(Option<u64>),
-    /// Switch the bottom tab.
-    SetTab(BottomTab),
+    /// Show this bottom panel.
+    SetTab(PanelId),
     /// Switch theme.
     SetTheme(ThemeChoice),
     /// Forget the recent files.

@@ -5,9 +5,10 @@
 use std::sync::Arc;
 
 use super::super::Command;
-use super::super::doc::{BottomTab, Document, InspectTarget, TimeView};
+use super::super::doc::{Document, InspectTarget, TimeView};
 use super::super::export::ExportWindow;
 use super::super::jobs::{self, Job, Request};
+use super::super::panels;
 use super::super::theme;
 use super::ViewerApp;
 
@@ -64,6 +65,8 @@ impl ViewerApp {
         };
         let mut requests = Vec::new();
         let doc = &mut self.docs[i];
+        // The panel that shows the answer comes forward (SetTab names it outright).
+        doc.tab = panels::shown_after(doc.tab, &cmd, &doc.data);
         match cmd {
             Command::SetDevice(d) => {
                 doc.device = d;
@@ -84,7 +87,6 @@ impl ViewerApp {
             Command::Select(window) => {
                 doc.selection = window;
                 doc.table.window = window;
-                doc.tab = BottomTab::Ops;
                 match window {
                     None => {
                         doc.table.rows = Arc::new(doc.data.rows.clone());
@@ -99,9 +101,6 @@ impl ViewerApp {
                 }
             }
             Command::Inspect(at_ns) => {
-                if doc.tab == BottomTab::Ops || doc.tab == BottomTab::Compare {
-                    doc.tab = BottomTab::Inspector;
-                }
                 requests.push(inspect_request(doc, at_ns, false));
             }
             Command::InspectSnapshot => {
@@ -120,11 +119,7 @@ impl ViewerApp {
                     requests.push(doc.request(Job::OpSpans { name }));
                 }
             }
-            Command::CompareWith(other) => {
-                doc.compare.other = other;
-                doc.tab = BottomTab::Compare;
-            }
-            Command::SetTab(tab) => doc.tab = tab,
+            Command::CompareWith(other) => doc.compare.other = other,
             _ => {}
         }
         for r in requests {

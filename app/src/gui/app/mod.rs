@@ -10,16 +10,17 @@ use std::time::Duration;
 
 use collector::LoadOptions;
 use collector::analysis::diff::{Align, Diff};
-use egui::{CentralPanel, Panel, RichText, Ui};
+use egui::{CentralPanel, Panel, Ui};
 
 use super::data::Loaded;
-use super::doc::{BottomTab, Document};
+use super::doc::Document;
 use super::export::ExportWindow;
 use super::files::{FileBrowser, NativeDialog, Recent, portal_available};
 use super::jobs::{self, Outcome, Worker};
 use super::loader::{LoadOutcome, PendingLoad};
+use super::panels::{self, PanelContext};
 use super::theme::{self, Palette, ThemeChoice};
-use super::{Command, chrome, compare, inspector, segments, table, timeline};
+use super::{Command, chrome, compare, summary, timeline};
 use commands::inspect_request;
 
 const KEY_RECENT: &str = "recent_files";
@@ -305,7 +306,7 @@ impl ViewerApp {
         {
             self.export = None;
         }
-        drop_overlay_ui(&ctx);
+        chrome::drop_overlay_ui(&ctx);
         for c in cmds {
             self.apply(&ctx, c);
         }
@@ -332,14 +333,19 @@ impl ViewerApp {
             .other
             .and_then(|id| others.iter().find(|o| o.0 == id))
             .cloned();
-        Panel::top("summary").show(ui, |ui| chrome::summary_strip_ui(ui, doc, palette, cmds));
+        Panel::top("summary").show(ui, |ui| summary::summary_strip_ui(ui, doc, palette, cmds));
         Panel::bottom("status").show(ui, |ui| chrome::status_bar_ui(ui, doc, palette));
         Panel::bottom("bottom-tabs")
             .resizable(true)
             .default_size(330.0)
             .min_size(140.0)
             .show(ui, |ui| {
-                bottom_ui(ui, doc, &others, diff.as_deref(), palette, cmds)
+                let cx = PanelContext {
+                    palette,
+                    others: &others,
+                    diff: diff.as_deref(),
+                };
+                panels::bottom_ui(ui, doc, &cx, cmds);
             });
         CentralPanel::default().show(ui, |ui| {
             let other = compare::other_for_timeline(doc, other_data.as_ref());
@@ -385,73 +391,6 @@ impl ViewerApp {
             self.title = title;
         }
     }
-}
-
-/// Whether the recording has segment geometry to draw.
-fn has_segments(data: &Loaded) -> bool {
-    data.rec.allocator.is_some()
-        || data
-            .timeline
-            .devices
-            .iter()
-            .any(|d| d.segments.iter().any(|s| s.addr.is_some()))
-}
-
-fn bottom_ui(
-    ui: &mut Ui,
-    doc: &mut Document,
-    others: &[(u64, Arc<Loaded>)],
-    diff: Option<&Diff>,
-    palette: &Palette,
-    cmds: &mut Vec<Command>,
-) {
-    ui.horizontal(|ui| {
-        ui.selectable_value(&mut doc.tab, BottomTab::Ops, RichText::new("Ops").strong());
-        ui.selectable_value(
-            &mut doc.tab,
-            BottomTab::Inspector,
-            RichText::new("Live at cursor").strong(),
-        );
-        if has_segments(&doc.data) {
-            ui.selectable_value(
-                &mut doc.tab,
-                BottomTab::Segments,
-                RichText::new("Segments").strong(),
-            );
-        }
-        ui.selectable_value(
-            &mut doc.tab,
-            BottomTab::Compare,
-            RichText::new("Compare").strong(),
-        );
-    });
-    ui.separator();
-    match doc.tab {
-        BottomTab::Ops => table::table_ui(ui, doc, palette, cmds),
-        BottomTab::Inspector => inspector::inspector_ui(ui, doc, palette, cmds),
-        BottomTab::Segments => segments::segments_ui(ui, doc, palette, cmds),
-        BottomTab::Compare => compare::compare_ui(ui, doc, others, diff, palette, cmds),
-    }
-}
-
-fn drop_overlay_ui(ctx: &egui::Context) {
-    let hovering = ctx.input(|i| !i.raw.hovered_files.is_empty());
-    if !hovering {
-        return;
-    }
-    let painter = ctx.layer_painter(egui::LayerId::new(
-        egui::Order::Foreground,
-        egui::Id::unique("drop-overlay"),
-    ));
-    let rect = ctx.content_rect();
-    painter.rect_filled(rect, 0.0, egui::Color32::from_black_alpha(160));
-    painter.text(
-        rect.center(),
-        egui::Align2::CENTER_CENTER,
-        "Drop to open",
-        egui::FontId::proportional(28.0),
-        egui::Color32::WHITE,
-    );
 }
 
 impl eframe::App for ViewerApp {

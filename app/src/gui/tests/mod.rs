@@ -13,7 +13,8 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
 use super::ViewerApp;
-use super::doc::{BottomTab, OpColumn};
+use super::doc::OpColumn;
+use super::panels::PanelId;
 
 mod export;
 mod files;
@@ -248,7 +249,7 @@ fn the_inspector_shows_what_was_live_at_the_peak() {
     let timeline = Timeline::build(&rec);
     let summary = collector::analysis::summarize(&rec, &timeline);
     let doc = h.state().active_doc().expect("doc");
-    assert_eq!(doc.tab, BottomTab::Inspector);
+    assert_eq!(doc.tab, PanelId::INSPECTOR);
     let peak = summary
         .devices
         .iter()

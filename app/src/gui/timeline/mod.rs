@@ -11,6 +11,9 @@
 mod columns;
 mod input;
 mod overlay;
+mod toolbar;
+
+use std::sync::Arc;
 
 use collector::model::DeviceIdx;
 use egui::{Align2, Color32, FontId, Rect, Sense, Ui, pos2, vec2};
@@ -18,13 +21,14 @@ use egui::{Align2, Color32, FontId, Rect, Sense, Ui, pos2, vec2};
 use super::Command;
 use super::axis;
 use super::data::Loaded;
-use super::doc::{CompareLayout, Document};
+use super::doc::{CompareLayout, Document, TimeView};
 use super::paint::{self, Columns, PlotFrame};
 use super::theme::Palette;
 pub use columns::ColumnCache;
 use columns::SourceColumns;
 use input::handle_input;
 use overlay::{decorations_ui, readout_ui};
+use toolbar::toolbar_ui;
 
 /// Width of the byte labels left of the plot.
 const Y_LABELS_WIDTH: f32 = 74.0;
@@ -84,36 +88,9 @@ pub fn timeline_ui(
         device: doc.device,
         origin_ns: doc.data.rec.meta.start_ns,
     };
-    let stacked = other
-        .as_ref()
-        .filter(|o| o.layout == CompareLayout::Stacked);
-    let plots: Vec<(Rect, Source<'_>, Option<Source<'_>>)> = match (&other, stacked) {
-        (Some(o), Some(_)) => {
-            let h = (plot_area.height() - 8.0) / 2.0;
-            let top = Rect::from_min_size(plot_area.min, vec2(plot_area.width(), h));
-            let bottom =
-                Rect::from_min_max(pos2(plot_area.left(), top.bottom() + 8.0), plot_area.max);
-            vec![(top, me, None), (bottom, o.source, None)]
-        }
-        (Some(o), None) => vec![(plot_area, me, Some(o.source))],
-        (None, _) => vec![(plot_area, me, None)],
-    };
+    let plots = plot_rects(plot_area, me, other.as_ref());
+    let queried = query_columns(&mut doc.columns, doc.view, &plots);
     let painter = ui.painter_at(full);
-    let queried: Vec<_> = plots
-        .iter()
-        .map(|(rect, src, overlay)| {
-            let probe = PlotFrame {
-                rect: *rect,
-                t0_ns: doc.view.t0_ns,
-                t1_ns: doc.view.t1_ns,
-                y0: 0.0,
-                y1: 1.0,
-            };
-            let cols = doc.columns.get(src, &probe);
-            let over = overlay.as_ref().map(|o| doc.columns.get(o, &probe));
-            (probe, cols, over)
-        })
-        .collect();
     // Stacked runs share one y scale, so their heights compare at a glance.
     let shared_top = queried.iter().map(|(_, c, _)| c.max()).max().unwrap_or(0);
     let mut first = None;
@@ -160,6 +137,50 @@ pub fn timeline_ui(
     }
 }
 
+/// A plot: where, which run, and the run overlaid on it.
+type Plot<'a> = (Rect, Source<'a>, Option<Source<'a>>);
+/// A plot's frame (its y range still to fit), its run's columns and the overlaid run's.
+type PlotColumns = (PlotFrame, Arc<SourceColumns>, Option<Arc<SourceColumns>>);
+
+/// The plots to draw and what each shows: one plot of this run (with the other overlaid
+/// when comparing so), or two stacked plots, this run above.
+fn plot_rects<'a>(plot_area: Rect, me: Source<'a>, other: Option<&Other<'a>>) -> Vec<Plot<'a>> {
+    match other {
+        Some(o) if o.layout == CompareLayout::Stacked => {
+            let h = (plot_area.height() - 8.0) / 2.0;
+            let top = Rect::from_min_size(plot_area.min, vec2(plot_area.width(), h));
+            let bottom =
+                Rect::from_min_max(pos2(plot_area.left(), top.bottom() + 8.0), plot_area.max);
+            vec![(top, me, None), (bottom, o.source, None)]
+        }
+        Some(o) => vec![(plot_area, me, Some(o.source))],
+        None => vec![(plot_area, me, None)],
+    }
+}
+
+/// Each plot's columns, from the cache.
+fn query_columns(
+    columns: &mut ColumnCache,
+    view: TimeView,
+    plots: &[Plot<'_>],
+) -> Vec<PlotColumns> {
+    plots
+        .iter()
+        .map(|(rect, src, overlay)| {
+            let probe = PlotFrame {
+                rect: *rect,
+                t0_ns: view.t0_ns,
+                t1_ns: view.t1_ns,
+                y0: 0.0,
+                y1: 1.0,
+            };
+            let cols = columns.get(src, &probe);
+            let over = overlay.as_ref().map(|o| columns.get(o, &probe));
+            (probe, cols, over)
+        })
+        .collect()
+}
+
 /// Plot rect, strip rect and time-axis rect inside `full`; without a strip its rect is
 /// empty, at the plot's bottom.
 fn layout(full: Rect, strip: bool) -> (Rect, Rect, Rect) {
@@ -177,79 +198,6 @@ fn layout(full: Rect, strip: bool) -> (Rect, Rect, Rect) {
     (plot, strip, axis)
 }
 
-fn toolbar_ui(
-    ui: &mut Ui,
-    doc: &mut Document,
-    other: Option<&Other<'_>>,
-    palette: &Palette,
-    cmds: &mut Vec<Command>,
-) {
-    ui.horizontal(|ui| {
-        let curves = doc.data.curves.get(doc.device as usize);
-        let has = |f: fn(&super::data::DeviceCurves) -> bool| curves.is_some_and(f);
-        swatch(
-            ui,
-            palette.allocated,
-            "allocated",
-            has(|c| c.allocated.is_some()),
-        );
-        swatch(
-            ui,
-            palette.reserved,
-            "reserved",
-            has(|c| c.reserved.is_some()),
-        );
-        swatch(ui, palette.cache, "cache held", has(|c| c.cache.is_some()));
-        swatch(
-            ui,
-            palette.nvml,
-            "NVML used",
-            has(|c| c.nvml_used.is_some()),
-        );
-        if let Some(o) = other {
-            swatch(ui, palette.other_run, &format!("B: {}", o.name), true);
-        }
-        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            if ui
-                .button("Reset view")
-                .on_hover_text("Double-click the plot")
-                .clicked()
-            {
-                cmds.push(Command::ResetView);
-            }
-            if doc.y_range.is_some() && ui.button("Fit y").clicked() {
-                doc.y_range = None;
-            }
-            if curves.is_some_and(|c| c.total_bytes.is_some()) {
-                ui.checkbox(&mut doc.show_total, "device total");
-            }
-            ui.label(
-                egui::RichText::new(format!(
-                    "{} – {}",
-                    axis::format_time_in(doc.view.t0_ns.max(0.0), doc.view.span_ns()),
-                    axis::format_time_in(doc.view.t1_ns, doc.view.span_ns())
-                ))
-                .color(palette.weak_text),
-            )
-            .on_hover_text(
-                "wheel / W S: zoom · drag / A D: pan · shift-drag: select a range for the table · \
-                 ctrl- or right-drag: box zoom · click: inspect that instant · double-click: reset",
-            );
-        });
-    });
-}
-
-fn swatch(ui: &mut Ui, color: Color32, label: &str, present: bool) {
-    if !present {
-        return;
-    }
-    let (rect, _) = ui.allocate_exact_size(vec2(12.0, 12.0), Sense::hover());
-    ui.painter().rect_filled(rect.shrink(1.0), 2.0, color);
-    ui.label(label);
-    ui.add_space(6.0);
-}
-
-/// Paint one plot (one recording, maybe with another overlaid) and return its frame.
 /// How a plot picks its y axis beyond fitting its own curves.
 #[derive(Clone, Copy)]
 struct YScale {
@@ -257,6 +205,7 @@ struct YScale {
     at_least_bytes: i64,
 }
 
+/// Paint one plot (one recording, maybe with another overlaid) and return its frame.
 fn plot_ui(
     painter: &egui::Painter,
     doc: &Document,
@@ -290,40 +239,7 @@ fn plot_ui(
         palette,
         ((rect.height() / 40.0) as usize).clamp(2, 8),
     );
-    paint::fill_between(
-        &p,
-        &frame,
-        &cols.allocated,
-        &cols.reserved,
-        palette.cache.gamma_multiply(0.45),
-    );
-    paint::fill_between(
-        &p,
-        &frame,
-        &cols.reserved,
-        &cols.nvml,
-        palette.nvml.gamma_multiply(0.18),
-    );
-    let fill = if color == palette.allocated {
-        palette.allocated_fill
-    } else {
-        color.gamma_multiply(0.3)
-    };
-    paint::fill_under(&p, &frame, &cols.allocated, fill);
-    paint::envelope(&p, &frame, &cols.allocated, color, 1.5, None);
-    paint::envelope(&p, &frame, &cols.reserved, palette.reserved, 1.5, None);
-    paint::envelope(&p, &frame, &cols.nvml, palette.nvml, 1.5, Some((6, 4)));
-    if let Some(o) = &over {
-        paint::envelope(&p, &frame, &o.allocated, palette.other_run, 2.0, None);
-        paint::envelope(
-            &p,
-            &frame,
-            &o.reserved,
-            palette.other_run.gamma_multiply(0.6),
-            1.0,
-            Some((3, 3)),
-        );
-    }
+    curves_ui(&p, &frame, (cols, over), color, palette);
     if let Some(t) = total.filter(|_| doc.show_total) {
         paint::ceiling(
             &p,
@@ -346,6 +262,52 @@ fn plot_ui(
         },
     );
     frame
+}
+
+/// The curves of one run: the cache and the memory outside PyTorch shaded, allocated
+/// filled in `color`, reserved and NVML used as lines; the overlaid run's allocated and
+/// reserved over them.
+fn curves_ui(
+    p: &egui::Painter,
+    frame: &PlotFrame,
+    (cols, over): (&SourceColumns, Option<&SourceColumns>),
+    color: Color32,
+    palette: &Palette,
+) {
+    paint::fill_between(
+        p,
+        frame,
+        &cols.allocated,
+        &cols.reserved,
+        palette.cache.gamma_multiply(0.45),
+    );
+    paint::fill_between(
+        p,
+        frame,
+        &cols.reserved,
+        &cols.nvml,
+        palette.nvml.gamma_multiply(0.18),
+    );
+    let fill = if color == palette.allocated {
+        palette.allocated_fill
+    } else {
+        color.gamma_multiply(0.3)
+    };
+    paint::fill_under(p, frame, &cols.allocated, fill);
+    paint::envelope(p, frame, &cols.allocated, color, 1.5, None);
+    paint::envelope(p, frame, &cols.reserved, palette.reserved, 1.5, None);
+    paint::envelope(p, frame, &cols.nvml, palette.nvml, 1.5, Some((6, 4)));
+    if let Some(o) = &over {
+        paint::envelope(p, frame, &o.allocated, palette.other_run, 2.0, None);
+        paint::envelope(
+            p,
+            frame,
+            &o.reserved,
+            palette.other_run.gamma_multiply(0.6),
+            1.0,
+            Some((3, 3)),
+        );
+    }
 }
 
 /// The fragmentation strip: the allocator's cache (reserved − allocated) over time.

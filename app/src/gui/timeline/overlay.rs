@@ -8,6 +8,7 @@ use collector::analysis::pyramid::CurvePyramid;
 
 use super::super::axis::{self, ellipsize};
 use super::super::doc::{Document, DragMode};
+use super::super::jobs::OpSpans;
 use super::super::paint::{self, PlotFrame};
 use super::super::theme::Palette;
 use super::Other;
@@ -22,6 +23,22 @@ pub fn decorations_ui(
 ) {
     let full = Rect::from_min_max(frame.rect.min, strip.max);
     let p = painter.with_clip_rect(full.expand(1.0));
+    selection_ui(&p, doc, frame, full, palette);
+    if let Some(spans) = &doc.table.spans {
+        op_spans_ui(&p, doc, frame, spans, palette);
+    }
+    markers_ui(&p, doc, frame, palette);
+}
+
+/// The selected range, the range being dragged and the box-zoom rectangle, over `full`
+/// (the plots and the strip).
+fn selection_ui(
+    p: &egui::Painter,
+    doc: &Document,
+    frame: &PlotFrame,
+    full: Rect,
+    palette: &Palette,
+) {
     let band = |a: f64, b: f64| {
         Rect::from_x_y_ranges(
             frame.x(a).max(full.left())..=frame.x(b).min(full.right()),
@@ -51,32 +68,45 @@ pub fn decorations_ui(
             egui::StrokeKind::Inside,
         );
     }
-    if let Some(spans) = &doc.table.spans {
-        let y = frame.rect.bottom() - 5.0;
-        let mut run: Option<f32> = None;
-        for c in 0..=frame.columns() {
-            let x = frame.rect.left() + c as f32;
-            let hit = c < frame.columns()
-                && spans.any_in(doc.abs_ns(frame.t_at(x)), doc.abs_ns(frame.t_at(x + 1.0)));
-            match (hit, run) {
-                (true, None) => run = Some(x),
-                (false, Some(x0)) => {
-                    p.rect_filled(
-                        Rect::from_min_max(pos2(x0, y - 4.0), pos2(x.max(x0 + 2.0), y + 4.0)),
-                        1.0,
-                        palette.highlight,
-                    );
-                    run = None;
-                }
-                _ => {}
+}
+
+/// When the highlighted op ran: a bar along the plot's bottom, one run of pixel columns
+/// at a time.
+fn op_spans_ui(
+    p: &egui::Painter,
+    doc: &Document,
+    frame: &PlotFrame,
+    spans: &OpSpans,
+    palette: &Palette,
+) {
+    let y = frame.rect.bottom() - 5.0;
+    let mut run: Option<f32> = None;
+    for c in 0..=frame.columns() {
+        let x = frame.rect.left() + c as f32;
+        let hit = c < frame.columns()
+            && spans.any_in(doc.abs_ns(frame.t_at(x)), doc.abs_ns(frame.t_at(x + 1.0)));
+        match (hit, run) {
+            (true, None) => run = Some(x),
+            (false, Some(x0)) => {
+                p.rect_filled(
+                    Rect::from_min_max(pos2(x0, y - 4.0), pos2(x.max(x0 + 2.0), y + 4.0)),
+                    1.0,
+                    palette.highlight,
+                );
+                run = None;
             }
+            _ => {}
         }
     }
+}
+
+/// The OOMs, the peak and the inspector's cursor.
+fn markers_ui(p: &egui::Painter, doc: &Document, frame: &PlotFrame, palette: &Palette) {
     let d = doc.data.timeline.devices.get(doc.device as usize);
     for &oom in d.map_or(&[][..], |d| d.ooms.as_slice()) {
         if let Some(e) = doc.data.rec.mem_events.get(oom as usize) {
             paint::vertical(
-                &p,
+                p,
                 frame,
                 frame.x(doc.rel_ns(e.time_ns)),
                 palette.alert,
@@ -92,11 +122,11 @@ pub fn decorations_ui(
             axis::bytes(bytes),
             axis::format_time_ns(doc.rel_ns(t))
         );
-        paint::marker(&p, frame, at, &label, palette.alert);
+        paint::marker(p, frame, at, &label, palette.alert);
     }
     if let Some(target) = doc.inspect.target {
         paint::vertical(
-            &p,
+            p,
             frame,
             frame.x(doc.rel_ns(target.at_ns)),
             palette.cursor,

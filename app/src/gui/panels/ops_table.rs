@@ -1,4 +1,4 @@
-//! The per-op table: torch's key_averages() memory columns for the whole recording or the
+//! The Ops panel: torch's key_averages() memory columns for the whole recording or the
 //! range selected on the timeline, sortable by any column, filterable by name; rows are
 //! virtualised, so a table of 100,000 ops costs only the rows on screen. Clicking a row
 //! highlights when that op ran.
@@ -8,10 +8,43 @@ use collector::units::torch_memory;
 use egui::{Align, Layout, RichText, Sense, Ui};
 use egui_extras::{Column, TableBuilder};
 
-use super::Command;
-use super::axis;
-use super::doc::{Document, OpColumn, TableState};
-use super::theme::Palette;
+use super::super::Command;
+use super::super::axis;
+use super::super::data::Loaded;
+use super::super::doc::{Document, OpColumn, TableState};
+use super::super::theme::Palette;
+use super::{Panel, PanelContext, PanelId};
+
+impl PanelId {
+    /// The per-op table.
+    pub const OPS: PanelId = PanelId("ops");
+}
+
+/// The per-op table.
+pub struct OpsTable;
+
+impl Panel for OpsTable {
+    fn id(&self) -> PanelId {
+        PanelId::OPS
+    }
+
+    fn title(&self) -> &'static str {
+        "Ops"
+    }
+
+    fn opens_on(&self, data: &Loaded) -> bool {
+        !data.rec.ops.is_empty()
+    }
+
+    /// A selected range's table is what the user asked for.
+    fn answers(&self, cmd: &Command) -> bool {
+        matches!(cmd, Command::Select(_))
+    }
+
+    fn ui(&self, ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, cmds: &mut Vec<Command>) {
+        table_ui(ui, doc, cx.palette, cmds);
+    }
+}
 
 /// Row height of the table.
 pub const ROW_HEIGHT: f32 = 20.0;
@@ -63,8 +96,7 @@ pub fn visible_columns(rows: &[OpRow]) -> Vec<OpColumn> {
         .collect()
 }
 
-/// The Ops tab.
-pub fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<Command>) {
+fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<Command>) {
     refresh_order(&mut doc.table);
     header_line_ui(ui, doc, palette, cmds);
     ui.separator();
@@ -79,6 +111,25 @@ pub fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut V
         ui.label(RichText::new(why).color(palette.weak_text));
         return;
     }
+    let (clicked_header, clicked_row) = rows_ui(ui, doc);
+    if let Some(c) = clicked_header {
+        let t = &mut doc.table;
+        if t.sort == c {
+            t.descending = !t.descending;
+        } else {
+            t.sort = c;
+            t.descending = c != OpColumn::Name;
+        }
+        t.dirty = true;
+    }
+    if let Some(name) = clicked_row {
+        let same = doc.table.highlighted.as_deref() == Some(name.as_str());
+        cmds.push(Command::HighlightOp((!same).then_some(name)));
+    }
+}
+
+/// The table itself; returns the header clicked (to sort by) and the row clicked (its op).
+fn rows_ui(ui: &mut Ui, doc: &Document) -> (Option<OpColumn>, Option<String>) {
     let columns = visible_columns(&doc.data.rows);
     let table = &doc.table;
     let mut clicked_header = None;
@@ -98,25 +149,9 @@ pub fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut V
         .header(ROW_HEIGHT + 2.0, |mut header| {
             for &c in &columns {
                 header.col(|ui| {
-                    let numeric = c != OpColumn::Name;
-                    let layout = if numeric {
-                        Layout::right_to_left(Align::Center)
-                    } else {
-                        Layout::left_to_right(Align::Center)
-                    };
-                    ui.with_layout(layout, |ui| {
-                        if table.sort == c {
-                            ui.label(if table.descending { "⏷" } else { "⏶" });
-                        }
-                        let title = RichText::new(c.title()).strong();
-                        if ui
-                            .add(egui::Button::new(title).frame(false))
-                            .on_hover_text("Sort by this column")
-                            .clicked()
-                        {
-                            clicked_header = Some(c);
-                        }
-                    });
+                    if header_cell_ui(ui, table, c) {
+                        clicked_header = Some(c);
+                    }
                 });
             }
         })
@@ -138,20 +173,27 @@ pub fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut V
                 }
             });
         });
-    if let Some(c) = clicked_header {
-        let t = &mut doc.table;
-        if t.sort == c {
-            t.descending = !t.descending;
-        } else {
-            t.sort = c;
-            t.descending = c != OpColumn::Name;
+    (clicked_header, clicked_row)
+}
+
+/// A column's header: its title, the sort arrow when sorted by it. True when clicked.
+fn header_cell_ui(ui: &mut Ui, table: &TableState, c: OpColumn) -> bool {
+    let numeric = c != OpColumn::Name;
+    let layout = if numeric {
+        Layout::right_to_left(Align::Center)
+    } else {
+        Layout::left_to_right(Align::Center)
+    };
+    ui.with_layout(layout, |ui| {
+        if table.sort == c {
+            ui.label(if table.descending { "⏷" } else { "⏶" });
         }
-        t.dirty = true;
-    }
-    if let Some(name) = clicked_row {
-        let same = doc.table.highlighted.as_deref() == Some(name.as_str());
-        cmds.push(Command::HighlightOp((!same).then_some(name)));
-    }
+        let title = RichText::new(c.title()).strong();
+        ui.add(egui::Button::new(title).frame(false))
+            .on_hover_text("Sort by this column")
+            .clicked()
+    })
+    .inner
 }
 
 fn cell_ui(ui: &mut Ui, r: &OpRow, c: OpColumn) {

@@ -1,19 +1,54 @@
-//! The inspector: what was live at the peak or at a clicked instant — allocated and
-//! reserved then, the op running, the largest groups of live allocations with their op or
-//! stack, the fragmentation figures — and the OOM verdicts when the source has an OOM.
-//! Everything shown is a collector analysis (live_groups, fragmentation_at, oom_verdicts).
+//! The Live-at-cursor panel (the inspector): what was live at the peak or at a clicked
+//! instant — allocated and reserved then, the op running, the largest groups of live
+//! allocations with their op or stack, the fragmentation figures — and the OOM verdicts
+//! when the source has an OOM. Everything shown is a collector analysis (live_groups,
+//! fragmentation_at, oom_verdicts).
 
 use collector::analysis::fragmentation::Fragmentation;
 use collector::analysis::live::LiveGroup;
-use collector::analysis::oom::{OomCause, OomVerdict};
 use egui::{Grid, RichText, ScrollArea, Sense, Ui, vec2};
 
-use super::Command;
-use super::axis;
-use super::axis::ellipsize;
-use super::doc::Document;
-use super::jobs::Inspection;
-use super::theme::Palette;
+use super::super::Command;
+use super::super::axis;
+use super::super::axis::ellipsize;
+use super::super::data::Loaded;
+use super::super::doc::Document;
+use super::super::jobs::Inspection;
+use super::super::oom::{oom_at_cursor, verdicts_ui};
+use super::super::theme::Palette;
+use super::{Panel, PanelContext, PanelId};
+
+impl PanelId {
+    /// What was live at the cursor.
+    pub const INSPECTOR: PanelId = PanelId("inspector");
+}
+
+/// What was live at the cursor.
+pub struct Inspector;
+
+impl Panel for Inspector {
+    fn id(&self) -> PanelId {
+        PanelId::INSPECTOR
+    }
+
+    fn title(&self) -> &'static str {
+        "Live at cursor"
+    }
+
+    /// Sources without ops (allocator snapshots, recordings) have no table worth opening
+    /// on: what was live, by stack, is the first question there.
+    fn opens_on(&self, data: &Loaded) -> bool {
+        !data.rec.mem_events.is_empty()
+    }
+
+    fn answers(&self, cmd: &Command) -> bool {
+        matches!(cmd, Command::Inspect(_))
+    }
+
+    fn ui(&self, ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, cmds: &mut Vec<Command>) {
+        inspector_ui(ui, doc, cx.palette, cmds);
+    }
+}
 
 /// Groups listed; the rest are summed in one line (a snapshot can have thousands of sites).
 const MAX_GROUPS: usize = 300;
@@ -51,8 +86,7 @@ pub fn jump_buttons_ui(ui: &mut Ui, doc: &Document, cmds: &mut Vec<Command>) {
     }
 }
 
-/// The Inspector tab.
-pub fn inspector_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<Command>) {
+fn inspector_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<Command>) {
     ui.horizontal(|ui| {
         heading_ui(ui, doc, palette);
         ui.separator();
@@ -74,7 +108,7 @@ pub fn inspector_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &m
                 // At an OOM, its verdict is what the user came for: show it first.
                 let at_oom = oom_at_cursor(doc).is_some();
                 if at_oom {
-                    oom_ui(ui, doc, palette, cmds);
+                    verdicts_ui(ui, doc, palette, cmds);
                     ui.add_space(8.0);
                 }
                 facts_ui(ui, doc, &result, palette);
@@ -83,7 +117,7 @@ pub fn inspector_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &m
                     fragmentation_ui(ui, f);
                 }
                 if !at_oom {
-                    oom_ui(ui, doc, palette, cmds);
+                    verdicts_ui(ui, doc, palette, cmds);
                 }
             });
         });
@@ -202,79 +236,6 @@ fn fragmentation_ui(ui: &mut Ui, f: &Fragmentation) {
                 }
             }
         });
-}
-
-/// The OOM verdicts of the shown device.
-fn verdicts(doc: &Document) -> Vec<&OomVerdict> {
-    let name = doc.data.device_name(doc.device);
-    doc.data
-        .summary
-        .ooms
-        .iter()
-        .filter(|v| v.device == name)
-        .collect()
-}
-
-/// Which of the device's OOMs (index into [`verdicts`]) the inspector's cursor is on.
-pub fn oom_at_cursor(doc: &Document) -> Option<usize> {
-    let target = doc.inspect.target?;
-    let at_us = doc.data.rec.us_since_start(target.at_ns);
-    verdicts(doc)
-        .iter()
-        .position(|v| (v.at_us - at_us).abs() < 0.0005)
-}
-
-/// An OOM cause in words.
-pub fn cause_name(cause: OomCause) -> &'static str {
-    match cause {
-        OomCause::Capacity => "capacity",
-        OomCause::Fragmentation => "fragmentation",
-        OomCause::OutsideAllocator => "memory outside the allocator",
-        OomCause::StreamOrPool => "another stream or pool",
-    }
-}
-
-fn oom_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &mut Vec<Command>) {
-    let verdicts = verdicts(doc);
-    if verdicts.is_empty() {
-        return;
-    }
-    let current = oom_at_cursor(doc);
-    ui.add_space(4.0);
-    ui.label(
-        RichText::new(format!("Out of memory ({})", verdicts.len()))
-            .strong()
-            .color(palette.alert),
-    );
-    // The OOM at the cursor first, then the others in time order.
-    let order = current
-        .into_iter()
-        .chain((0..verdicts.len()).filter(|&i| Some(i) != current));
-    for i in order {
-        let v = verdicts[i];
-        ui.group(|ui| {
-            ui.horizontal(|ui| {
-                let title = format!("OOM {}: {}", i + 1, cause_name(v.cause));
-                let title = RichText::new(title).strong();
-                ui.label(if Some(i) == current {
-                    title.color(palette.alert)
-                } else {
-                    title
-                });
-                if ui.small_button("inspect").clicked() {
-                    cmds.push(Command::Inspect(
-                        doc.data.rec.ns_from_us_since_start(v.at_us),
-                    ));
-                }
-            });
-            ui.label(format!(
-                "requested {} at {}",
-                axis::bytes(v.requested_bytes),
-                axis::format_time_ns(v.at_us * 1e3)
-            ));
-            ui.label(&v.verdict);
-        });
-    }
 }
 
 fn groups_ui(ui: &mut Ui, doc: &mut Document, groups: &[LiveGroup], palette: &Palette) {

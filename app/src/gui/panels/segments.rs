@@ -4,13 +4,53 @@
 //! fragmentation?": many free slivers and no free block as large as the failed request.
 //! The layout comes from `collector::analysis::segments`.
 
-use collector::analysis::segments::{BlockUse, SegmentLayout};
+use collector::analysis::segments::{BlockSpan, BlockUse, SegmentLayout};
 use collector::model::SegmentPool;
 use egui::{Align2, FontId, Rect, RichText, ScrollArea, Sense, Stroke, Ui, pos2, vec2};
 
-use super::axis;
-use super::doc::{Document, SegmentOrder};
-use super::theme::Palette;
+use super::super::Command;
+use super::super::axis;
+use super::super::data::Loaded;
+use super::super::doc::{Document, SegmentOrder, SegmentsView};
+use super::super::theme::Palette;
+use super::{Panel, PanelContext, PanelId, jump_buttons_ui};
+
+impl PanelId {
+    /// Segments and blocks at the cursor.
+    pub const SEGMENTS: PanelId = PanelId("segments");
+}
+
+/// Segments and blocks at the cursor.
+pub struct Segments;
+
+impl Panel for Segments {
+    fn id(&self) -> PanelId {
+        PanelId::SEGMENTS
+    }
+
+    fn title(&self) -> &'static str {
+        "Segments"
+    }
+
+    /// Only a recording with segment geometry has anything to draw.
+    fn available(&self, data: &Loaded) -> bool {
+        data.rec.allocator.is_some()
+            || data
+                .timeline
+                .devices
+                .iter()
+                .any(|d| d.segments.iter().any(|s| s.addr.is_some()))
+    }
+
+    /// The segments at an instant follow the cursor as the inspector does.
+    fn answers(&self, cmd: &Command) -> bool {
+        matches!(cmd, Command::Inspect(_))
+    }
+
+    fn ui(&self, ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, cmds: &mut Vec<Command>) {
+        segments_ui(ui, doc, cx.palette, cmds);
+    }
+}
 
 /// Height of one segment row.
 const ROW_HEIGHT: f32 = 18.0;
@@ -19,32 +59,8 @@ const LABEL_WIDTH: f32 = 250.0;
 /// Blocks narrower than this are still drawn this wide, so slivers stay visible.
 const MIN_BLOCK_WIDTH: f32 = 1.0;
 
-/// The Segments tab.
-pub fn segments_ui(
-    ui: &mut Ui,
-    doc: &mut Document,
-    palette: &Palette,
-    cmds: &mut Vec<super::Command>,
-) {
-    ui.horizontal(|ui| {
-        let what = doc.inspect.target.map_or("Segments".to_owned(), |t| {
-            format!(
-                "Segments at {}{}",
-                axis::format_time_ns(doc.rel_ns(t.at_ns)),
-                if t.at_snapshot {
-                    " (the snapshot: the allocator's own blocks)"
-                } else {
-                    " (rebuilt from segment and block addresses)"
-                }
-            )
-        });
-        ui.label(RichText::new(what).strong());
-        ui.separator();
-        super::inspector::jump_buttons_ui(ui, doc, cmds);
-        if doc.inspect.pending.is_some() {
-            ui.spinner();
-        }
-    });
+fn segments_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<Command>) {
+    heading_ui(ui, doc, cmds);
     let Some(layout) = doc.inspect.result.as_ref().and_then(|r| r.layout.as_ref()) else {
         ui.separator();
         ui.label(
@@ -54,18 +70,9 @@ pub fn segments_ui(
         return;
     };
     summary_ui(ui, layout, palette);
-    let view = &mut doc.segments;
-    ui.horizontal(|ui| {
-        ui.label("order");
-        ui.radio_value(&mut view.order, SegmentOrder::Address, "address");
-        ui.radio_value(&mut view.order, SegmentOrder::Size, "size");
-        ui.radio_value(&mut view.order, SegmentOrder::Free, "free bytes");
-        ui.separator();
-        ui.checkbox(&mut view.full_width, "every segment full width")
-            .on_hover_text("Off: bars to scale, the largest segment across the width");
-    });
+    options_ui(ui, &mut doc.segments);
     ui.separator();
-    let (order, full_width) = (view.order, view.full_width);
+    let SegmentsView { order, full_width } = doc.segments;
     let mut rows: Vec<usize> = (0..layout.len()).collect();
     match order {
         SegmentOrder::Address => {}
@@ -100,6 +107,42 @@ pub fn segments_ui(
                 );
             }
         });
+}
+
+/// Which instant the segments are of, the buttons that move it, a spinner while pending.
+fn heading_ui(ui: &mut Ui, doc: &Document, cmds: &mut Vec<Command>) {
+    ui.horizontal(|ui| {
+        let what = doc.inspect.target.map_or("Segments".to_owned(), |t| {
+            format!(
+                "Segments at {}{}",
+                axis::format_time_ns(doc.rel_ns(t.at_ns)),
+                if t.at_snapshot {
+                    " (the snapshot: the allocator's own blocks)"
+                } else {
+                    " (rebuilt from segment and block addresses)"
+                }
+            )
+        });
+        ui.label(RichText::new(what).strong());
+        ui.separator();
+        jump_buttons_ui(ui, doc, cmds);
+        if doc.inspect.pending.is_some() {
+            ui.spinner();
+        }
+    });
+}
+
+/// The order of the rows and whether bars are to scale.
+fn options_ui(ui: &mut Ui, view: &mut SegmentsView) {
+    ui.horizontal(|ui| {
+        ui.label("order");
+        ui.radio_value(&mut view.order, SegmentOrder::Address, "address");
+        ui.radio_value(&mut view.order, SegmentOrder::Size, "size");
+        ui.radio_value(&mut view.order, SegmentOrder::Free, "free bytes");
+        ui.separator();
+        ui.checkbox(&mut view.full_width, "every segment full width")
+            .on_hover_text("Off: bars to scale, the largest segment across the width");
+    });
 }
 
 fn largest_free_block(layout: &[SegmentLayout]) -> Option<usize> {
@@ -185,6 +228,37 @@ fn segment_row_ui(
     );
     painter.rect_filled(bar, 0.0, palette.allocated);
     let scale = len / s.size_bytes.max(1) as f32;
+    let pointer = response.hover_pos();
+    let hovered = blocks_ui(
+        &painter,
+        s,
+        (bar, scale),
+        has_largest_free,
+        pointer,
+        palette,
+    );
+    painter.rect_stroke(
+        bar,
+        0.0,
+        Stroke::new(1.0, palette.grid),
+        egui::StrokeKind::Outside,
+    );
+    if let Some(b) = hovered {
+        response.on_hover_text_at_pointer(block_hover_text(rec, b));
+    }
+}
+
+/// Paint the free and pending blocks of `s` over its bar (allocated is the bar's own
+/// colour; `scale` is pixels per byte) and outline its largest free block when it is the layout's largest; returns
+/// the block under the pointer.
+fn blocks_ui<'a>(
+    painter: &egui::Painter,
+    s: &'a SegmentLayout,
+    (bar, scale): (Rect, f32),
+    has_largest_free: bool,
+    pointer: Option<egui::Pos2>,
+    palette: &Palette,
+) -> Option<&'a BlockSpan> {
     let x_of = |addr: u64| bar.left() + (addr.saturating_sub(s.addr) as f32) * scale;
     let largest = s.largest_free_bytes();
     let mut hovered = None;
@@ -211,27 +285,24 @@ fn segment_row_ui(
                 egui::StrokeKind::Inside,
             );
         }
-        if response.hover_pos().is_some_and(|p| r.contains(p)) {
+        if pointer.is_some_and(|p| r.contains(p)) {
             hovered = Some(b);
         }
     }
-    painter.rect_stroke(
-        bar,
-        0.0,
-        Stroke::new(1.0, palette.grid),
-        egui::StrokeKind::Outside,
-    );
-    if let Some(b) = hovered {
-        let state = match b.state {
-            BlockUse::Allocated => "allocated",
-            BlockUse::PendingFree => "freed, pending",
-            BlockUse::Free => "free",
-        };
-        let mut text = format!("0x{:x} · {} · {state}", b.addr, axis::bytes(b.size_bytes));
-        for f in rec.stack(b.stack).iter().take(8) {
-            text.push('\n');
-            text.push_str(&collector::analysis::live::frame_label(rec, f));
-        }
-        response.on_hover_text_at_pointer(text);
+    hovered
+}
+
+/// A block's address, size and state, and the top of the stack that allocated it.
+fn block_hover_text(rec: &collector::Recording, b: &BlockSpan) -> String {
+    let state = match b.state {
+        BlockUse::Allocated => "allocated",
+        BlockUse::PendingFree => "freed, pending",
+        BlockUse::Free => "free",
+    };
+    let mut text = format!("0x{:x} · {} · {state}", b.addr, axis::bytes(b.size_bytes));
+    for f in rec.stack(b.stack).iter().take(8) {
+        text.push('\n');
+        text.push_str(&collector::analysis::live::frame_label(rec, f));
     }
+    text
 }

@@ -1,0 +1,198 @@
+//! The bottom panels as a registry: each panel is one file implementing [`Panel`] (its
+//! title, what it needs from the loaded data, which commands it answers, how it draws),
+//! and [`PANELS`] is the one list that the tab bar, the dispatch and the tab-switching
+//! rules walk. Adding a panel touches its file and that list.
+//!
+//! Panels are stateless: a panel's view state lives in the [`Document`] (one per open
+//! file), so switching files switches every panel's state with it. As everywhere in the
+//! viewer, a panel reads the state and pushes [`Command`]s, applied after the frame
+//! (rerun's view classes and `SystemCommand`, eframe_template).
+
+mod compare;
+mod inspector;
+mod ops_table;
+mod segments;
+
+use std::sync::Arc;
+
+use collector::analysis::diff::Diff;
+use egui::{RichText, Ui};
+
+use super::Command;
+use super::data::Loaded;
+use super::doc::Document;
+use super::theme::Palette;
+
+pub use inspector::jump_buttons_ui;
+
+/// A panel's stable name: what a document's shown tab and [`Command::SetTab`] hold. Each
+/// panel's file defines its own constant (`PanelId::OPS`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PanelId(&'static str);
+
+/// What a panel may read besides its document.
+pub struct PanelContext<'a> {
+    /// The colours.
+    pub palette: &'a Palette,
+    /// The other open documents (id, data), to compare with.
+    pub others: &'a [(u64, Arc<Loaded>)],
+    /// The active document against the one it is compared with, once computed.
+    pub diff: Option<&'a Diff>,
+}
+
+/// One bottom panel.
+pub trait Panel: Sync {
+    /// Its stable name.
+    fn id(&self) -> PanelId;
+
+    /// The tab's label.
+    fn title(&self) -> &'static str;
+
+    /// Whether the data has anything for this panel; its tab is hidden otherwise.
+    fn available(&self, _data: &Loaded) -> bool {
+        true
+    }
+
+    /// Whether a newly opened file of this data should start on this panel. The first
+    /// panel of [`PANELS`] that says so wins; when none does, the first panel.
+    fn opens_on(&self, _data: &Loaded) -> bool {
+        false
+    }
+
+    /// Whether this panel shows the answer to `cmd`. Applying such a command keeps the
+    /// shown panel when it shows the answer too, else brings forward the first panel that
+    /// does.
+    fn answers(&self, _cmd: &Command) -> bool {
+        false
+    }
+
+    /// Draw the panel for `doc`, pushing what the user asks for onto `cmds`.
+    fn ui(&self, ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, cmds: &mut Vec<Command>);
+}
+
+/// Every panel, in tab order.
+pub static PANELS: [&dyn Panel; 4] = [
+    &ops_table::OpsTable,
+    &inspector::Inspector,
+    &segments::Segments,
+    &compare::Compare,
+];
+
+/// The panel named `id`.
+fn panel(id: PanelId) -> Option<&'static dyn Panel> {
+    PANELS.iter().copied().find(|p| p.id() == id)
+}
+
+/// The panel a newly opened file of `data` starts on.
+pub fn opening_panel(data: &Loaded) -> PanelId {
+    PANELS
+        .iter()
+        .find(|p| p.available(data) && p.opens_on(data))
+        .unwrap_or(&PANELS[0])
+        .id()
+}
+
+/// The panel shown once `cmd` is applied to a document of `data` showing `shown`.
+pub fn shown_after(shown: PanelId, cmd: &Command, data: &Loaded) -> PanelId {
+    if let Command::SetTab(id) = cmd {
+        return *id;
+    }
+    if panel(shown).is_some_and(|p| p.answers(cmd)) {
+        return shown;
+    }
+    PANELS
+        .iter()
+        .find(|p| p.available(data) && p.answers(cmd))
+        .map_or(shown, |p| p.id())
+}
+
+/// The bottom of the window: a tab per available panel, then the shown one.
+pub fn bottom_ui(ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, cmds: &mut Vec<Command>) {
+    ui.horizontal(|ui| {
+        for p in PANELS.iter().filter(|p| p.available(&doc.data)) {
+            ui.selectable_value(&mut doc.tab, p.id(), RichText::new(p.title()).strong());
+        }
+    });
+    ui.separator();
+    if let Some(p) = panel(doc.tab) {
+        p.ui(ui, doc, cx, cmds);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use collector::LoadOptions;
+
+    use super::super::tests::{fixture, sample};
+    use super::*;
+
+    fn loaded(path: std::path::PathBuf) -> Loaded {
+        let rec = collector::load(&path, LoadOptions::default()).expect("loads");
+        Loaded::build(&path, 0, rec, Duration::ZERO)
+    }
+
+    #[test]
+    fn panels_have_distinct_ids_and_titles() {
+        for (i, a) in PANELS.iter().enumerate() {
+            for b in &PANELS[i + 1..] {
+                assert_ne!(a.id(), b.id());
+                assert_ne!(a.title(), b.title());
+            }
+        }
+        let titles: Vec<_> = PANELS.iter().map(|p| p.title()).collect();
+        assert_eq!(titles, ["Ops", "Live at cursor", "Segments", "Compare"]);
+    }
+
+    #[test]
+    fn the_panel_shown_follows_the_rules_of_the_tabs() {
+        // GIVEN a trace with ops, and an allocator snapshot (no ops, segment geometry)
+        let trace = loaded(sample());
+        let snapshot = loaded(fixture("snapshot/oom.pickle"));
+        // THEN the trace opens on the table, the snapshot on what was live
+        assert_eq!(opening_panel(&trace), PanelId::OPS);
+        assert_eq!(opening_panel(&snapshot), PanelId::INSPECTOR);
+        // and only the snapshot has segments to show
+        let available = |d: &Loaded| -> Vec<PanelId> {
+            PANELS
+                .iter()
+                .filter(|p| p.available(d))
+                .map(|p| p.id())
+                .collect()
+        };
+        assert!(!available(&trace).contains(&PanelId::SEGMENTS));
+        assert!(available(&snapshot).contains(&PanelId::SEGMENTS));
+        // WHEN an instant is inspected: the table and the comparison give way to the
+        // inspector; the inspector and the segments, which follow the cursor, stay.
+        let inspect = Command::Inspect(0);
+        for (shown, after) in [
+            (PanelId::OPS, PanelId::INSPECTOR),
+            (PanelId::COMPARE, PanelId::INSPECTOR),
+            (PanelId::INSPECTOR, PanelId::INSPECTOR),
+            (PanelId::SEGMENTS, PanelId::SEGMENTS),
+        ] {
+            assert_eq!(shown_after(shown, &inspect, &snapshot), after);
+        }
+        // A range brings the table, a comparison the Compare panel, SetTab its panel;
+        // the snapshot instant and other commands leave the panel shown.
+        let shown = PanelId::SEGMENTS;
+        assert_eq!(
+            shown_after(shown, &Command::Select(None), &snapshot),
+            PanelId::OPS
+        );
+        assert_eq!(
+            shown_after(shown, &Command::CompareWith(None), &snapshot),
+            PanelId::COMPARE
+        );
+        assert_eq!(
+            shown_after(shown, &Command::SetTab(PanelId::COMPARE), &snapshot),
+            PanelId::COMPARE
+        );
+        assert_eq!(
+            shown_after(shown, &Command::InspectSnapshot, &snapshot),
+            shown
+        );
+        assert_eq!(shown_after(shown, &Command::ResetView, &snapshot), shown);
+    }
+}

@@ -1,0 +1,85 @@
+//! The line over the timeline: a legend swatch per series the device has (and the
+//! compared run's), then Reset view, Fit y after a box zoom, the device-total toggle and
+//! the visible range with the mouse and keyboard help on hover.
+
+use egui::{Color32, Sense, Ui, vec2};
+
+use super::super::Command;
+use super::super::axis;
+use super::super::data::DeviceCurves;
+use super::super::doc::Document;
+use super::super::theme::Palette;
+use super::Other;
+
+/// The toolbar.
+pub fn toolbar_ui(
+    ui: &mut Ui,
+    doc: &mut Document,
+    other: Option<&Other<'_>>,
+    palette: &Palette,
+    cmds: &mut Vec<Command>,
+) {
+    ui.horizontal(|ui| {
+        let curves = doc.data.curves.get(doc.device as usize);
+        let has = |f: fn(&DeviceCurves) -> bool| curves.is_some_and(f);
+        swatch(
+            ui,
+            palette.allocated,
+            "allocated",
+            has(|c| c.allocated.is_some()),
+        );
+        swatch(
+            ui,
+            palette.reserved,
+            "reserved",
+            has(|c| c.reserved.is_some()),
+        );
+        swatch(ui, palette.cache, "cache held", has(|c| c.cache.is_some()));
+        swatch(
+            ui,
+            palette.nvml,
+            "NVML used",
+            has(|c| c.nvml_used.is_some()),
+        );
+        if let Some(o) = other {
+            swatch(ui, palette.other_run, &format!("B: {}", o.name), true);
+        }
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            if ui
+                .button("Reset view")
+                .on_hover_text("Double-click the plot")
+                .clicked()
+            {
+                cmds.push(Command::ResetView);
+            }
+            if doc.y_range.is_some() && ui.button("Fit y").clicked() {
+                doc.y_range = None;
+            }
+            if curves.is_some_and(|c| c.total_bytes.is_some()) {
+                ui.checkbox(&mut doc.show_total, "device total");
+            }
+            ui.label(
+                egui::RichText::new(format!(
+                    "{} – {}",
+                    axis::format_time_in(doc.view.t0_ns.max(0.0), doc.view.span_ns()),
+                    axis::format_time_in(doc.view.t1_ns, doc.view.span_ns())
+                ))
+                .color(palette.weak_text),
+            )
+            .on_hover_text(
+                "wheel / W S: zoom · drag / A D: pan · shift-drag: select a range for the table · \
+                 ctrl- or right-drag: box zoom · click: inspect that instant · double-click: reset",
+            );
+        });
+    });
+}
+
+fn swatch(ui: &mut Ui, color: Color32, label: &str, present: bool) {
+    if !present {
+        return;
+    }
+    let (rect, _) = ui.allocate_exact_size(vec2(12.0, 12.0), Sense::hover());
+    ui.painter().rect_filled(rect.shrink(1.0), 2.0, color);
+    ui.label(label);
+    ui.add_space(6.0);
+}
