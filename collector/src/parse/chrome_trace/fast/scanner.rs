@@ -59,6 +59,9 @@ impl<'a> Scanner<'a> {
     /// An object whose keys are strings without escapes: `value` reads the value of each key
     /// (the scanner is just past its colon) and returns the field's bit, 0 for a field it
     /// skips. A field given twice is serde's "duplicate field" error: `None`.
+    // Inlined into its two callers, as when they shared a module: out of line it costs
+    // about 2 % more instructions per trace (cachegrind, 200 MB trace).
+    #[inline]
     pub(super) fn fields(
         &mut self,
         mut value: impl FnMut(&mut Self, &[u8]) -> Option<u8>,
