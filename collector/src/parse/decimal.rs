@@ -11,6 +11,17 @@ pub fn micros_text_to_ns(text: &[u8]) -> Option<i64> {
     if let Some(ns) = plain_micros_to_ns(text) {
         return Some(ns);
     }
+    let (negative, mantissa, exp10) = parse_decimal(text)?;
+    // µs → ns is one more power of ten.
+    let magnitude = scale_by_power_of_ten(mantissa, exp10.saturating_add(3))?;
+    let signed = if negative { -magnitude } else { magnitude };
+    i64::try_from(signed).ok()
+}
+
+/// A JSON number's text as its sign, its mantissa digits (integer and fraction) as an
+/// integer, and the decimal exponent that scales them. `None` for text that is not a
+/// finite JSON number.
+fn parse_decimal(text: &[u8]) -> Option<(bool, i128, i32)> {
     let mut i = 0;
     let negative = text.first() == Some(&b'-');
     if negative {
@@ -63,39 +74,50 @@ pub fn micros_text_to_ns(text: &[u8]) -> Option<i64> {
     if !seen_digit {
         return None;
     }
-    if matches!(text.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        let exp_negative = match text.get(i) {
-            Some(b'-') => {
-                i += 1;
-                true
-            }
-            Some(b'+') => {
-                i += 1;
-                false
-            }
-            _ => false,
-        };
-        let start = i;
-        let mut e: i32 = 0;
-        while let Some(&c) = text.get(i) {
-            if !c.is_ascii_digit() {
-                break;
-            }
-            e = e.saturating_mul(10).saturating_add(i32::from(c - b'0'));
-            i += 1;
-        }
-        if i == start {
-            return None;
-        }
-        exp10 = exp10.saturating_add(if exp_negative { -e } else { e });
-    }
+    exp10 = exp10.saturating_add(exponent(text, &mut i)?);
     if i != text.len() {
         return None;
     }
-    // µs → ns is one more power of ten.
-    let scale = exp10.saturating_add(3);
-    let magnitude: i128 = if scale >= 0 {
+    Some((negative, mantissa, exp10))
+}
+
+/// The exponent part at `text[*i..]` (`e`/`E`, an optional sign, digits; saturating), with
+/// `*i` moved past it: 0 where there is none, `None` for an exponent without digits.
+fn exponent(text: &[u8], i: &mut usize) -> Option<i32> {
+    if !matches!(text.get(*i), Some(b'e' | b'E')) {
+        return Some(0);
+    }
+    *i += 1;
+    let exp_negative = match text.get(*i) {
+        Some(b'-') => {
+            *i += 1;
+            true
+        }
+        Some(b'+') => {
+            *i += 1;
+            false
+        }
+        _ => false,
+    };
+    let start = *i;
+    let mut e: i32 = 0;
+    while let Some(&c) = text.get(*i) {
+        if !c.is_ascii_digit() {
+            break;
+        }
+        e = e.saturating_mul(10).saturating_add(i32::from(c - b'0'));
+        *i += 1;
+    }
+    if *i == start {
+        return None;
+    }
+    Some(if exp_negative { -e } else { e })
+}
+
+/// `mantissa × 10^scale`, rounded half away from zero where `scale` is negative; `None`
+/// where it overflows `i128`.
+fn scale_by_power_of_ten(mantissa: i128, scale: i32) -> Option<i128> {
+    Some(if scale >= 0 {
         if scale > 38 && mantissa != 0 {
             return None;
         }
@@ -112,9 +134,7 @@ pub fn micros_text_to_ns(text: &[u8]) -> Option<i64> {
             // Half away from zero (digits past the 36th are below any tie that matters).
             if r * 2 >= divisor { q + 1 } else { q }
         }
-    };
-    let signed = if negative { -magnitude } else { magnitude };
-    i64::try_from(signed).ok()
+    })
 }
 
 /// Digits before the point that [`plain_micros_to_ns`] takes: with 3 after it, 18 in all,

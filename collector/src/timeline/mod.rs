@@ -193,12 +193,7 @@ fn build_device(rec: &Recording, device: DeviceIdx, order: &[u32]) -> DeviceTime
                 reserved = Some(r);
                 reserved_known = true;
                 pair_segment(&mut segments, &mut live_segments, e);
-                points.push(SeriesPoint {
-                    time_ns: e.time_ns,
-                    allocated_bytes: allocated,
-                    reserved_bytes: reserved,
-                    event: i,
-                });
+                points.push(series_point(e, i, allocated, reserved));
                 continue;
             }
             MemEventKind::Alloc | MemEventKind::Free => allocated_known = true,
@@ -215,34 +210,10 @@ fn build_device(rec: &Recording, device: DeviceIdx, order: &[u32]) -> DeviceTime
             reserved = Some(r);
             reserved_known = true;
         }
-        points.push(SeriesPoint {
-            time_ns: e.time_ns,
-            allocated_bytes: allocated,
-            reserved_bytes: reserved,
-            event: i,
-        });
+        points.push(series_point(e, i, allocated, reserved));
         let Some(addr) = e.addr else { continue };
-        if e.kind == MemEventKind::Alloc {
-            if let Some(prev) = live.insert(addr, allocations.len()) {
-                // An address handed out twice without a free in between: close the first.
-                if let Some(a) = allocations.get_mut(prev) {
-                    let a: &mut Allocation = a;
-                    a.free_ns = Some(e.time_ns);
-                }
-            }
-            allocations.push(Allocation {
-                addr,
-                bytes: e.bytes,
-                alloc_ns: e.time_ns,
-                free_ns: None,
-                alloc_event: i,
-                thread: e.thread,
-            });
-        } else {
-            match live.remove(&addr).and_then(|idx| allocations.get_mut(idx)) {
-                Some(a) => a.free_ns = Some(e.time_ns),
-                None => unmatched_frees += 1,
-            }
+        if !pair_allocation(&mut allocations, &mut live, e, addr, i) {
+            unmatched_frees += 1;
         }
     }
     let peak_allocated = if allocated_known {
@@ -268,6 +239,56 @@ fn build_device(rec: &Recording, device: DeviceIdx, order: &[u32]) -> DeviceTime
         peak_allocated,
         peak_reserved,
     }
+}
+
+/// The series point of event number `event` at the totals after it.
+fn series_point(
+    e: &crate::model::MemEvent,
+    event: u32,
+    allocated: i64,
+    reserved: Option<i64>,
+) -> SeriesPoint {
+    SeriesPoint {
+        time_ns: e.time_ns,
+        allocated_bytes: allocated,
+        reserved_bytes: reserved,
+        event,
+    }
+}
+
+/// Pair an allocation event (number `event`, at `addr`) with its lifetime: an alloc opens
+/// one, a free closes the one live at its address. Returns false for a free with no live
+/// allocation at its address.
+fn pair_allocation(
+    allocations: &mut Vec<Allocation>,
+    live: &mut HashMap<u64, usize>,
+    e: &crate::model::MemEvent,
+    addr: u64,
+    event: u32,
+) -> bool {
+    if e.kind == MemEventKind::Alloc {
+        if let Some(prev) = live.insert(addr, allocations.len()) {
+            // An address handed out twice without a free in between: close the first.
+            if let Some(a) = allocations.get_mut(prev) {
+                let a: &mut Allocation = a;
+                a.free_ns = Some(e.time_ns);
+            }
+        }
+        allocations.push(Allocation {
+            addr,
+            bytes: e.bytes,
+            alloc_ns: e.time_ns,
+            free_ns: None,
+            alloc_event: event,
+            thread: e.thread,
+        });
+    } else {
+        match live.remove(&addr).and_then(|idx| allocations.get_mut(idx)) {
+            Some(a) => a.free_ns = Some(e.time_ns),
+            None => return false,
+        }
+    }
+    true
 }
 
 /// Pair a segment event with its range: a release closes the range at its address; a

@@ -95,74 +95,12 @@ fn read_document<R: Read>(
     b: &mut Builder,
     parallel: Option<parallel::Config>,
 ) -> Result<(), Cut> {
-    let mut saw_events = false;
-    match stream.peek().map_err(outside)? {
+    let saw_events = match stream.peek().map_err(outside)? {
         Some(b'[') => {
             read_event_array(stream, b, true, parallel)?;
-            saw_events = true;
+            true
         }
-        Some(b'{') => {
-            stream.bump();
-            let mut first = true;
-            loop {
-                match stream.peek().map_err(outside)? {
-                    Some(b'}') if first => {
-                        stream.bump();
-                        break;
-                    }
-                    None => {
-                        return Err(outside(StreamError::Truncated {
-                            offset: stream.offset(),
-                            context: "the top-level object",
-                        }));
-                    }
-                    _ => {}
-                }
-                first = false;
-                let key: String = stream
-                    .value("a top-level key", |w| {
-                        parse_one::<Cow<'_, str>>(w).map(|(k, n)| (k.into_owned(), n))
-                    })
-                    .map_err(outside)?;
-                stream
-                    .expect(b':', "after a top-level key")
-                    .map_err(outside)?;
-                if key == "traceEvents" {
-                    read_event_array(stream, b, false, parallel)?;
-                    saw_events = true;
-                } else {
-                    stream
-                        .value("a top-level value", |w| {
-                            let (raw, n) = parse_one::<&RawValue>(w)?;
-                            b.top_level(&key, raw);
-                            Ok(((), n))
-                        })
-                        .map_err(outside)?;
-                }
-                match stream.peek().map_err(outside)? {
-                    Some(b',') => stream.bump(),
-                    Some(b'}') => {
-                        stream.bump();
-                        break;
-                    }
-                    Some(other) => {
-                        return Err(outside(StreamError::Syntax {
-                            offset: stream.offset(),
-                            message: format!(
-                                "expected ',' or '}}' in the top-level object, found {}",
-                                super::json_stream::describe_byte(other)
-                            ),
-                        }));
-                    }
-                    None => {
-                        return Err(outside(StreamError::Truncated {
-                            offset: stream.offset(),
-                            context: "the top-level object",
-                        }));
-                    }
-                }
-            }
-        }
+        Some(b'{') => read_top_level_object(stream, b, parallel)?,
         Some(other) => {
             return Err(outside(TraceError::Shape {
                 offset: stream.offset(),
@@ -178,7 +116,7 @@ fn read_document<R: Read>(
                 message: "the file is empty".into(),
             }));
         }
-    }
+    };
     if !saw_events {
         return Err(outside(TraceError::Shape {
             offset: 0,
@@ -191,6 +129,78 @@ fn read_document<R: Read>(
             .note("trailing data after the JSON document ignored");
     }
     Ok(())
+}
+
+/// The members of the top-level object after its `{`: `traceEvents` read as the event
+/// array, every other member handed to the builder. Returns whether `traceEvents` was
+/// among them.
+fn read_top_level_object<R: Read>(
+    stream: &mut JsonStream<R>,
+    b: &mut Builder,
+    parallel: Option<parallel::Config>,
+) -> Result<bool, Cut> {
+    let mut saw_events = false;
+    stream.bump();
+    let mut first = true;
+    loop {
+        match stream.peek().map_err(outside)? {
+            Some(b'}') if first => {
+                stream.bump();
+                break;
+            }
+            None => {
+                return Err(outside(StreamError::Truncated {
+                    offset: stream.offset(),
+                    context: "the top-level object",
+                }));
+            }
+            _ => {}
+        }
+        first = false;
+        let key: String = stream
+            .value("a top-level key", |w| {
+                parse_one::<Cow<'_, str>>(w).map(|(k, n)| (k.into_owned(), n))
+            })
+            .map_err(outside)?;
+        stream
+            .expect(b':', "after a top-level key")
+            .map_err(outside)?;
+        if key == "traceEvents" {
+            read_event_array(stream, b, false, parallel)?;
+            saw_events = true;
+        } else {
+            stream
+                .value("a top-level value", |w| {
+                    let (raw, n) = parse_one::<&RawValue>(w)?;
+                    b.top_level(&key, raw);
+                    Ok(((), n))
+                })
+                .map_err(outside)?;
+        }
+        match stream.peek().map_err(outside)? {
+            Some(b',') => stream.bump(),
+            Some(b'}') => {
+                stream.bump();
+                break;
+            }
+            Some(other) => {
+                return Err(outside(StreamError::Syntax {
+                    offset: stream.offset(),
+                    message: format!(
+                        "expected ',' or '}}' in the top-level object, found {}",
+                        super::json_stream::describe_byte(other)
+                    ),
+                }));
+            }
+            None => {
+                return Err(outside(StreamError::Truncated {
+                    offset: stream.offset(),
+                    context: "the top-level object",
+                }));
+            }
+        }
+    }
+    Ok(saw_events)
 }
 
 fn read_event_array<R: Read>(

@@ -23,35 +23,9 @@ pub(super) fn absorb(
     label: &str,
 ) {
     let has_times = !src.mem_events.is_empty() || !src.ops.is_empty();
-    let devices: Vec<DeviceIdx> = src
-        .devices
-        .iter()
-        .map(|d| {
-            let key = device_key(d.key);
-            let idx = dst.device_index(key);
-            if let Some(info) = dst.devices.get_mut(idx as usize) {
-                if info.name.is_none() {
-                    info.name.clone_from(&d.name);
-                }
-                if info.total_memory_bytes.is_none() {
-                    info.total_memory_bytes = d.total_memory_bytes;
-                }
-            }
-            idx
-        })
-        .collect();
+    let devices = absorb_devices(dst, &src, &device_key);
     let device = |i: DeviceIdx| devices.get(i as usize).copied().unwrap_or(i);
-    let threads: Vec<ThreadIdx> = src
-        .threads
-        .iter()
-        .map(|t| {
-            // Threads are named after their device ("allocator", "cuda:0"): use the new name.
-            let tid = device_named(&t.tid)
-                .map(|k| device_key(k).to_string())
-                .unwrap_or_else(|| t.tid.clone());
-            dst.thread_index(&t.pid, &tid)
-        })
-        .collect();
+    let threads = absorb_threads(dst, &src, &device_key);
     let thread = |i: ThreadIdx| threads.get(i as usize).copied().unwrap_or(i);
     let stack_base = dst.stacks.len() as u32;
     let stack = |s: Option<StackId>| s.map(|s| StackId(s.0 + stack_base));
@@ -103,6 +77,49 @@ pub(super) fn absorb(
         dst.meta.start_ns = dst.meta.start_ns.min(src.meta.start_ns);
         dst.meta.end_ns = dst.meta.end_ns.max(src.meta.end_ns);
     }
+}
+
+/// `src`'s devices as devices of `dst` (indexed by `src`'s device index), filling in the
+/// name and memory size `dst` lacks.
+fn absorb_devices(
+    dst: &mut Recording,
+    src: &Recording,
+    device_key: &impl Fn(DeviceKey) -> DeviceKey,
+) -> Vec<DeviceIdx> {
+    src.devices
+        .iter()
+        .map(|d| {
+            let key = device_key(d.key);
+            let idx = dst.device_index(key);
+            if let Some(info) = dst.devices.get_mut(idx as usize) {
+                if info.name.is_none() {
+                    info.name.clone_from(&d.name);
+                }
+                if info.total_memory_bytes.is_none() {
+                    info.total_memory_bytes = d.total_memory_bytes;
+                }
+            }
+            idx
+        })
+        .collect()
+}
+
+/// `src`'s threads as threads of `dst` (indexed by `src`'s thread index).
+fn absorb_threads(
+    dst: &mut Recording,
+    src: &Recording,
+    device_key: &impl Fn(DeviceKey) -> DeviceKey,
+) -> Vec<ThreadIdx> {
+    src.threads
+        .iter()
+        .map(|t| {
+            // Threads are named after their device ("allocator", "cuda:0"): use the new name.
+            let tid = device_named(&t.tid)
+                .map(|k| device_key(k).to_string())
+                .unwrap_or_else(|| t.tid.clone());
+            dst.thread_index(&t.pid, &tid)
+        })
+        .collect()
 }
 
 /// Add `state`'s segments (renumbered) to the recording's allocator state.
@@ -312,24 +329,7 @@ fn merge_one(
             "torch-memory: {label}: devices matched to NVML's by CUDA ordinal (no UUIDs to match)"
         ));
     }
-    let untimed = snap
-        .mem_events
-        .iter()
-        .any(|e| e.time_ns < header.start_unix_ns - CLOCK_SKEW_NS);
-    if untimed {
-        // Older torch writes no `time_us`: the snapshot reader uses each entry's position as
-        // its time. The history is kept (peaks, fragmentation, OOM verdicts stay right) and
-        // placed in event order just before the snapshot was taken, and the note says so.
-        let taken = info.taken_unix_ns.unwrap_or(header.start_unix_ns);
-        let last = snap.mem_events.iter().map(|e| e.time_ns).max().unwrap_or(0);
-        snap.shift_time(taken.saturating_sub(last.saturating_add(1)));
-        if let Some(state) = snap.allocator.as_mut() {
-            state.time_ns = Some(taken);
-        }
-        rec.diagnostics.note(&format!(
-            "note: torch-memory: {label}: this torch writes no timestamps in its trace entries: the allocator history is shown in event order, 1 ns apart, just before the snapshot (its times are not real)"
-        ));
-    }
+    place_untimed_history(rec, &mut snap, header, info, &label);
     used_devices.extend(map.values().map(|&(n, _)| n));
     let devices: Vec<String> = map.values().map(|(n, _)| format!("cuda:{n}")).collect();
     rec.diagnostics.note(&format!(
@@ -353,4 +353,31 @@ fn merge_one(
         },
         &label,
     );
+}
+
+/// A snapshot from an older torch has no `time_us`: the snapshot reader uses each entry's
+/// position as its time. The history is kept (peaks, fragmentation, OOM verdicts stay
+/// right) and placed in event order just before the snapshot was taken, and a note says so.
+fn place_untimed_history(
+    rec: &mut Recording,
+    snap: &mut Recording,
+    header: &Header,
+    info: &SnapshotInfo,
+    label: &str,
+) {
+    let untimed = snap
+        .mem_events
+        .iter()
+        .any(|e| e.time_ns < header.start_unix_ns - CLOCK_SKEW_NS);
+    if untimed {
+        let taken = info.taken_unix_ns.unwrap_or(header.start_unix_ns);
+        let last = snap.mem_events.iter().map(|e| e.time_ns).max().unwrap_or(0);
+        snap.shift_time(taken.saturating_sub(last.saturating_add(1)));
+        if let Some(state) = snap.allocator.as_mut() {
+            state.time_ns = Some(taken);
+        }
+        rec.diagnostics.note(&format!(
+            "note: torch-memory: {label}: this torch writes no timestamps in its trace entries: the allocator history is shown in event order, 1 ns apart, just before the snapshot (its times are not real)"
+        ));
+    }
 }

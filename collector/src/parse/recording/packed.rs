@@ -16,6 +16,9 @@
 //! so a pack cut short is an error, never a silently smaller trace.
 
 mod columns;
+mod decode;
+mod lines;
+mod references;
 
 use std::io::{self, BufRead, Write};
 
@@ -25,10 +28,8 @@ use super::PACKED_VERSION;
 use super::reader::read_line;
 use crate::model::{Recording, SourceFormat};
 use crate::parse::{LoadErrorKind, LoadOptions, SourceError};
-use columns::{
-    AllocatorLine, DeviceLine, EndLine, GpuColumns, HostColumns, MemColumns, MetaLine, OpColumns,
-    ProcessColumns, SegmentLine, StackLine, ThreadLine,
-};
+use columns::{GpuColumns, HostColumns, MemColumns, OpColumns, ProcessColumns};
+use lines::{AllocatorLine, DeviceLine, EndLine, MetaLine, SegmentLine, StackLine, ThreadLine};
 
 /// Events per `mem`/`ops`/sample line. 32k memory events are ~1 MiB of JSON before
 /// compression, far under the reader's [`super::MAX_LINE_BYTES`], and bound what a reader holds.
@@ -107,6 +108,18 @@ pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Resu
         out.write_all(b"\n")
     };
     line(&PackLine::Meta(MetaLine::from_meta(rec)))?;
+    write_tables(rec, &mut line)?;
+    write_events(rec, &mut line)?;
+    write_allocator(rec, &mut line)?;
+    write_samples(rec, &mut line)?;
+    line(&PackLine::End(EndLine::counting(rec)))
+}
+
+/// The tables events refer to: strings, devices, threads and stacks.
+fn write_tables(
+    rec: &Recording,
+    line: &mut impl FnMut(&PackLine) -> io::Result<()>,
+) -> io::Result<()> {
     let mut chunk = Vec::new();
     let mut chunk_bytes = 0;
     for i in 0..rec.strings.len() {
@@ -132,6 +145,14 @@ pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Resu
             stacks.iter().map(|s| StackLine::from_frames(s)).collect(),
         ))?;
     }
+    Ok(())
+}
+
+/// Memory events, ops and steps.
+fn write_events(
+    rec: &Recording,
+    line: &mut impl FnMut(&PackLine) -> io::Result<()>,
+) -> io::Result<()> {
     let mut mem = columns::MemEncoder::default();
     for events in rec.mem_events.chunks(EVENTS_PER_LINE) {
         line(&PackLine::Mem(mem.encode(events)))?;
@@ -148,6 +169,15 @@ pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Resu
                 .collect(),
         ))?;
     }
+    Ok(())
+}
+
+/// The allocator state, its segments in batches of about [`BLOCKS_PER_LINE`] blocks, and
+/// the OOM details.
+fn write_allocator(
+    rec: &Recording,
+    line: &mut impl FnMut(&PackLine) -> io::Result<()>,
+) -> io::Result<()> {
     if let Some(state) = &rec.allocator {
         line(&PackLine::Allocator(AllocatorLine::from_state(state)))?;
         let mut batch = Vec::new();
@@ -171,6 +201,14 @@ pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Resu
                 .collect(),
         ))?;
     }
+    Ok(())
+}
+
+/// NVML, host and per-process samples.
+fn write_samples(
+    rec: &Recording,
+    line: &mut impl FnMut(&PackLine) -> io::Result<()>,
+) -> io::Result<()> {
     let mut gpu = columns::GpuEncoder::default();
     for samples in rec.gpu_samples.chunks(EVENTS_PER_LINE) {
         line(&PackLine::GpuSamples(gpu.encode(samples)))?;
@@ -183,7 +221,7 @@ pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Resu
     for samples in rec.gpu_process_samples.chunks(EVENTS_PER_LINE) {
         line(&PackLine::GpuProcessSamples(process.encode(samples)))?;
     }
-    line(&PackLine::End(EndLine::counting(rec)))
+    Ok(())
 }
 
 /// Read the lines after a packed header into `rec` (which holds the header's facts).
@@ -195,7 +233,7 @@ pub(super) fn read_body(
     options: LoadOptions,
 ) -> Result<(), SourceError> {
     let mut buf = Vec::new();
-    let mut state = columns::Decoder::default();
+    let mut state = decode::Decoder::default();
     let mut end = None;
     loop {
         let n = read_line(reader, &mut buf, offset)?;
@@ -227,64 +265,85 @@ pub(super) fn read_body(
                 });
             }
         };
-        match parsed {
-            PackLine::Meta(m) => m.apply(rec).map_err(bad)?,
-            PackLine::Strings(strings) => {
-                for s in &strings {
-                    let before = rec.strings.len();
-                    if rec.strings.intern(s).0 as usize != before {
-                        return Err(bad(format!("string {s:?} is packed twice")));
-                    }
-                }
-            }
-            PackLine::Devices(devices) => {
-                rec.devices = devices.into_iter().map(DeviceLine::into_info).collect()
-            }
-            PackLine::Threads(threads) => {
-                rec.threads = threads.into_iter().map(ThreadLine::into_info).collect()
-            }
-            PackLine::Stacks(stacks) => rec
-                .stacks
-                .extend(stacks.into_iter().map(StackLine::into_frames)),
-            PackLine::Mem(cols) => state.mem(cols, &mut rec.mem_events).map_err(bad)?,
-            PackLine::Ops(cols) => state.ops(cols, &mut rec.ops).map_err(bad)?,
-            PackLine::Steps(steps) => {
-                rec.steps
-                    .extend(steps.into_iter().map(|[n, s, e]| crate::model::StepMarker {
-                        number: n,
-                        start_ns: s,
-                        end_ns: e,
-                    }))
-            }
-            PackLine::Allocator(a) => rec.allocator = Some(a.into_state()),
-            PackLine::Segments(segments) => {
-                let state = rec
-                    .allocator
-                    .as_mut()
-                    .ok_or_else(|| bad("segments before the allocator record".into()))?;
-                for s in segments {
-                    state.segments.push(s.into_segment().map_err(bad)?);
-                }
-            }
-            PackLine::Ooms(ooms) => {
-                rec.oom_details
-                    .extend(
-                        ooms.into_iter()
-                            .map(|(event, free)| crate::model::OomDetail {
-                                event,
-                                device_free_bytes: free,
-                            }),
-                    )
-            }
-            PackLine::GpuSamples(cols) => state.gpu(cols, &mut rec.gpu_samples).map_err(bad)?,
-            PackLine::HostSamples(cols) => state.host(cols, &mut rec.host_samples).map_err(bad)?,
-            PackLine::GpuProcessSamples(cols) => state
-                .gpu_process(cols, &mut rec.gpu_process_samples)
-                .map_err(bad)?,
-            PackLine::End(e) => end = Some(e),
+        if let PackLine::End(e) = parsed {
+            end = Some(e);
+        } else {
+            apply(parsed, rec, &mut state).map_err(bad)?;
         }
         offset += n as u64;
     }
+    finish(rec, end, &info, offset, options)
+}
+
+/// Add one record (any but the end record) to `rec`.
+fn apply(line: PackLine, rec: &mut Recording, state: &mut decode::Decoder) -> Result<(), String> {
+    match line {
+        PackLine::Meta(m) => m.apply(rec)?,
+        PackLine::Strings(strings) => {
+            for s in &strings {
+                let before = rec.strings.len();
+                if rec.strings.intern(s).0 as usize != before {
+                    return Err(format!("string {s:?} is packed twice"));
+                }
+            }
+        }
+        PackLine::Devices(devices) => {
+            rec.devices = devices.into_iter().map(DeviceLine::into_info).collect()
+        }
+        PackLine::Threads(threads) => {
+            rec.threads = threads.into_iter().map(ThreadLine::into_info).collect()
+        }
+        PackLine::Stacks(stacks) => rec
+            .stacks
+            .extend(stacks.into_iter().map(StackLine::into_frames)),
+        PackLine::Mem(cols) => state.mem(cols, &mut rec.mem_events)?,
+        PackLine::Ops(cols) => state.ops(cols, &mut rec.ops)?,
+        PackLine::Steps(steps) => {
+            rec.steps
+                .extend(steps.into_iter().map(|[n, s, e]| crate::model::StepMarker {
+                    number: n,
+                    start_ns: s,
+                    end_ns: e,
+                }))
+        }
+        PackLine::Allocator(a) => rec.allocator = Some(a.into_state()),
+        PackLine::Segments(segments) => {
+            let state = rec
+                .allocator
+                .as_mut()
+                .ok_or_else(|| "segments before the allocator record".to_string())?;
+            for s in segments {
+                state.segments.push(s.into_segment()?);
+            }
+        }
+        PackLine::Ooms(ooms) => {
+            rec.oom_details.extend(
+                ooms.into_iter()
+                    .map(|(event, free)| crate::model::OomDetail {
+                        event,
+                        device_free_bytes: free,
+                    }),
+            )
+        }
+        PackLine::GpuSamples(cols) => state.gpu(cols, &mut rec.gpu_samples)?,
+        PackLine::HostSamples(cols) => state.host(cols, &mut rec.host_samples)?,
+        PackLine::GpuProcessSamples(cols) => {
+            state.gpu_process(cols, &mut rec.gpu_process_samples)?
+        }
+        PackLine::End(_) => {}
+    }
+    Ok(())
+}
+
+/// After the last line: the end record's counts checked (or a pack cut short salvaged),
+/// every index checked, and the pack noted in the properties.
+fn finish(
+    rec: &mut Recording,
+    end: Option<EndLine>,
+    info: &PackInfo,
+    offset: u64,
+    options: LoadOptions,
+) -> Result<(), SourceError> {
     match end {
         Some(e) => e
             .verify(rec)
@@ -300,7 +359,7 @@ pub(super) fn read_body(
             });
         }
     }
-    columns::check_references(rec).map_err(|m| SourceError::shape(None, m))?;
+    references::check_references(rec).map_err(|m| SourceError::shape(None, m))?;
     let mut note = String::from("packed by vramscope");
     if let Some(name) = &info.source_name {
         note = format!("{note} from {name}");

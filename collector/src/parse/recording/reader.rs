@@ -31,46 +31,13 @@ pub fn read(input: Input, path: &Path, options: LoadOptions) -> Result<Recording
     let compressed = input.compressed;
     let mut reader = BufReader::new(input.reader);
     let mut buf = Vec::new();
-    let header_len = read_line(&mut reader, &mut buf, 0)?;
-    let header: Header = serde_json::from_slice(&buf).map_err(|e| SourceError {
-        offset: Some(0),
-        kind: LoadErrorKind::Shape(format!(
-            "a vramscope recording with an unreadable header: {e}"
-        )),
-    })?;
-    if header.vramscope_recording > PACKED_VERSION {
-        return Err(SourceError::shape(
-            Some(0),
-            format!(
-                "a vramscope recording of format version {}; this vramscope reads up to \
-                 {PACKED_VERSION}",
-                header.vramscope_recording
-            ),
-        ));
-    }
+    let (header, header_len) = read_header(&mut reader, &mut buf)?;
     if let Ok(packed::PackedProbe { packed: Some(info) }) = serde_json::from_slice(&buf) {
         let mut rec = Recording::empty(SourceFormat::VramscopeRecording, "");
         packed::read_body(&mut reader, &mut rec, info, header_len as u64, options)?;
         return Ok(rec);
     }
-    let start_ns = header.start_unix_ns;
-    let mut r = Reading {
-        rec: Recording::empty(SourceFormat::VramscopeRecording, ""),
-        start_ns,
-        devices: BTreeMap::new(),
-        ended: None,
-        embedded: Embedded::default(),
-        lo: start_ns,
-        hi: start_ns,
-    };
-    for d in &header.devices {
-        let idx = r.rec.device_index(DeviceKey::cuda(d.index as i32));
-        if let Some(info) = r.rec.devices.get_mut(idx as usize) {
-            info.name.clone_from(&d.name);
-            info.total_memory_bytes = d.total_bytes;
-        }
-        r.devices.insert(d.index, idx);
-    }
+    let mut r = Reading::new(&header);
     let mut offset = header_len as u64;
     loop {
         let n = read_line(&mut reader, &mut buf, offset)?;
@@ -114,7 +81,56 @@ pub fn read(input: Input, path: &Path, options: LoadOptions) -> Result<Recording
     Ok(rec)
 }
 
+/// The header line, read into `buf` (which keeps it for the packed probe), and its length;
+/// an error for a header that is not one or of a later format version.
+fn read_header(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+) -> Result<(Header, usize), SourceError> {
+    let header_len = read_line(reader, buf, 0)?;
+    let header: Header = serde_json::from_slice(buf).map_err(|e| SourceError {
+        offset: Some(0),
+        kind: LoadErrorKind::Shape(format!(
+            "a vramscope recording with an unreadable header: {e}"
+        )),
+    })?;
+    if header.vramscope_recording > PACKED_VERSION {
+        return Err(SourceError::shape(
+            Some(0),
+            format!(
+                "a vramscope recording of format version {}; this vramscope reads up to \
+                 {PACKED_VERSION}",
+                header.vramscope_recording
+            ),
+        ));
+    }
+    Ok((header, header_len))
+}
+
 impl Reading {
+    /// Nothing read yet but the header, whose devices come first.
+    fn new(header: &Header) -> Reading {
+        let start_ns = header.start_unix_ns;
+        let mut r = Reading {
+            rec: Recording::empty(SourceFormat::VramscopeRecording, ""),
+            start_ns,
+            devices: BTreeMap::new(),
+            ended: None,
+            embedded: Embedded::default(),
+            lo: start_ns,
+            hi: start_ns,
+        };
+        for d in &header.devices {
+            let idx = r.rec.device_index(DeviceKey::cuda(d.index as i32));
+            if let Some(info) = r.rec.devices.get_mut(idx as usize) {
+                info.name.clone_from(&d.name);
+                info.total_memory_bytes = d.total_bytes;
+            }
+            r.devices.insert(d.index, idx);
+        }
+        r
+    }
+
     fn apply(&mut self, line: Line) {
         let time_ns = self.start_ns.saturating_add(line.t_ns());
         self.lo = self.lo.min(time_ns);

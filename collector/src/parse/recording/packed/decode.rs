@@ -1,0 +1,154 @@
+//! Decoding the columns of a packed recording. Decoding never trusts the file: every
+//! arithmetic step wraps instead of overflowing, and every enum code and every column
+//! length is checked.
+
+use super::columns::{
+    CATEGORIES, GpuColumns, HostColumns, MemColumns, OpColumns, ProcessColumns, Totals,
+    kind_from_code,
+};
+use crate::model::{GpuProcessSample, GpuSample, HostSample, MemEvent, OpSpan, StackId, StrId};
+
+/// Decoding state across lines.
+#[derive(Default)]
+pub struct Decoder {
+    mem_ns: i64,
+    totals: Totals,
+    op_ns: i64,
+    gpu_ns: i64,
+    process_ns: i64,
+    host_ns: i64,
+}
+
+fn same_lengths(what: &str, lengths: &[usize]) -> Result<usize, String> {
+    let n = lengths.first().copied().unwrap_or(0);
+    if lengths.iter().any(|&l| l != n) {
+        return Err(format!("{what} columns of different lengths {lengths:?}"));
+    }
+    Ok(n)
+}
+
+impl Decoder {
+    /// Append the events of a `mem` record.
+    pub fn mem(&mut self, c: MemColumns, out: &mut Vec<MemEvent>) -> Result<(), String> {
+        let lengths = [
+            c.t.len(),
+            c.b.len(),
+            c.a.len(),
+            c.ta.len(),
+            c.tr.len(),
+            c.d.len(),
+            c.th.len(),
+            c.k.len(),
+            c.s.len(),
+        ];
+        let n = same_lengths("memory event", &lengths)?;
+        out.reserve(n);
+        for i in 0..n {
+            self.mem_ns = self.mem_ns.wrapping_add(c.t[i]);
+            let kind =
+                kind_from_code(c.k[i]).ok_or_else(|| format!("unknown event kind {}", c.k[i]))?;
+            let mut e = MemEvent {
+                time_ns: self.mem_ns,
+                bytes: c.b[i],
+                addr: c.a[i],
+                total_allocated_bytes: None,
+                total_reserved_bytes: None,
+                device: c.d[i],
+                thread: c.th[i],
+                kind,
+                stack: c.s[i].map(StackId),
+            };
+            let (pa, pr) = self.totals.predict(&e);
+            e.total_allocated_bytes = c.ta[i].map(|v| v.wrapping_add(pa));
+            e.total_reserved_bytes = c.tr[i].map(|v| v.wrapping_add(pr));
+            self.totals.update(&e);
+            out.push(e);
+        }
+        Ok(())
+    }
+
+    /// Append the spans of an `ops` record.
+    pub fn ops(&mut self, c: OpColumns, out: &mut Vec<OpSpan>) -> Result<(), String> {
+        let n = same_lengths(
+            "op",
+            &[c.n.len(), c.c.len(), c.th.len(), c.s.len(), c.d.len()],
+        )?;
+        out.reserve(n);
+        for i in 0..n {
+            self.op_ns = self.op_ns.wrapping_add(c.s[i]);
+            let category = *CATEGORIES
+                .get(c.c[i] as usize)
+                .ok_or_else(|| format!("unknown op category {}", c.c[i]))?;
+            out.push(OpSpan {
+                name: StrId(c.n[i]),
+                category,
+                thread: c.th[i],
+                start_ns: self.op_ns,
+                end_ns: self.op_ns.wrapping_add(c.d[i]),
+            });
+        }
+        Ok(())
+    }
+
+    /// Append the samples of a `gpu_samples` record.
+    pub fn gpu(&mut self, c: GpuColumns, out: &mut Vec<GpuSample>) -> Result<(), String> {
+        let lengths = [
+            c.t.len(),
+            c.d.len(),
+            c.u.len(),
+            c.tot.len(),
+            c.p.len(),
+            c.f.len(),
+            c.r.len(),
+        ];
+        let n = same_lengths("GPU sample", &lengths)?;
+        for i in 0..n {
+            self.gpu_ns = self.gpu_ns.wrapping_add(c.t[i]);
+            out.push(GpuSample {
+                time_ns: self.gpu_ns,
+                device: c.d[i],
+                used_bytes: c.u[i],
+                total_bytes: c.tot[i],
+                process_bytes: c.p[i],
+                free_bytes: c.f[i],
+                driver_reserved_bytes: c.r[i],
+            });
+        }
+        Ok(())
+    }
+
+    /// Append the samples of a `gpu_process_samples` record.
+    pub fn gpu_process(
+        &mut self,
+        c: ProcessColumns,
+        out: &mut Vec<GpuProcessSample>,
+    ) -> Result<(), String> {
+        let n = same_lengths(
+            "GPU process sample",
+            &[c.t.len(), c.d.len(), c.pid.len(), c.u.len()],
+        )?;
+        for i in 0..n {
+            self.process_ns = self.process_ns.wrapping_add(c.t[i]);
+            out.push(GpuProcessSample {
+                time_ns: self.process_ns,
+                device: c.d[i],
+                pid: c.pid[i],
+                used_bytes: c.u[i],
+            });
+        }
+        Ok(())
+    }
+
+    /// Append the samples of a `host_samples` record.
+    pub fn host(&mut self, c: HostColumns, out: &mut Vec<HostSample>) -> Result<(), String> {
+        let n = same_lengths("host sample", &[c.t.len(), c.rss.len()])?;
+        for i in 0..n {
+            self.host_ns = self.host_ns.wrapping_add(c.t[i]);
+            out.push(HostSample {
+                time_ns: self.host_ns,
+                rss_bytes: c.rss[i],
+            });
+        }
+        Ok(())
+    }
+}

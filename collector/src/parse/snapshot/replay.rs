@@ -1,0 +1,360 @@
+//! The replay: one device's ring-buffer history walked back from the segment state at
+//! snapshot time to what was live when it begins, then replayed forwards with allocator
+//! totals.
+
+use std::collections::BTreeMap;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::PRE_EXISTING_BLOCKS;
+use super::entry::{Action, Entry, Trace};
+use super::parse::Gathered;
+use crate::model::{
+    AllocatorState, BlockState, DeviceIdx, DeviceKey, MemEvent, MemEventKind, OomDetail, Recording,
+    Segment, StackId, StepMarker, ThreadIdx,
+};
+
+/// Blocks live on a device, by address: their size and stack.
+type Live = BTreeMap<u64, (u64, Option<StackId>)>;
+/// Reserved address ranges on a device: base address to length in bytes.
+type Pieces = BTreeMap<u64, u64>;
+
+impl Gathered {
+    /// Replay every device's history into the recording.
+    pub(super) fn replay(self) -> Recording {
+        let Gathered {
+            rec,
+            state,
+            settings,
+            per_device,
+            annotations,
+            has_time,
+            any_entry,
+        } = self;
+        let mut r = Replayer { rec };
+        for (index, trace) in per_device {
+            r.replay_device(index, &trace, &state, has_time);
+        }
+        r.rec.ops = annotations;
+        r.rec.steps = steps_from(&r.rec);
+        r.rec.allocator = Some(AllocatorState {
+            time_ns: None,
+            segments: state,
+            settings,
+        });
+        r.finish_meta(has_time, any_entry);
+        r.rec
+    }
+}
+
+/// Replays the entries into the recording's events.
+struct Replayer {
+    rec: Recording,
+}
+
+impl Replayer {
+    /// Replay one device: synthesize the state before the surviving history, then the history.
+    fn replay_device(&mut self, index: i32, trace: &Trace, state: &[Segment], has_time: bool) {
+        let entries = &trace.entries[..];
+        let device = self.rec.device_index(DeviceKey::cuda(index));
+        let thread = self.rec.thread_index("allocator", &format!("cuda:{index}"));
+        let (mut live, mut pieces) = state_at_snapshot(state, device);
+        let final_allocated: i64 = live.values().map(|&(size, _)| size as i64).sum();
+        let survivor_size = survivor_sizes(entries, &live);
+        let final_reserved: i64 = pieces.values().map(|&s| s as i64).sum();
+        self.walk_back(entries, &mut live, &mut pieces);
+        let first_time = entries.iter().find_map(Entry::time_ns);
+        let start = match (has_time, first_time) {
+            (true, Some(t)) => t - 1,
+            _ => -1,
+        };
+        let mut lane = Lane {
+            device,
+            thread,
+            allocated: 0,
+            reserved: 0,
+        };
+        let current = self.push_start_state(&mut lane, &pieces, &live, start, entries.len());
+        self.replay_forward(&mut lane, trace, &survivor_size, current, has_time, start);
+        let (allocated, reserved_now) = (lane.allocated, lane.reserved);
+        if (allocated, reserved_now) != (final_allocated, final_reserved) {
+            self.rec.diagnostics.note(&format!(
+                "cuda:{index}: replay ends at {allocated} allocated / {reserved_now} reserved bytes, the snapshot's segments hold {final_allocated} / {final_reserved}"
+            ));
+        }
+    }
+
+    /// Walk back from the snapshot's state to the first surviving entry: what was live and
+    /// reserved when the history begins.
+    fn walk_back(&mut self, entries: &[Entry], live: &mut Live, pieces: &mut Pieces) {
+        for e in entries.iter().rev() {
+            match (e.action, e.addr()) {
+                (Action::Alloc, Some(addr)) if live.remove(&addr).is_none() => {
+                    self.rec
+                        .diagnostics
+                        .note("alloc entries whose block is not in the later state");
+                }
+                (Action::FreeCompleted, Some(addr)) => {
+                    live.insert(addr, (e.size, e.stack()));
+                }
+                (Action::SegmentAlloc | Action::SegmentMap, Some(addr))
+                    if !unreserve(pieces, addr, e.size) =>
+                {
+                    self.rec
+                        .diagnostics
+                        .note("segment entries not found in the later segments");
+                }
+                (Action::SegmentFree | Action::SegmentUnmap, Some(addr)) => {
+                    pieces.insert(addr, e.size);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The state before the surviving history as synthetic events at `start`: every
+    /// reserved range, then every live block. Returns the live blocks' sizes by address.
+    fn push_start_state(
+        &mut self,
+        lane: &mut Lane,
+        pieces: &Pieces,
+        live: &Live,
+        start: i64,
+        entries: usize,
+    ) -> FxHashMap<u64, u64> {
+        for (&addr, &size) in pieces {
+            lane.reserved += size as i64;
+            lane.push(
+                &mut self.rec,
+                MemEventKind::SegmentAlloc,
+                size as i64,
+                Some(addr),
+                start,
+                None,
+            );
+        }
+        self.rec
+            .mem_events
+            .reserve(pieces.len() + live.len() + entries);
+        let pre_existing = live.len() as u64;
+        let mut current: FxHashMap<u64, u64> = FxHashMap::default();
+        for (&addr, &(size, stack)) in live {
+            current.insert(addr, size);
+            lane.allocated += size as i64;
+            lane.push(
+                &mut self.rec,
+                MemEventKind::Alloc,
+                size as i64,
+                Some(addr),
+                start,
+                stack,
+            );
+        }
+        self.rec
+            .diagnostics
+            .note_n(PRE_EXISTING_BLOCKS, pre_existing);
+        current
+    }
+
+    /// Replay the surviving entries forwards with running totals; `current` holds the live
+    /// blocks' sizes by address.
+    fn replay_forward(
+        &mut self,
+        lane: &mut Lane,
+        trace: &Trace,
+        survivor_size: &[Option<u64>],
+        mut current: FxHashMap<u64, u64>,
+        has_time: bool,
+        start: i64,
+    ) {
+        let mut device_free = trace.device_free.iter().copied();
+        let mut last_time = start;
+        for (i, e) in trace.entries.iter().enumerate() {
+            // Old snapshots have no times: the entry's position is its time.
+            let time_ns = if has_time {
+                e.time_ns().unwrap_or(last_time)
+            } else {
+                i as i64
+            };
+            last_time = time_ns;
+            let mut size = e.size.min(i64::MAX as u64) as i64;
+            let kind = match e.action {
+                Action::Alloc => {
+                    if let Some(true_size) = survivor_size[i] {
+                        size = true_size.min(i64::MAX as u64) as i64;
+                    }
+                    if let Some(addr) = e.addr() {
+                        current.insert(addr, size as u64);
+                    }
+                    lane.allocated += size;
+                    MemEventKind::Alloc
+                }
+                Action::FreeCompleted => {
+                    // A free gives back what its allocation took.
+                    if let Some(taken) = e.addr().and_then(|a| current.remove(&a)) {
+                        size = taken.min(i64::MAX as u64) as i64;
+                    }
+                    lane.allocated -= size;
+                    MemEventKind::Free
+                }
+                Action::SegmentAlloc | Action::SegmentMap => {
+                    lane.reserved += size;
+                    MemEventKind::SegmentAlloc
+                }
+                Action::SegmentFree | Action::SegmentUnmap => {
+                    lane.reserved -= size;
+                    MemEventKind::SegmentFree
+                }
+                Action::Oom => {
+                    self.rec.oom_details.push(OomDetail {
+                        event: self.rec.mem_events.len() as u32,
+                        device_free_bytes: device_free.next().flatten(),
+                    });
+                    MemEventKind::OutOfMemory
+                }
+                Action::FreeRequested | Action::Snapshot => continue,
+                Action::Unknown => {
+                    self.rec
+                        .diagnostics
+                        .note("trace entries with an unknown action skipped");
+                    continue;
+                }
+            };
+            let bytes = match kind {
+                MemEventKind::Free | MemEventKind::SegmentFree => -size,
+                _ => size,
+            };
+            lane.push(&mut self.rec, kind, bytes, e.addr(), time_ns, e.stack());
+        }
+    }
+
+    fn finish_meta(&mut self, has_time: bool, any_entry: bool) {
+        let times = self
+            .rec
+            .mem_events
+            .iter()
+            .map(|e| e.time_ns)
+            .chain(self.rec.ops.iter().flat_map(|o| [o.start_ns, o.end_ns]));
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        for t in times {
+            lo = lo.min(t);
+            hi = hi.max(t);
+        }
+        if lo > hi {
+            (lo, hi) = (0, 0);
+        }
+        self.rec.meta.start_ns = lo;
+        self.rec.meta.end_ns = hi;
+        self.rec.meta.events_read = self.rec.mem_events.len() as u64;
+        self.rec.meta.era = match (any_entry, has_time) {
+            (false, _) => "segments only (no allocation history recorded)".to_owned(),
+            (true, true) => "torch ≥ 2.1 (trace entries with time_us)".to_owned(),
+            (true, false) => {
+                "torch 2.0–2.1 (no time_us: event order stands in for time)".to_owned()
+            }
+        };
+        if let Some(s) = &self.rec.allocator
+            && s.segments.iter().any(|s| s.expandable)
+        {
+            self.rec.meta.era.push_str(", expandable segments");
+        }
+    }
+}
+
+/// One device's replay under way: where its events go and the allocator totals so far.
+struct Lane {
+    device: DeviceIdx,
+    thread: ThreadIdx,
+    allocated: i64,
+    reserved: i64,
+}
+
+impl Lane {
+    /// Push an event carrying the current totals.
+    fn push(
+        &self,
+        rec: &mut Recording,
+        kind: MemEventKind,
+        bytes: i64,
+        addr: Option<u64>,
+        time_ns: i64,
+        stack: Option<StackId>,
+    ) {
+        rec.mem_events.push(MemEvent {
+            time_ns,
+            bytes,
+            addr,
+            total_allocated_bytes: Some(self.allocated),
+            total_reserved_bytes: Some(self.reserved),
+            device: self.device,
+            thread: self.thread,
+            kind,
+            stack,
+        });
+    }
+}
+
+/// The device's state at snapshot time: its live blocks and its reserved ranges.
+fn state_at_snapshot(state: &[Segment], device: DeviceIdx) -> (Live, Pieces) {
+    let mut live: Live = BTreeMap::new();
+    let mut pieces: Pieces = BTreeMap::new();
+    for s in state.iter().filter(|s| s.device == device) {
+        pieces.insert(s.address, s.total_size_bytes);
+        for b in s.blocks.iter().filter(|b| b.state != BlockState::Inactive) {
+            live.insert(b.address, (b.size_bytes, b.stack));
+        }
+    }
+    (live, pieces)
+}
+
+/// Trace entries carry the size the caller asked for; the allocator's block may be
+/// larger (rounding, unsplit remainders). A block still live at the snapshot takes its
+/// true size from the snapshot, so the replay ends exactly in the snapshot's state: per
+/// entry, the true size of the last allocation at each address still live.
+fn survivor_sizes(entries: &[Entry], live: &Live) -> Vec<Option<u64>> {
+    let mut survivor_size: Vec<Option<u64>> = vec![None; entries.len()];
+    let mut touched_later: FxHashSet<u64> = Default::default();
+    for (i, e) in entries.iter().enumerate().rev() {
+        let Some(addr) = e.addr() else { continue };
+        match e.action {
+            Action::Alloc if touched_later.insert(addr) => {
+                survivor_size[i] = live.get(&addr).map(|&(size, _)| size);
+            }
+            Action::FreeCompleted => {
+                touched_later.insert(addr);
+            }
+            _ => {}
+        }
+    }
+    survivor_size
+}
+
+/// Walking back over a reservation of `size` bytes at `addr`: the range did not exist before.
+/// Expandable segments map pages inside a larger range, so a partial range shrinks the
+/// range that contains it. Returns false when no range holds `addr`.
+fn unreserve(pieces: &mut Pieces, addr: u64, size: u64) -> bool {
+    let Some((&base, &len)) = pieces.range(..=addr).next_back() else {
+        return false;
+    };
+    if addr >= base.saturating_add(len) {
+        return false;
+    }
+    pieces.remove(&base);
+    let end = base.saturating_add(len);
+    if addr > base {
+        pieces.insert(base, addr - base);
+    }
+    let tail = addr.saturating_add(size);
+    if tail < end {
+        pieces.insert(tail, end - tail);
+    }
+    true
+}
+
+/// Steps from annotations: repeated names (`ProfilerStep#N`, `step`, …).
+fn steps_from(rec: &Recording) -> Vec<StepMarker> {
+    rec.ops
+        .iter()
+        .filter_map(|op| StepMarker::from_span(rec.strings.get(op.name), op.start_ns, op.end_ns))
+        .collect()
+}

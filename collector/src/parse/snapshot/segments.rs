@@ -1,0 +1,155 @@
+//! The allocator's state at snapshot time: its segments with their blocks, and its
+//! settings as text.
+
+use std::collections::BTreeMap;
+
+use super::parse::Reader;
+use crate::model::{Block, BlockState, DeviceKey, Segment, SegmentPool, StackId};
+use crate::parse::pickle::{NodeId, Pickle};
+
+impl Reader<'_> {
+    pub(super) fn read_segments(&mut self, segments: NodeId) -> Vec<Segment> {
+        let mut out = Vec::new();
+        for &s in self.p.items(segments) {
+            let device = self.u64_of(s, "device").unwrap_or(0) as i32;
+            let device = self.rec.device_index(DeviceKey::cuda(device));
+            let mut blocks = Vec::new();
+            if let Some(list) = self.p.get(s, "blocks") {
+                for &b in self.p.items(list) {
+                    let state = match self.str_of(b, "state") {
+                        Some("active_allocated") => BlockState::ActiveAllocated,
+                        Some("active_pending_free") => BlockState::ActivePendingFree,
+                        _ => BlockState::Inactive,
+                    };
+                    let frames = self.p.get(b, "frames");
+                    let stack = self.stack(frames).checked_sub(1).map(StackId);
+                    blocks.push(Block {
+                        address: self.u64_of(b, "address").unwrap_or(0),
+                        size_bytes: self.u64_of(b, "size").unwrap_or(0),
+                        requested_size_bytes: self.u64_of(b, "requested_size").unwrap_or(0),
+                        state,
+                        stack,
+                    });
+                }
+            }
+            let pool = match self.str_of(s, "segment_type") {
+                Some("large") => SegmentPool::Large,
+                Some("small") => SegmentPool::Small,
+                _ => SegmentPool::Other,
+            };
+            let address = self.u64_of(s, "address").unwrap_or(0);
+            // Older snapshots lack some sizes; blocks give them.
+            let total = self
+                .u64_of(s, "total_size")
+                .unwrap_or_else(|| blocks.iter().map(|b| b.size_bytes).sum());
+            let allocated = self.u64_of(s, "allocated_size").unwrap_or_else(|| {
+                blocks
+                    .iter()
+                    .filter(|b| b.state == BlockState::ActiveAllocated)
+                    .map(|b| b.size_bytes)
+                    .sum()
+            });
+            out.push(Segment {
+                device,
+                address,
+                total_size_bytes: total,
+                allocated_size_bytes: allocated,
+                active_size_bytes: self.u64_of(s, "active_size").unwrap_or(allocated),
+                requested_size_bytes: self.u64_of(s, "requested_size").unwrap_or(0),
+                stream: self.u64_of(s, "stream").unwrap_or(0),
+                pool,
+                expandable: self
+                    .p
+                    .get(s, "is_expandable")
+                    .and_then(|v| self.p.as_bool(v))
+                    .unwrap_or(false),
+                blocks,
+            });
+        }
+        out
+    }
+
+    pub(super) fn read_settings(&self, settings: NodeId) -> BTreeMap<String, String> {
+        self.p
+            .entries(settings)
+            .iter()
+            .filter_map(|&(k, v)| Some((self.p.as_str(k)?.to_owned(), display(self.p, v))))
+            .collect()
+    }
+}
+
+/// A setting's value as text: scalars as Python prints them, containers as `{…}`/`[…]`.
+/// The memo lets a hostile pickle nest a container in itself, or share one many times
+/// over (exponential when printed): depth and length are bounded, and what is cut shows
+/// as `…`.
+fn display(p: &Pickle, v: NodeId) -> String {
+    let mut out = String::new();
+    display_into(p, v, 0, &mut out);
+    out
+}
+
+/// Containers printed inside one another, at most.
+const DISPLAY_DEPTH: usize = 8;
+/// Characters of one setting's text, about.
+const DISPLAY_CHARS: usize = 4096;
+
+fn display_into(p: &Pickle, v: NodeId, depth: usize, out: &mut String) {
+    if out.len() >= DISPLAY_CHARS {
+        if !out.ends_with('…') {
+            out.push('…');
+        }
+        return;
+    }
+    if let Some(s) = p.as_str(v) {
+        let room = DISPLAY_CHARS.saturating_sub(out.len());
+        match s.char_indices().nth(room) {
+            Some((cut, _)) => {
+                out.push_str(&s[..cut]);
+                out.push('…');
+            }
+            None => out.push_str(s),
+        }
+        return;
+    }
+    if let Some(b) = p.as_bool(v) {
+        out.push_str(if b { "True" } else { "False" });
+        return;
+    }
+    if let Some(i) = p.as_i64(v) {
+        out.push_str(&i.to_string());
+        return;
+    }
+    if let Some(f) = p.as_f64(v) {
+        out.push_str(&f.to_string());
+        return;
+    }
+    let entries = p.entries(v);
+    let dict = !entries.is_empty();
+    out.push(if dict { '{' } else { '[' });
+    if depth >= DISPLAY_DEPTH {
+        out.push('…');
+    } else if dict {
+        for (n, &(k, v)) in entries.iter().enumerate() {
+            if n > 0 {
+                out.push_str(", ");
+            }
+            display_into(p, k, depth + 1, out);
+            out.push_str(": ");
+            display_into(p, v, depth + 1, out);
+            if out.len() >= DISPLAY_CHARS {
+                break;
+            }
+        }
+    } else {
+        for (n, &i) in p.items(v).iter().enumerate() {
+            if n > 0 {
+                out.push_str(", ");
+            }
+            display_into(p, i, depth + 1, out);
+            if out.len() >= DISPLAY_CHARS {
+                break;
+            }
+        }
+    }
+    out.push(if dict { '}' } else { ']' });
+}
