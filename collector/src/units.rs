@@ -35,6 +35,17 @@ pub fn bytes_iec(nbytes: i64) -> String {
     format!("{value:.2} {}", UNITS[unit])
 }
 
+/// A time as reports show it: µs after `origin_ns` (the trace's start, or a run's origin
+/// in a diff), as torch's traces count. Analyses keep ns; this is for output only.
+pub fn us_after(origin_ns: i64, time_ns: i64) -> f64 {
+    (time_ns - origin_ns) as f64 / 1000.0
+}
+
+/// The time from `origin_ns` to `time_ns`, formatted as [`duration_us`] does.
+pub fn duration_between(origin_ns: i64, time_ns: i64) -> String {
+    duration_us(us_after(origin_ns, time_ns))
+}
+
 /// Format a duration given in µs: "12.345 s", "3.210 ms", "87.000 µs".
 pub fn duration_us(us: f64) -> String {
     if us.abs() >= 1e6 {

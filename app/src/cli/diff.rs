@@ -54,7 +54,7 @@ pub fn run(
 pub struct Run {
     summary: analysis::Summary,
     rows: Vec<analysis::OpRow>,
-    origin_us: f64,
+    origin_ns: i64,
     /// Per device, in ns since the run's origin (its start, or its first step).
     pub curves: Vec<DeviceCurves>,
 }
@@ -64,10 +64,7 @@ impl Run {
     pub fn read(path: &Path, load: LoadArgs, align: Align) -> Result<Run> {
         let rec = open(path, load)?;
         let timeline = Timeline::build(&rec);
-        let origin_ns = match (align, rec.steps.first()) {
-            (Align::Step, Some(step)) => step.start_ns,
-            _ => rec.meta.start_ns,
-        };
+        let origin_ns = align.origin_ns(&rec);
         let shifted = |points: Vec<(i64, i64)>| -> Vec<(i64, i64)> {
             points
                 .into_iter()
@@ -90,7 +87,7 @@ impl Run {
         Ok(Run {
             summary: analysis::summarize(&rec, &timeline),
             rows: analysis::key_averages(&rec, None),
-            origin_us: rec.us_since_start(origin_ns),
+            origin_ns,
             curves,
         })
     }
@@ -100,7 +97,7 @@ impl Run {
         analysis::diff::RunFacts {
             summary: &self.summary,
             rows: &self.rows,
-            origin_us: self.origin_us,
+            origin_ns: self.origin_ns,
         }
     }
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use collector::analysis::TimeWindow;
+use collector::model::DeviceId;
 use collector::{LoadOptions, Recording};
 
 use super::{LoadArgs, UsageError};
@@ -28,18 +29,18 @@ pub fn load_options(load: LoadArgs) -> LoadOptions {
     }
 }
 
-/// The names (`cuda:N`, `cpu`) of the devices with ordinal `n`; a usage error when none.
-pub fn device_names(rec: &Recording, n: i32) -> Result<Vec<String>> {
-    let names: Vec<String> = rec
+/// The devices with ordinal `n` (`cuda:N`, or the host for -1); a usage error when none.
+pub fn device_keys(rec: &Recording, n: i32) -> Result<Vec<DeviceId>> {
+    let keys: Vec<DeviceId> = rec
         .devices
         .iter()
         .filter(|d| d.key.index == n)
-        .map(|d| d.key.to_string())
+        .map(|d| d.key)
         .collect();
-    if names.is_empty() {
+    if keys.is_empty() {
         return Err(UsageError(format!("no device {n} in {}", rec.meta.format.describe())).into());
     }
-    Ok(names)
+    Ok(keys)
 }
 
 /// The time window of `--from-us`/`--to-us` (µs since the start), or none when neither

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use collector::analysis::live::{Instant, LiveError, live_at, pick_device, resolve_instant};
 use collector::{Recording, Timeline};
 
 use super::input::open;
@@ -30,52 +31,21 @@ pub fn run(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Resolve `--at` and `--device` and group what was live then.
+/// Resolve `--at` and `--device` ([`pick_device`], [`resolve_instant`]) and ask the
+/// collector what was live then ([`live_at`]).
 fn live_report(
     rec: &Recording,
     timeline: &Timeline,
     at: &str,
     device: Option<i32>,
 ) -> Result<LiveReport> {
-    use collector::model::{DeviceIdx, MemEventKind};
-    let pick = |idx: usize| timeline.devices.get(idx).filter(|d| d.allocated_known);
-    let device_idx: DeviceIdx = match device {
-        Some(n) => rec
-            .devices
-            .iter()
-            .position(|d| d.key.index == n && d.key.is_accelerator())
-            .or_else(|| rec.devices.iter().position(|d| d.key.index == n))
-            .map(|i| i as DeviceIdx)
-            .ok_or_else(|| {
-                UsageError(format!("no device {n} in {}", rec.meta.format.describe()))
-            })?,
-        None => (0..timeline.devices.len())
-            .filter_map(|i| pick(i).map(|d| (i, d)))
-            .max_by_key(|(_, d)| {
-                d.peak_allocated
-                    .and_then(|p| d.points.get(p))
-                    .map_or(0, |p| p.allocated_bytes)
-            })
-            .map(|(i, _)| i as DeviceIdx)
-            .ok_or_else(|| anyhow::anyhow!(
-                    "no allocations recorded, so nothing was live (a profiler trace needs profile_memory=True)"
-                ))?,
-    };
-    let d = pick(device_idx as usize)
-        .ok_or_else(|| anyhow::anyhow!("the source records no allocations on that device"))?;
-    let time_ns = match at {
-        "peak" => d
-            .peak_allocated
-            .and_then(|p| d.points.get(p))
-            .map(|p| p.time_ns),
-        "end" => d.points.last().map(|p| p.time_ns),
-        "oom" => rec
-            .mem_events
-            .iter()
-            .find(|e| e.kind == MemEventKind::OutOfMemory && e.device == device_idx)
-            .map(|e| e.time_ns),
+    let device_idx = pick_device(rec, timeline, device).map_err(|e| explain(rec, at, e))?;
+    let instant = match at {
+        "peak" => Instant::Peak,
+        "end" => Instant::End,
+        "oom" => Instant::FirstOom,
         us => match us.parse::<f64>() {
-            Ok(v) if v.is_finite() => Some(rec.ns_from_us_since_start(v)),
+            Ok(v) if v.is_finite() => Instant::At(rec.ns_from_us_since_start(v)),
             _ => {
                 return Err(UsageError(format!(
                     "--at takes peak, oom, end or a number of µs, not '{us}'"
@@ -83,10 +53,10 @@ fn live_report(
                 .into());
             }
         },
-    }
-    .ok_or_else(|| anyhow::anyhow!("no {at} on this device"))?;
-    let groups = collector::analysis::live::live_groups(rec, timeline, device_idx, time_ns);
-    let point = d.at(time_ns);
+    };
+    let time_ns =
+        resolve_instant(rec, timeline, device_idx, instant).map_err(|e| explain(rec, at, e))?;
+    let live = live_at(rec, timeline, device_idx, time_ns);
     Ok(LiveReport {
         device: rec
             .devices
@@ -94,10 +64,26 @@ fn live_report(
             .map_or_else(String::new, |x| x.key.to_string()),
         at: at.to_owned(),
         at_us: rec.us_since_start(time_ns),
-        allocated_bytes: point.map_or(0, |p| p.allocated_bytes),
-        reserved_bytes: point.and_then(|p| p.reserved_bytes),
-        live_bytes: groups.iter().map(|g| g.bytes).sum(),
-        live_blocks: groups.iter().map(|g| g.blocks).sum(),
-        groups,
+        allocated_bytes: live.allocated_bytes.unwrap_or(0),
+        reserved_bytes: live.reserved_bytes,
+        live_bytes: live.live_bytes,
+        live_blocks: live.live_blocks,
+        groups: live.groups,
     })
+}
+
+/// Why there is no answer, in the user's words (a wrong `--device` is a usage error).
+fn explain(rec: &Recording, at: &str, e: LiveError) -> anyhow::Error {
+    match e {
+        LiveError::NoDevice(n) => {
+            UsageError(format!("no device {n} in {}", rec.meta.format.describe())).into()
+        }
+        LiveError::NoAllocations => anyhow::anyhow!(
+            "no allocations recorded, so nothing was live (a profiler trace needs profile_memory=True)"
+        ),
+        LiveError::NoAllocationsOnDevice => {
+            anyhow::anyhow!("the source records no allocations on that device")
+        }
+        LiveError::NoInstant(_) => anyhow::anyhow!("no {at} on this device"),
+    }
 }

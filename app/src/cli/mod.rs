@@ -24,13 +24,21 @@ use crate::size::parse_size;
 
 /// GPU memory profiler and trace visualizer.
 ///
-/// Reads PyTorch profiler traces (.json, .json.gz; every era from torch 1.8 to 2.x) and
-/// reports where memory went. Formats are recognised by content, not by file name.
+/// Reads the inputs listed under the commands (`after_help`, from the importers) and
+/// reports where memory went.
 #[derive(Parser, Debug)]
-#[command(name = "vramscope", version, about, long_about = None)]
+#[command(name = "vramscope", version, about, long_about = None, after_help = inputs_help())]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// The formats vramscope reads, one per line, from the importers.
+fn inputs_help() -> String {
+    format!(
+        "Inputs (recognised by content, whatever the file is called):\n{}",
+        collector::parse::importer::formats_help()
+    )
 }
 
 #[derive(Subcommand, Debug)]

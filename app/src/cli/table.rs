@@ -41,14 +41,14 @@ pub fn run(
             let context = TableContext {
                 path,
                 total_rows,
-                sort: options.sort.as_deref().unwrap_or(match sort_key {
-                    Some(SortKey::SelfDeviceMemory) => "self_cuda_memory_usage",
-                    _ => "self_cpu_memory_usage",
-                }),
-                window: window
-                    .map(|w| (rec.us_since_start(w.start_ns), rec.us_since_start(w.end_ns))),
+                sort: options
+                    .sort
+                    .as_deref()
+                    .unwrap_or(sort_key.map_or("none", SortKey::torch_name)),
+                window,
+                start_ns: rec.meta.start_ns,
                 has_memory: !rec.mem_events.is_empty(),
-                format: rec.meta.format.as_str(),
+                format: rec.meta.format,
                 longest_name,
                 device_columns,
             };
@@ -60,10 +60,9 @@ pub fn run(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `--sort` as a key: `none` keeps key_averages() order; without `--sort`, self device
-/// memory, or self CPU memory when the trace has no device memory.
+/// `--sort` as a key: `none` keeps key_averages() order; without `--sort`, the default
+/// ([`SortKey::default_for`]).
 fn sort_key(sort: Option<&str>, rows: &[OpRow]) -> Result<Option<SortKey>> {
-    let has_device_memory = rows.iter().any(|r| r.device_memory_usage != 0);
     Ok(match sort {
         Some("none") => None,
         Some(s) => Some(SortKey::parse(s).ok_or_else(|| {
@@ -72,7 +71,6 @@ fn sort_key(sort: Option<&str>, rows: &[OpRow]) -> Result<Option<SortKey>> {
                  self_cpu_memory_usage, cpu_memory_usage, count or none)"
             ))
         })?),
-        None if has_device_memory => Some(SortKey::SelfDeviceMemory),
-        None => Some(SortKey::SelfCpuMemory),
+        None => Some(SortKey::default_for(rows)),
     })
 }

@@ -122,12 +122,7 @@ fn load(path: std::path::PathBuf) -> Harness<'static, ViewerApp> {
 fn query_levels(data: &Arc<Loaded>, device: usize, columns: usize) {
     let curves = data.curves.get(device).expect("curves");
     let d = data.timeline.devices.get(device).expect("device");
-    let cache: Vec<(i64, i64)> = d
-        .points
-        .iter()
-        .filter_map(|p| p.reserved_bytes.map(|r| (p.time_ns, r - p.allocated_bytes)))
-        .collect();
-    let linear = [curve(d, Curve::Allocated), curve(d, Curve::Reserved), cache];
+    let linear = [Curve::Allocated, Curve::Reserved, Curve::Cache].map(|c| curve(d, c));
     let pyramids: Vec<_> = [&curves.allocated, &curves.reserved, &curves.cache]
         .into_iter()
         .flatten()

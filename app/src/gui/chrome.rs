@@ -220,7 +220,7 @@ pub fn status_bar_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
         let text = format!(
             "{} · {} · {} · {} events · {} ops · {} steps · {} · read in {:.2} s, analysed in {:.2} s",
             d.name,
-            s.format_name,
+            s.format.describe(),
             s.era,
             s.events,
             s.ops,

@@ -11,21 +11,13 @@ use super::data::Loaded;
 use super::doc::Document;
 use super::timeline::{Other, Source};
 
-/// The origin of a run for an alignment, µs since its start (what `diff` takes).
-pub fn origin_us(data: &Loaded, align: Align) -> f64 {
-    match (align, data.rec.steps.first()) {
-        (Align::Step, Some(step)) => data.rec.us_since_start(step.start_ns),
-        _ => 0.0,
-    }
-}
-
 /// Run B against run A.
 pub fn compute(a: &Loaded, b: &Loaded, align: Align) -> Diff {
     fn facts(d: &Loaded, align: Align) -> RunFacts<'_> {
         RunFacts {
             summary: &d.summary,
             rows: &d.rows,
-            origin_us: origin_us(d, align),
+            origin_ns: align.origin_ns(&d.rec),
         }
     }
     diff(&facts(a, align), &facts(b, align), align)
@@ -36,8 +28,8 @@ pub fn compute(a: &Loaded, b: &Loaded, align: Align) -> Diff {
 pub fn other_source<'a>(doc: &Document, b_id: u64, b: &'a Loaded) -> Source<'a> {
     let align = doc.compare.align;
     // Integer ns: epoch-ns clocks (~1.8e18) do not fit an f64 to the ns.
-    let a_origin_rel_ns = (origin_us(&doc.data, align) * 1e3).round() as i64;
-    let b_origin_abs_ns = b.rec.meta.start_ns + (origin_us(b, align) * 1e3).round() as i64;
+    let a_origin_rel_ns = align.origin_ns(&doc.data.rec) - doc.data.rec.meta.start_ns;
+    let b_origin_abs_ns = align.origin_ns(&b.rec);
     let name = doc.data.device_name(doc.device);
     let device = b
         .shown_devices

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use collector::analysis::decimate::{Curve, curve};
 use collector::analysis::pyramid::CurvePyramid;
+use collector::analysis::samples::{SampleCurve, gpu_curve};
 use collector::analysis::{OpRow, Summary, key_averages, summarize};
-use collector::model::DeviceIdx;
+use collector::model::{DeviceId, DeviceIdx};
 use collector::{Recording, Timeline};
 
 /// The memory curves of one device, ready for per-pixel queries.
@@ -34,21 +35,6 @@ impl DeviceCurves {
         };
         let pyramid =
             |points: Vec<(i64, i64)>| (!points.is_empty()).then(|| CurvePyramid::build(&points));
-        let cache: Vec<(i64, i64)> = if d.allocated_known && d.reserved_known {
-            d.points
-                .iter()
-                .filter_map(|p| p.reserved_bytes.map(|r| (p.time_ns, r - p.allocated_bytes)))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let mut nvml: Vec<(i64, i64)> = rec
-            .gpu_samples
-            .iter()
-            .filter(|s| s.device as usize == device)
-            .map(|s| (s.time_ns, s.used_bytes as i64))
-            .collect();
-        nvml.sort_by_key(|p| p.0);
         let info = rec.devices.get(device);
         let sampled_total = rec
             .gpu_samples
@@ -58,8 +44,8 @@ impl DeviceCurves {
         DeviceCurves {
             allocated: pyramid(curve(d, Curve::Allocated)),
             reserved: pyramid(curve(d, Curve::Reserved)),
-            cache: pyramid(cache),
-            nvml_used: pyramid(nvml),
+            cache: pyramid(curve(d, Curve::Cache)),
+            nvml_used: pyramid(gpu_curve(rec, device as DeviceIdx, SampleCurve::DeviceUsed)),
             total_bytes: info.and_then(|i| i.total_memory_bytes).or(sampled_total),
         }
     }
@@ -161,7 +147,12 @@ impl Loaded {
             .max_by_key(|&d| (accelerator(d), peak(d), std::cmp::Reverse(d)))
     }
 
-    /// The device's name (`cuda:0`).
+    /// The device at `device`.
+    pub fn device_id(&self, device: DeviceIdx) -> Option<DeviceId> {
+        self.rec.devices.get(device as usize).map(|d| d.key)
+    }
+
+    /// Torch's name of a device (`cuda:0`), for labels.
     pub fn device_name(&self, device: DeviceIdx) -> String {
         self.rec
             .devices
@@ -178,18 +169,6 @@ impl Loaded {
     pub fn op_at(&self, time_ns: i64) -> Option<&str> {
         let op = self.timeline.ops.innermost_any(time_ns)?;
         self.rec.ops.get(op as usize).map(|o| self.rec.op_name(o))
-    }
-
-    /// The training step running at `time_ns`.
-    pub fn step_at(&self, time_ns: i64) -> Option<i64> {
-        let steps = &self.rec.steps;
-        let n = steps.partition_point(|s| s.start_ns <= time_ns);
-        steps[..n]
-            .iter()
-            .rev()
-            .take(4)
-            .find(|s| s.end_ns >= time_ns)
-            .map(|s| s.number)
     }
 
     /// Heap bytes of the pyramids (for the status bar and PERFORMANCE.md).

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use collector::analysis::diff::Align;
-use collector::analysis::{OpRow, TimeWindow};
+use collector::analysis::{OpRow, SortKey, TimeWindow};
 use collector::model::DeviceIdx;
 
 use super::data::Loaded;
@@ -93,6 +93,17 @@ impl OpColumn {
         OpColumn::Device,
         OpColumn::Calls,
     ];
+
+    /// The column of a sort key of torch's `table(sort_by=...)`.
+    pub fn of(key: SortKey) -> OpColumn {
+        match key {
+            SortKey::SelfDeviceMemory => OpColumn::SelfDevice,
+            SortKey::DeviceMemory => OpColumn::Device,
+            SortKey::SelfCpuMemory => OpColumn::SelfCpu,
+            SortKey::CpuMemory => OpColumn::Cpu,
+            SortKey::Calls => OpColumn::Calls,
+        }
+    }
 
     /// Header text, as torch prints it.
     pub fn title(self) -> &'static str {
@@ -284,12 +295,7 @@ impl Document {
         let device = data.default_device().unwrap_or(0);
         let view = TimeView::full(data.duration_ns());
         let rows = Arc::new(data.rows.clone());
-        let has_device_memory = rows.iter().any(|r| r.device_memory_usage != 0);
-        let sort = if has_device_memory {
-            OpColumn::SelfDevice
-        } else {
-            OpColumn::SelfCpu
-        };
+        let sort = OpColumn::of(SortKey::default_for(&rows));
         Document {
             id,
             device,

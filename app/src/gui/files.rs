@@ -32,7 +32,7 @@ impl NativeDialog {
         std::thread::Builder::new()
             .name("vramscope-file-dialog".into())
             .spawn(move || {
-                let picked = rfd::FileDialog::new()
+                let picked = open_dialog_filters(rfd::FileDialog::new())
                     .set_title("Open traces or snapshots")
                     .set_directory(dir)
                     .pick_files();
@@ -50,6 +50,24 @@ impl NativeDialog {
             Err(TryRecvError::Disconnected) => Some(Vec::new()),
         }
     }
+}
+
+/// The open dialog's filters: every format vramscope reads first (by its usual file
+/// endings), then each format alone, then all files — formats are recognised by content,
+/// so a renamed file opens too. (The portal turns `json.gz` into the glob `*.json.gz`,
+/// and `*` into `*`.)
+fn open_dialog_filters(dialog: rfd::FileDialog) -> rfd::FileDialog {
+    use collector::model::SourceFormat;
+    use collector::parse::importer::importer;
+    let endings = |format: SourceFormat| importer(format).file_extensions().to_vec();
+    let mut every: Vec<&str> = SourceFormat::ALL.into_iter().flat_map(endings).collect();
+    every.sort_unstable();
+    every.dedup();
+    let mut dialog = dialog.add_filter("Traces, snapshots and recordings", &every);
+    for format in SourceFormat::ALL {
+        dialog = dialog.add_filter(format.describe(), &endings(format));
+    }
+    dialog.add_filter("All files", &["*"])
 }
 
 /// One entry of a listed directory.

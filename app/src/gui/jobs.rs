@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use collector::analysis::fragmentation::{
     Fragmentation, fragmentation_at, fragmentation_at_snapshot,
 };
-use collector::analysis::live::{LiveGroup, live_groups};
+use collector::analysis::live::{LiveGroup, live_at};
 use collector::analysis::segments::{SegmentLayout, layout_at, layout_at_snapshot};
 use collector::analysis::{OpRow, TimeWindow, key_averages};
 use collector::model::DeviceIdx;
@@ -236,10 +236,6 @@ fn run(data: &Loaded, job: Job) -> Outcome {
 /// Everything the inspector and the segment view show for one instant.
 pub fn inspect(data: &Loaded, device: DeviceIdx, at_ns: i64, at_snapshot: bool) -> Inspection {
     let (rec, timeline) = (&data.rec, &data.timeline);
-    let point = timeline
-        .devices
-        .get(device as usize)
-        .and_then(|d| d.at(at_ns).map(|p| (d, p)));
     let (fragmentation, layout) = if at_snapshot && rec.allocator.is_some() {
         (
             fragmentation_at_snapshot(rec, device),
@@ -251,14 +247,13 @@ pub fn inspect(data: &Loaded, device: DeviceIdx, at_ns: i64, at_snapshot: bool) 
             layout_at(rec, timeline, device, at_ns),
         )
     };
+    let live = live_at(rec, timeline, device, at_ns);
     Inspection {
         at_ns,
-        allocated_bytes: point
-            .filter(|(d, _)| d.allocated_known)
-            .map(|(_, p)| p.allocated_bytes),
-        reserved_bytes: point.and_then(|(_, p)| p.reserved_bytes),
+        allocated_bytes: live.allocated_bytes,
+        reserved_bytes: live.reserved_bytes,
         op: data.op_at(at_ns).map(str::to_owned),
-        groups: live_groups(rec, timeline, device, at_ns),
+        groups: live.groups,
         fragmentation,
         layout,
     }

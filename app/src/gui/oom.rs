@@ -12,22 +12,19 @@ use super::theme::Palette;
 
 /// The OOM verdicts of the shown device.
 fn verdicts(doc: &Document) -> Vec<&OomVerdict> {
-    let name = doc.data.device_name(doc.device);
+    let key = doc.data.device_id(doc.device);
     doc.data
         .summary
         .ooms
         .iter()
-        .filter(|v| v.device == name)
+        .filter(|v| Some(v.device) == key)
         .collect()
 }
 
 /// Which of the device's OOMs (index into [`verdicts`]) the inspector's cursor is on.
 pub fn oom_at_cursor(doc: &Document) -> Option<usize> {
     let target = doc.inspect.target?;
-    let at_us = doc.data.rec.us_since_start(target.at_ns);
-    verdicts(doc)
-        .iter()
-        .position(|v| (v.at_us - at_us).abs() < 0.0005)
+    verdicts(doc).iter().position(|v| v.at_ns == target.at_ns)
 }
 
 /// An OOM cause in words.
@@ -69,15 +66,13 @@ pub fn verdicts_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &mut Ve
                     title
                 });
                 if ui.small_button("inspect").clicked() {
-                    cmds.push(Command::Inspect(
-                        doc.data.rec.ns_from_us_since_start(v.at_us),
-                    ));
+                    cmds.push(Command::Inspect(v.at_ns));
                 }
             });
             ui.label(format!(
                 "requested {} at {}",
                 axis::bytes(v.requested_bytes),
-                axis::format_time_ns(v.at_us * 1e3)
+                axis::format_time_ns((v.at_ns - doc.data.rec.meta.start_ns) as f64)
             ));
             ui.label(&v.verdict);
         });

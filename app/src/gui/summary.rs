@@ -3,6 +3,7 @@
 //! cache at the peak, NVML's used memory and the part outside PyTorch, the OOMs, steady
 //! growth per step. Each number moves the inspector's cursor there.
 
+use collector::model::DeviceId;
 use egui::{RichText, Ui};
 
 use super::Command;
@@ -16,13 +17,13 @@ use super::theme::Palette;
 /// NVML-used and the memory outside PyTorch, OOMs, growth. Each number moves the cursor.
 pub fn summary_strip_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &mut Vec<Command>) {
     let data = &doc.data;
-    let name = data.device_name(doc.device);
-    let Some(s) = data.summary.devices.iter().find(|d| d.device == name) else {
+    let key = data.device_id(doc.device);
+    let Some(s) = data.summary.devices.iter().find(|d| Some(d.device) == key) else {
         ui.horizontal_wrapped(|ui| {
             // A vramscope recording: the driver's view only.
-            let nvml = data.summary.nvml.iter().any(|n| n.device == name);
+            let nvml = data.summary.nvml.iter().any(|n| Some(n.device) == key);
             if nvml {
-                nvml_ui(ui, doc, &name, palette, cmds);
+                nvml_ui(ui, doc, key, palette, cmds);
             }
             ui.label(RichText::new(if nvml {
                 "no allocator events: NVML's view of the device only"
@@ -34,50 +35,56 @@ pub fn summary_strip_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &m
         });
         return;
     };
-    let to_ns = |us: f64| data.rec.ns_from_us_since_start(us);
+    let since_start = |at_ns: i64| (at_ns - data.rec.meta.start_ns) as f64;
     ui.horizontal_wrapped(|ui| {
-        let key = |ui: &mut Ui, k: &str| {
+        let label = |ui: &mut Ui, k: &str| {
             ui.label(RichText::new(k).color(palette.weak_text));
         };
-        if let (Some(b), Some(at)) = (s.peak_allocated_bytes, s.peak_allocated_at_us) {
-            key(ui, "Peak allocated");
+        if let (Some(b), Some(at)) = (s.peak_allocated_bytes, s.peak_allocated_at_ns) {
+            label(ui, "Peak allocated");
             let op = s.peak_allocated_op.as_deref().map_or(String::new(), |o| format!(" in {}", ellipsize(o, 40)));
-            let text = format!("{} at {}{op}", axis::bytes(b), axis::format_time_ns(at * 1e3));
+            let text = format!("{} at {}{op}", axis::bytes(b), axis::format_time_ns(since_start(at)));
             if ui.link(RichText::new(text).strong().color(palette.allocated)).on_hover_text("Inspect the peak").clicked() {
-                cmds.push(Command::Inspect(to_ns(at)));
+                cmds.push(Command::Inspect(at));
                 cmds.push(Command::SetTab(PanelId::INSPECTOR));
             }
             ui.separator();
         }
-        if let (Some(b), Some(at)) = (s.peak_reserved_bytes, s.peak_reserved_at_us) {
-            key(ui, "Peak reserved");
-            let text = format!("{} at {}", axis::bytes(b), axis::format_time_ns(at * 1e3));
+        if let (Some(b), Some(at)) = (s.peak_reserved_bytes, s.peak_reserved_at_ns) {
+            label(ui, "Peak reserved");
+            let text = format!("{} at {}", axis::bytes(b), axis::format_time_ns(since_start(at)));
             if ui.link(RichText::new(text).strong().color(palette.reserved)).clicked() {
-                cmds.push(Command::Inspect(to_ns(at)));
+                cmds.push(Command::Inspect(at));
             }
             ui.separator();
         }
         if let (Some(c), Some(r)) = (s.cache_at_peak_bytes, s.peak_allocated_bytes.zip(s.cache_at_peak_bytes).map(|(a, c)| a + c)) {
-            key(ui, "Cache at peak");
+            label(ui, "Cache at peak");
             let pct = if r > 0 { 100.0 * c as f64 / r as f64 } else { 0.0 };
             ui.label(RichText::new(format!("{} ({pct:.0}%)", axis::bytes(c))).strong());
             ui.separator();
         }
-        nvml_ui(ui, doc, &name, palette, cmds);
-        oom_ui(ui, doc, &name, palette, cmds);
-        if let Some(g) = data.summary.growth.iter().find(|g| g.device == name && g.steady_growth) {
+        nvml_ui(ui, doc, key, palette, cmds);
+        oom_ui(ui, doc, key, palette, cmds);
+        if let Some(g) = data.summary.growth.iter().find(|g| Some(g.device) == key && g.steady_growth) {
             ui.label(RichText::new(format!("⚠ grows {}/step", axis::bytes_delta(g.average_growth_bytes))).color(palette.alert))
                 .on_hover_text("Allocated memory rose at every step boundary: something is kept alive from each step");
         }
     });
 }
 
-fn nvml_ui(ui: &mut Ui, doc: &Document, name: &str, palette: &Palette, cmds: &mut Vec<Command>) {
+fn nvml_ui(
+    ui: &mut Ui,
+    doc: &Document,
+    key: Option<DeviceId>,
+    palette: &Palette,
+    cmds: &mut Vec<Command>,
+) {
     let data = &doc.data;
-    let Some(n) = data.summary.nvml.iter().find(|n| n.device == name) else {
+    let Some(n) = data.summary.nvml.iter().find(|n| Some(n.device) == key) else {
         return;
     };
-    let at = data.rec.ns_from_us_since_start(n.peak_used_at_us);
+    let at = n.peak_used_at_ns;
     ui.label(RichText::new("NVML used").color(palette.weak_text));
     if ui
         .link(
@@ -102,13 +109,19 @@ fn nvml_ui(ui: &mut Ui, doc: &Document, name: &str, palette: &Palette, cmds: &mu
     ui.separator();
 }
 
-fn oom_ui(ui: &mut Ui, doc: &Document, name: &str, palette: &Palette, cmds: &mut Vec<Command>) {
+fn oom_ui(
+    ui: &mut Ui,
+    doc: &Document,
+    key: Option<DeviceId>,
+    palette: &Palette,
+    cmds: &mut Vec<Command>,
+) {
     let data = &doc.data;
     let ooms: Vec<_> = data
         .summary
         .ooms
         .iter()
-        .filter(|o| o.device == name)
+        .filter(|o| Some(o.device) == key)
         .collect();
     ui.label(RichText::new("OOM").color(palette.weak_text));
     let Some(first) = ooms.first() else {
@@ -122,9 +135,7 @@ fn oom_ui(ui: &mut Ui, doc: &Document, name: &str, palette: &Palette, cmds: &mut
         .on_hover_text(&first.verdict)
         .clicked()
     {
-        cmds.push(Command::Inspect(
-            data.rec.ns_from_us_since_start(first.at_us),
-        ));
+        cmds.push(Command::Inspect(first.at_ns));
         cmds.push(Command::SetTab(PanelId::INSPECTOR));
     }
     ui.separator();

@@ -5,8 +5,8 @@ use std::io::{self, Write};
 
 use collector::analysis::diff::{Align, Change, DeviceDiff, Diff, OpDiff};
 use collector::units::{bytes_iec, duration_us, torch_memory};
-use serde::Serialize;
 
+use super::json_docs::{DiffDoc, change_us};
 use super::text::{md_cell, short_name};
 
 /// The two inputs, as the user named them.
@@ -56,7 +56,7 @@ fn device_lines(d: &DeviceDiff) -> Vec<(&'static str, String)> {
             format!(
                 "{}, at {}",
                 bytes_change(&d.peak_allocated_bytes),
-                time_change(&d.peak_allocated_at_us)
+                time_change(&change_us(&d.peak_allocated_at_ns))
             ),
         ));
     }
@@ -172,21 +172,9 @@ pub fn diff_text(out: &mut impl Write, files: &DiffFiles<'_>, d: &Diff) -> io::R
     Ok(())
 }
 
-#[derive(Serialize)]
-struct DiffJson<'a> {
-    a: &'a str,
-    b: &'a str,
-    #[serde(flatten)]
-    diff: &'a Diff,
-}
-
-/// The diff as JSON: every value in bytes (µs for times) as `{a, b, delta}`.
+/// The diff as JSON ([`DiffDoc`]): every value in bytes (µs for times) as `{a, b, delta}`.
 pub fn diff_json(out: &mut impl Write, files: &DiffFiles<'_>, d: &Diff) -> io::Result<()> {
-    let doc = DiffJson {
-        a: files.a,
-        b: files.b,
-        diff: d,
-    };
+    let doc = DiffDoc::new(files.a, files.b, d);
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
 }

@@ -7,6 +7,7 @@
 pub mod charts;
 pub mod diff;
 pub mod file;
+pub mod json_docs;
 pub mod live;
 pub mod nvml;
 pub mod perfetto;

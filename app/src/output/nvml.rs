@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use collector::analysis::Summary;
-use collector::units::{bytes_iec, duration_us};
+use collector::units::{bytes_iec, duration_between};
 
 /// Whether the summary has anything from the driver or the host to show.
 pub fn has_samples(s: &Summary) -> bool {
@@ -14,6 +14,7 @@ pub fn has_samples(s: &Summary) -> bool {
 /// least free memory; then the host RSS peak.
 pub fn nvml_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
     let b = |n: u64| bytes_iec(i64::try_from(n).unwrap_or(i64::MAX));
+    let at = |time_ns: i64| duration_between(s.start_ns, time_ns);
     for g in &s.nvml {
         writeln!(out)?;
         let total = g
@@ -24,12 +25,10 @@ pub fn nvml_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
             out,
             "  peak used        {}{total} at {} (every process, context and driver allocation)",
             b(g.peak_used_bytes),
-            duration_us(g.peak_used_at_us)
+            at(g.peak_used_at_ns)
         )?;
-        match (g.peak_process_bytes, g.peak_process_at_us) {
-            (Some(p), Some(at)) => {
-                writeln!(out, "  this program     {} at {}", b(p), duration_us(at))?
-            }
+        match (g.peak_process_bytes, g.peak_process_at_ns) {
+            (Some(p), Some(t)) => writeln!(out, "  this program     {} at {}", b(p), at(t))?,
             _ if !g.processes.is_empty() => writeln!(
                 out,
                 "  this program     on the GPU, but NVML does not report its memory"
@@ -37,8 +36,8 @@ pub fn nvml_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
             _ => writeln!(out, "  this program     no per-process memory from NVML")?,
         }
         for p in &g.processes {
-            let peak = match (p.peak_bytes, p.peak_at_us) {
-                (Some(bytes), Some(at)) => format!("{} at {}", b(bytes), duration_us(at)),
+            let peak = match (p.peak_bytes, p.peak_at_ns) {
+                (Some(bytes), Some(t)) => format!("{} at {}", b(bytes), at(t)),
                 _ => "memory not available".to_owned(),
             };
             writeln!(out, "    pid {:<10} {peak}", p.pid)?;

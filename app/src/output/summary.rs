@@ -5,25 +5,17 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use collector::analysis::{DeviceSummary, Summary};
-use collector::units::{bytes_iec, duration_us};
-use serde::Serialize;
+use collector::parse::importer::importer;
+use collector::timeline::TotalsSource;
+use collector::units::{bytes_iec, duration_between};
 
+use super::json_docs::SummaryDoc;
 use super::nvml;
-use super::text::{blocks_word, group, memory_hint};
+use super::text::{blocks_word, group};
 
-#[derive(Serialize)]
-struct SummaryJson<'a> {
-    file: String,
-    #[serde(flatten)]
-    summary: &'a Summary,
-}
-
-/// The summary as JSON.
+/// The summary as JSON ([`SummaryDoc`]: field names and units are a public contract).
 pub fn summary_json(out: &mut impl Write, path: &Path, summary: &Summary) -> io::Result<()> {
-    let doc = SummaryJson {
-        file: path.display().to_string(),
-        summary,
-    };
+    let doc = SummaryDoc::new(path.display().to_string(), summary);
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
 }
@@ -38,7 +30,7 @@ pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Resul
         writeln!(
             out,
             "No memory events in this file ({}),",
-            memory_hint(s.format)
+            importer(s.format).memory_hint()
         )?;
         writeln!(
             out,
@@ -47,7 +39,7 @@ pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Resul
     }
     for d in &s.devices {
         writeln!(out)?;
-        device_text(out, d)?;
+        device_text(out, s.start_ns, d)?;
     }
     nvml::nvml_text(out, s)?;
     fragmentation_text(out, s)?;
@@ -69,7 +61,7 @@ fn facts_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
     writeln!(
         out,
         "  format     {}, {}{}",
-        s.format_name,
+        s.format.describe(),
         s.era,
         if s.compressed { ", gzip" } else { "" }
     )?;
@@ -83,7 +75,7 @@ fn facts_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
         group(s.ops),
         s.steps,
         group(s.memory_events),
-        duration_us(s.duration_us)
+        duration_between(s.start_ns, s.end_ns)
     )?;
     if let Some(rank) = s.rank {
         let world = s.world_size.map_or(String::new(), |w| format!(" of {w}"));
@@ -113,7 +105,7 @@ fn fragmentation_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
         let when = if f.source == "snapshot" {
             "at the snapshot".to_owned()
         } else {
-            format!("at the peak ({})", duration_us(f.at_us))
+            format!("at the peak ({})", duration_between(s.start_ns, f.at_ns))
         };
         writeln!(out, "fragmentation {} {when}", f.device)?;
         writeln!(
@@ -152,7 +144,7 @@ fn ooms_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
             out,
             "out of memory on {} at {}: requested {}",
             o.device,
-            duration_us(o.at_us),
+            duration_between(s.start_ns, o.at_ns),
             bytes_iec(o.requested_bytes)
         )?;
         writeln!(out, "  verdict: {}", o.verdict)?;
@@ -191,13 +183,17 @@ fn warnings_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
     Ok(())
 }
 
-fn device_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<()> {
+fn device_text(out: &mut impl Write, start_ns: i64, d: &DeviceSummary) -> io::Result<()> {
     let name = d
         .name
         .as_deref()
         .map_or(String::new(), |n| format!("  {n}"));
     writeln!(out, "{}{name}", d.device)?;
-    let at = |us: Option<f64>| us.map_or(String::new(), |u| format!(" at {}", duration_us(u)));
+    let at = |time_ns: Option<i64>| {
+        time_ns.map_or(String::new(), |t| {
+            format!(" at {}", duration_between(start_ns, t))
+        })
+    };
     if let Some(peak) = d.peak_allocated_bytes {
         let op = d
             .peak_allocated_op
@@ -207,7 +203,7 @@ fn device_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<()> {
             out,
             "  peak allocated   {}{}{op}",
             bytes_iec(peak),
-            at(d.peak_allocated_at_us)
+            at(d.peak_allocated_at_ns)
         )?;
     }
     if let Some(r) = d.peak_reserved_bytes {
@@ -215,7 +211,7 @@ fn device_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<()> {
             out,
             "  peak reserved    {}{}",
             bytes_iec(r),
-            at(d.peak_reserved_at_us)
+            at(d.peak_reserved_at_ns)
         )?;
     }
     if let Some(c) = d.cache_at_peak_bytes {
@@ -241,9 +237,9 @@ fn device_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<()> {
 /// The device's event counts, and frees of blocks from before the trace.
 fn device_events_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<()> {
     let totals = match d.totals {
-        "trace" => "; allocator totals from the trace",
-        "reconstructed" => "; totals reconstructed from Bytes",
-        _ => "",
+        Some(TotalsSource::Trace) => "; allocator totals from the trace",
+        Some(TotalsSource::Reconstructed) => "; totals reconstructed from Bytes",
+        None => "",
     };
     let mut parts = vec![
         format!("{} allocs", group(d.allocs)),

@@ -3,10 +3,10 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use collector::analysis::OpRow;
-use collector::units::{duration_us, torch_memory};
-
-use super::text::memory_hint;
+use collector::analysis::{OpRow, TimeWindow};
+use collector::model::SourceFormat;
+use collector::parse::importer::importer;
+use collector::units::{duration_between, torch_memory};
 
 /// Facts shown around the per-op table.
 pub struct TableContext<'a> {
@@ -16,12 +16,14 @@ pub struct TableContext<'a> {
     pub total_rows: usize,
     /// The sort key's name, as torch names it.
     pub sort: &'a str,
-    /// The time window in µs since the trace's start, when one was asked for.
-    pub window: Option<(f64, f64)>,
+    /// The time window, when one was asked for.
+    pub window: Option<TimeWindow>,
+    /// The trace's start, ns: the window is shown as times after it.
+    pub start_ns: i64,
     /// Whether the trace has memory events.
     pub has_memory: bool,
-    /// Source format identifier, for hints.
-    pub format: &'static str,
+    /// Source format, for hints.
+    pub format: SourceFormat,
     /// Longest name among *all* rows, shown or not: torch sizes the column before the limit.
     pub longest_name: usize,
     /// Whether to show the CUDA columns: torch does when any row has self device memory > 0.
@@ -41,11 +43,11 @@ pub fn table_text(out: &mut impl Write, rows: &[OpRow], ctx: &TableContext<'_>) 
             out,
             "note: {} has no memory events ({})",
             ctx.path.display(),
-            memory_hint(ctx.format)
+            importer(ctx.format).memory_hint()
         )?;
     }
     if rows.is_empty() {
-        writeln!(out, "no ops in {}", describe_window(ctx.window))?;
+        writeln!(out, "no ops in {}", describe_window(ctx))?;
         return Ok(());
     }
     let device = ctx.device_columns;
@@ -86,7 +88,7 @@ pub fn table_text(out: &mut impl Write, rows: &[OpRow], ctx: &TableContext<'_>) 
         rows.len(),
         ctx.total_rows,
         ctx.sort,
-        describe_window(ctx.window)
+        describe_window(ctx)
     )?;
     Ok(())
 }
@@ -110,13 +112,13 @@ fn row_cells(r: &OpRow, device: bool) -> Vec<String> {
     cells
 }
 
-fn describe_window(window: Option<(f64, f64)>) -> String {
-    match window {
+fn describe_window(ctx: &TableContext<'_>) -> String {
+    match ctx.window {
         None => "whole trace".to_owned(),
-        Some((a, b)) => format!(
+        Some(w) => format!(
             "window {} – {} after trace start",
-            duration_us(a),
-            duration_us(b)
+            duration_between(ctx.start_ns, w.start_ns),
+            duration_between(ctx.start_ns, w.end_ns)
         ),
     }
 }

@@ -1,19 +1,5 @@
 //! Small pieces of wording shared by several reporters: thousands separators, "block(s)",
-//! markdown cells and names cut to a readable length, the hint for recording memory.
-
-/// How to record memory next time, for each source format.
-pub fn memory_hint(format: &str) -> &'static str {
-    match format {
-        "nsight-systems-sqlite" | "nsight-systems-json" => {
-            "profile with nsys --cuda-memory-usage=true"
-        }
-        "pytorch-allocator-snapshot" => {
-            "call torch.cuda.memory._record_memory_history() before the run"
-        }
-        "vramscope-recording" => "record with vramscope record --torch-memory on a GPU",
-        _ => "profile with torch.profiler.profile(profile_memory=True)",
-    }
-}
+//! markdown cells and names cut to a readable length.
 
 /// 1234567 → "1,234,567".
 pub fn group(n: u64) -> String {

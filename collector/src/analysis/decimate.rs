@@ -11,6 +11,9 @@ pub enum Curve {
     Allocated,
     /// Reserved bytes (the allocator's segments).
     Reserved,
+    /// Reserved − allocated: what the allocator's cache held unused; only where the source
+    /// records both.
+    Cache,
 }
 
 /// A device's curve as (time_ns, bytes) points in time order; empty when the source does
@@ -26,6 +29,11 @@ pub fn curve(d: &DeviceTimeline, which: Curve) -> Vec<(i64, i64)> {
             .points
             .iter()
             .filter_map(|p| p.reserved_bytes.map(|r| (p.time_ns, r)))
+            .collect(),
+        Curve::Cache if d.allocated_known && d.reserved_known => d
+            .points
+            .iter()
+            .filter_map(|p| p.reserved_bytes.map(|r| (p.time_ns, r - p.allocated_bytes)))
             .collect(),
         _ => Vec::new(),
     }

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::{OpRow, Summary};
+use crate::model::{DeviceId, Recording};
 
 /// One value in both runs and its change. For devices `delta` is `None` unless both runs
 /// know the value; for ops an absent row counts as zero.
@@ -41,14 +42,14 @@ impl<T: Copy + std::ops::Sub<Output = T>> Change<T> {
 }
 
 /// Peak and final memory of one device in both runs.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct DeviceDiff {
-    /// `cuda:0`, `cpu`, …
-    pub device: String,
+    /// The device (A's, where both runs have it).
+    pub device: DeviceId,
     /// Peak allocated bytes.
     pub peak_allocated_bytes: Change<i64>,
-    /// When allocated peaked, µs after each run's origin (see [`Align`]).
-    pub peak_allocated_at_us: Change<f64>,
+    /// When allocated peaked, ns after each run's origin (see [`Align`]).
+    pub peak_allocated_at_ns: Change<i64>,
     /// Peak reserved bytes.
     pub peak_reserved_bytes: Change<i64>,
     /// Allocated bytes at the end.
@@ -84,18 +85,29 @@ pub enum Align {
     Step,
 }
 
+impl Align {
+    /// A run's origin for this alignment, ns on its clock: its start, or the start of its
+    /// first step.
+    pub fn origin_ns(self, rec: &Recording) -> i64 {
+        match (self, rec.steps.first()) {
+            (Align::Step, Some(step)) => step.start_ns,
+            _ => rec.meta.start_ns,
+        }
+    }
+}
+
 /// What a diff needs of one run.
 pub struct RunFacts<'a> {
     /// The run's summary.
     pub summary: &'a Summary,
     /// The run's key_averages rows (any order).
     pub rows: &'a [OpRow],
-    /// The run's origin in µs since its start (0 for [`Align::Start`]).
-    pub origin_us: f64,
+    /// The run's origin, ns on its clock ([`Align::origin_ns`]).
+    pub origin_ns: i64,
 }
 
 /// Two runs compared.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Diff {
     /// How times were aligned.
     pub align: Align,
@@ -108,34 +120,34 @@ pub struct Diff {
 }
 
 /// Compare run A with run B.
-pub fn diff(a: &RunFacts<'_>, b: &RunFacts<'_>, align: Align) -> Diff {
-    let mut names: Vec<&str> = a
-        .summary
-        .devices
-        .iter()
-        .map(|d| d.device.as_str())
-        .collect();
+pub fn diff<'a>(a: &RunFacts<'a>, b: &RunFacts<'a>, align: Align) -> Diff {
+    // Devices pair up by torch's name: a ROCm `cuda:0` (HIP) is the CUDA run's `cuda:0`.
+    let mut keys: Vec<DeviceId> = a.summary.devices.iter().map(|d| d.device).collect();
     for d in &b.summary.devices {
-        if !names.contains(&d.device.as_str()) {
-            names.push(&d.device);
+        if !keys.iter().any(|k| k.to_string() == d.device.to_string()) {
+            keys.push(d.device);
         }
     }
-    let devices = names
+    let devices = keys
         .into_iter()
-        .map(|name| {
-            let da = a.summary.devices.iter().find(|d| d.device == name);
-            let db = b.summary.devices.iter().find(|d| d.device == name);
+        .map(|key| {
+            let name = key.to_string();
+            let find = |facts: &RunFacts<'a>| {
+                let devices = &facts.summary.devices;
+                devices.iter().find(|d| d.device.to_string() == name)
+            };
+            let (da, db) = (find(a), find(b));
             let at = |facts: &RunFacts<'_>, d: Option<&super::DeviceSummary>| {
-                d.and_then(|d| d.peak_allocated_at_us)
-                    .map(|us| us - facts.origin_us)
+                d.and_then(|d| d.peak_allocated_at_ns)
+                    .map(|ns| ns - facts.origin_ns)
             };
             DeviceDiff {
-                device: name.to_owned(),
+                device: key,
                 peak_allocated_bytes: Change::both(
                     da.and_then(|d| d.peak_allocated_bytes),
                     db.and_then(|d| d.peak_allocated_bytes),
                 ),
-                peak_allocated_at_us: Change::both(at(a, da), at(b, db)),
+                peak_allocated_at_ns: Change::both(at(a, da), at(b, db)),
                 peak_reserved_bytes: Change::both(
                     da.and_then(|d| d.peak_reserved_bytes),
                     db.and_then(|d| d.peak_reserved_bytes),

@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::segments::{BlockUse, SegmentLayout, layout_at, layout_at_snapshot};
-use crate::model::{DeviceIdx, Recording, SegmentPool};
+use crate::model::{DeviceId, DeviceIdx, Recording, SegmentPool};
 use crate::timeline::Timeline;
 
 /// Free-block structure of one pool (small or large).
@@ -24,12 +24,12 @@ pub struct PoolFragmentation {
 }
 
 /// Fragmentation of one device at one instant.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Fragmentation {
-    /// `cuda:N`.
-    pub device: String,
-    /// The instant, µs since the start of the recording.
-    pub at_us: f64,
+    /// The device.
+    pub device: DeviceId,
+    /// The instant, ns on the recording's clock.
+    pub at_ns: i64,
     /// `snapshot` (the allocator's own blocks) or `reconstructed` (segments minus live blocks).
     pub source: &'static str,
     /// Reserved bytes.
@@ -132,8 +132,8 @@ fn summarize(
         device: rec
             .devices
             .get(device as usize)
-            .map_or_else(String::new, |d| d.key.to_string()),
-        at_us: rec.us_since_start(time_ns),
+            .map_or(DeviceId::CPU, |d| d.key),
+        at_ns: time_ns,
         source,
         reserved_bytes: reserved,
         allocated_bytes: allocated,

@@ -1,19 +1,17 @@
 //! Growth across training steps: allocated memory at each step boundary, and whether it
 //! keeps climbing (a leak: something kept alive from every step).
 
-use serde::Serialize;
-
-use crate::model::{DeviceIdx, Recording};
+use crate::model::{DeviceId, Recording};
 use crate::timeline::Timeline;
 
 /// At least this many steps are needed to call growth steady.
 pub const MIN_STEPS: usize = 3;
 
 /// Allocated memory at step boundaries on one device.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct StepGrowth {
-    /// `cuda:N` / `cpu`.
-    pub device: String,
+    /// The device.
+    pub device: DeviceId,
     /// (step number, allocated bytes at the step's end).
     pub allocated_at_step_end: Vec<(i64, i64)>,
     /// Average change per step, bytes.
@@ -45,10 +43,7 @@ pub fn step_growth(rec: &Recording, timeline: &Timeline) -> Vec<StepGrowth> {
         let average = (last - first) / (points.len() as i64 - 1);
         let rising = points.windows(2).all(|w| w[1].1 > w[0].1);
         out.push(StepGrowth {
-            device: rec
-                .devices
-                .get(i as DeviceIdx as usize)
-                .map_or_else(String::new, |d| d.key.to_string()),
+            device: rec.devices.get(i).map_or(DeviceId::CPU, |d| d.key),
             allocated_at_step_end: points.clone(),
             average_growth_bytes: average,
             steady_growth: rising && points.len() >= MIN_STEPS,

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::fragmentation::fragmentation_at;
 use super::live::{LiveGroup, live_groups};
-use crate::model::{MemEventKind, Recording};
+use crate::model::{DeviceId, MemEventKind, Recording};
 use crate::timeline::Timeline;
 use crate::units::bytes_iec;
 
@@ -28,12 +28,12 @@ pub enum OomCause {
 }
 
 /// One OOM, explained.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct OomVerdict {
-    /// `cuda:N`.
-    pub device: String,
-    /// When, µs since the start.
-    pub at_us: f64,
+    /// The device.
+    pub device: DeviceId,
+    /// When, ns on the recording's clock.
+    pub at_ns: i64,
     /// Bytes requested.
     pub requested_bytes: i64,
     /// Free bytes on the device as the driver said.
@@ -97,8 +97,8 @@ pub fn oom_verdicts(rec: &Recording, timeline: &Timeline) -> Vec<OomVerdict> {
             device: rec
                 .devices
                 .get(e.device as usize)
-                .map_or_else(String::new, |d| d.key.to_string()),
-            at_us: rec.us_since_start(e.time_ns),
+                .map_or(DeviceId::CPU, |d| d.key),
+            at_ns: e.time_ns,
             requested_bytes: e.bytes,
             device_free_bytes: device_free,
             allocated_bytes: allocated,

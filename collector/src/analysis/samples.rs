@@ -54,15 +54,15 @@ pub fn host_rss_curve(rec: &Recording) -> Vec<(i64, i64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{DeviceKey, GpuSample, HostSample, SourceFormat};
+    use crate::model::{DeviceId, GpuSample, HostSample, SourceFormat};
 
     #[test]
     fn curves_per_device_in_time_order() {
         // GIVEN samples of two GPUs, out of order, one without a process reading
         let mut rec = Recording::empty(SourceFormat::VramscopeRecording, "test");
         let (a, b) = (
-            rec.device_index(DeviceKey::cuda(0)),
-            rec.device_index(DeviceKey::cuda(1)),
+            rec.device_index(DeviceId::cuda(0)),
+            rec.device_index(DeviceId::cuda(1)),
         );
         for (t, device, used, procs) in [(20, a, 5, Some(3)), (10, a, 4, None), (10, b, 9, Some(1))]
         {

@@ -185,7 +185,7 @@ pub fn layout_at_snapshot(rec: &Recording, device: DeviceIdx) -> Option<Vec<Segm
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{DeviceKey, MemEvent, MemEventKind, SourceFormat};
+    use crate::model::{DeviceId, MemEvent, MemEventKind, SourceFormat};
 
     fn event(time_ns: i64, kind: MemEventKind, addr: u64, bytes: i64) -> MemEvent {
         MemEvent {
@@ -206,7 +206,7 @@ mod tests {
         // GIVEN a 2 MiB segment at 0x1000_0000 and a 20 MiB one above it, with two blocks
         // in the first (one freed again) and one in the second
         let mut rec = Recording::empty(SourceFormat::TorchSnapshot, "test");
-        rec.device_index(DeviceKey::cuda(0));
+        rec.device_index(DeviceId::cuda(0));
         let base = 0x1000_0000u64;
         let big = base + (64 << 20);
         rec.mem_events = vec![

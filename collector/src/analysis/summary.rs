@@ -3,21 +3,17 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use super::fragmentation::{Fragmentation, fragmentation_at, fragmentation_at_snapshot};
 use super::growth::{StepGrowth, step_growth};
 use super::oom::{OomVerdict, oom_verdicts};
-use crate::model::{MemEventKind, Recording};
-use crate::timeline::{DeviceTimeline, Timeline};
+use crate::model::{DeviceId, MemEventKind, Recording, SourceFormat};
+use crate::timeline::{DeviceTimeline, Timeline, TotalsSource};
 
 /// The summary of one device.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct DeviceSummary {
-    /// Torch's device string: `cpu`, `cuda:0`, …
-    pub device: String,
-    /// The c10 device type number the trace used (1 CUDA, 6 HIP, 0 CPU, …).
-    pub device_type: i16,
+    /// The device (its c10 type — 1 CUDA, 6 HIP, 0 CPU, … — and ordinal).
+    pub device: DeviceId,
     /// The device's name, where the trace has device properties.
     pub name: Option<String>,
     /// The device's total memory, where known.
@@ -35,44 +31,92 @@ pub struct DeviceSummary {
     /// Peak allocated bytes (the largest `Total Allocated` where the trace has totals);
     /// `None` for sources that only see reserved memory (Nsight).
     pub peak_allocated_bytes: Option<i64>,
-    /// When the peak happened, in µs since the start of the trace.
-    pub peak_allocated_at_us: Option<f64>,
+    /// When the peak happened, ns on the recording's clock.
+    pub peak_allocated_at_ns: Option<i64>,
     /// The innermost op running at the peak (on the allocating thread, else any thread).
     pub peak_allocated_op: Option<String>,
     /// Peak reserved bytes, where the trace has `Total Reserved`.
     pub peak_reserved_bytes: Option<i64>,
-    /// When reserved peaked, µs since trace start.
-    pub peak_reserved_at_us: Option<f64>,
+    /// When reserved peaked, ns on the recording's clock.
+    pub peak_reserved_at_ns: Option<i64>,
     /// Reserved − allocated at the allocated peak: what the caching allocator held unused.
     pub cache_at_peak_bytes: Option<i64>,
     /// Allocated bytes after the last event.
     pub final_allocated_bytes: Option<i64>,
     /// Reserved bytes after the last event.
     pub final_reserved_bytes: Option<i64>,
-    /// `trace` (allocator totals in the trace), `reconstructed` (running sum of Bytes), or
-    /// `none` (the source sees no allocations).
-    pub totals: &'static str,
+    /// Where allocated totals come from; `None` when the source sees no allocations.
+    pub totals: Option<TotalsSource>,
     /// Frees of blocks allocated before the trace started.
     pub frees_without_alloc: u64,
     /// Blocks still allocated at the end of the trace (by address).
     pub live_at_end: u64,
 }
 
+/// Which of a device's peaks it is judged by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeakKind {
+    /// Peak allocated: the sources that record allocations.
+    Allocated,
+    /// Peak reserved: sources that see only the allocator's segments (Nsight).
+    Reserved,
+}
+
+impl PeakKind {
+    /// "peak allocated" / "peak reserved", as reports say it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PeakKind::Allocated => "peak allocated",
+            PeakKind::Reserved => "peak reserved",
+        }
+    }
+}
+
+/// The peak a device is judged by (`check`, charts, comparisons of runs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DevicePeak {
+    /// Bytes at the peak.
+    pub bytes: i64,
+    /// Allocated or reserved.
+    pub kind: PeakKind,
+    /// When, ns on the recording's clock.
+    pub at_ns: Option<i64>,
+}
+
+impl DeviceSummary {
+    /// Peak allocated where the source records allocations, else peak reserved.
+    pub fn judged_peak(&self) -> Option<DevicePeak> {
+        match (self.peak_allocated_bytes, self.peak_reserved_bytes) {
+            (Some(bytes), _) => Some(DevicePeak {
+                bytes,
+                kind: PeakKind::Allocated,
+                at_ns: self.peak_allocated_at_ns,
+            }),
+            (None, Some(bytes)) => Some(DevicePeak {
+                bytes,
+                kind: PeakKind::Reserved,
+                at_ns: self.peak_reserved_at_ns,
+            }),
+            (None, None) => None,
+        }
+    }
+}
+
 /// The summary of a whole recording.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Summary {
-    /// Source format identifier.
-    pub format: &'static str,
-    /// Source format in words.
-    pub format_name: &'static str,
+    /// Source format.
+    pub format: SourceFormat,
     /// Producer era.
     pub era: String,
     /// Whether the file was gzip.
     pub compressed: bool,
     /// Set for a `vramscope pack` of another file: where it came from, whether redacted.
     pub packed: Option<String>,
-    /// First to last timestamp, µs.
-    pub duration_us: f64,
+    /// The first timestamp, ns on the recording's clock (times in reports count from it).
+    pub start_ns: i64,
+    /// The last timestamp, ns.
+    pub end_ns: i64,
     /// Trace events read.
     pub events: u64,
     /// Op spans (operators, annotations, kernels, …).
@@ -116,22 +160,22 @@ pub struct Summary {
 }
 
 /// NVML's view of one GPU over a recording.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct NvmlSummary {
-    /// `cuda:N` (NVML index).
-    pub device: String,
+    /// The GPU (`cuda:N` by NVML index).
+    pub device: DeviceId,
     /// Number of samples.
     pub samples: u64,
     /// Device total.
     pub total_bytes: Option<u64>,
     /// Peak memory used on the device (every process, context and driver allocation).
     pub peak_used_bytes: u64,
-    /// When, µs since the start.
-    pub peak_used_at_us: f64,
+    /// When, ns on the recording's clock.
+    pub peak_used_at_ns: i64,
     /// Peak memory of the recorded process tree, where NVML reports per-process memory.
     pub peak_process_bytes: Option<u64>,
-    /// When the tree's memory peaked, µs since the start.
-    pub peak_process_at_us: Option<f64>,
+    /// When the tree's memory peaked, ns on the recording's clock.
+    pub peak_process_at_ns: Option<i64>,
     /// The least free memory seen.
     pub min_free_bytes: Option<u64>,
     /// Memory the driver and firmware reserve (the last reading).
@@ -141,14 +185,14 @@ pub struct NvmlSummary {
 }
 
 /// One process of the recorded tree on one GPU.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProcessPeak {
     /// The process.
     pub pid: u32,
     /// Its peak memory on the GPU; `None` when NVML never reported its memory.
     pub peak_bytes: Option<u64>,
-    /// When, µs since the start.
-    pub peak_at_us: Option<f64>,
+    /// When, ns on the recording's clock.
+    pub peak_at_ns: Option<i64>,
     /// Readings of it.
     pub samples: u64,
 }
@@ -163,7 +207,7 @@ fn process_peaks(rec: &Recording, device: usize) -> Vec<ProcessPeak> {
         let p = by_pid.entry(s.pid).or_insert(ProcessPeak {
             pid: s.pid,
             peak_bytes: None,
-            peak_at_us: None,
+            peak_at_ns: None,
             samples: 0,
         });
         p.samples += 1;
@@ -171,7 +215,7 @@ fn process_peaks(rec: &Recording, device: usize) -> Vec<ProcessPeak> {
             && p.peak_bytes.is_none_or(|have| b > have)
         {
             p.peak_bytes = Some(b);
-            p.peak_at_us = Some(rec.us_since_start(s.time_ns));
+            p.peak_at_ns = Some(s.time_ns);
         }
     }
     by_pid.into_values().collect()
@@ -196,13 +240,13 @@ fn nvml(rec: &Recording) -> Vec<NvmlSummary> {
             .filter(|s| s.process_bytes.is_some())
             .max_by_key(|s| (s.process_bytes, std::cmp::Reverse(s.time_ns)));
         out.push(NvmlSummary {
-            device: d.key.to_string(),
+            device: d.key,
             samples: samples.len() as u64,
             total_bytes: d.total_memory_bytes.or(peak.total_bytes),
             peak_used_bytes: peak.used_bytes,
-            peak_used_at_us: rec.us_since_start(peak.time_ns),
+            peak_used_at_ns: peak.time_ns,
             peak_process_bytes: process_peak.and_then(|s| s.process_bytes),
-            peak_process_at_us: process_peak.map(|s| rec.us_since_start(s.time_ns)),
+            peak_process_at_ns: process_peak.map(|s| s.time_ns),
             min_free_bytes: samples.iter().filter_map(|s| s.free_bytes).min(),
             driver_reserved_bytes: samples.iter().rev().find_map(|s| s.driver_reserved_bytes),
             processes: process_peaks(rec, i),
@@ -212,10 +256,10 @@ fn nvml(rec: &Recording) -> Vec<NvmlSummary> {
 }
 
 /// A GPU the trace describes.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GpuInfo {
-    /// `cuda:N`.
-    pub device: String,
+    /// The GPU.
+    pub device: DeviceId,
     /// Marketing name.
     pub name: Option<String>,
     /// Total memory.
@@ -235,19 +279,19 @@ pub fn summarize(rec: &Recording, timeline: &Timeline) -> Summary {
         .iter()
         .filter(|d| d.key.is_accelerator() && (d.name.is_some() || d.total_memory_bytes.is_some()))
         .map(|d| GpuInfo {
-            device: d.key.to_string(),
+            device: d.key,
             name: d.name.clone(),
             total_memory_bytes: d.total_memory_bytes,
         })
         .collect();
     let dist = rec.meta.distributed.clone().unwrap_or_default();
     Summary {
-        format: rec.meta.format.as_str(),
-        format_name: rec.meta.format.describe(),
+        format: rec.meta.format,
         era: rec.meta.era.clone(),
         compressed: rec.meta.compressed,
         packed: rec.meta.properties.get("vramscope_pack").cloned(),
-        duration_us: (rec.meta.end_ns - rec.meta.start_ns) as f64 / 1000.0,
+        start_ns: rec.meta.start_ns,
+        end_ns: rec.meta.end_ns,
         events: rec.meta.events_read,
         ops: rec.ops.len() as u64,
         steps: rec.steps.len() as u64,
@@ -296,7 +340,7 @@ fn fragmentation(rec: &Recording, timeline: &Timeline) -> Vec<Fragmentation> {
 
 fn device_summary(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline) -> DeviceSummary {
     let info = rec.devices.get(d.device as usize);
-    let key = info.map(|i| i.key).unwrap_or(crate::model::DeviceKey::CPU);
+    let key = info.map(|i| i.key).unwrap_or(crate::model::DeviceId::CPU);
     let (mut allocs, mut frees, mut segment_events) = (0u64, 0u64, 0u64);
     for p in &d.points {
         match rec.mem_events.get(p.event as usize).map(|e| e.kind) {
@@ -315,8 +359,7 @@ fn device_summary(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline) -> D
         rec.ops.get(op as usize).map(|o| rec.op_name(o).to_owned())
     });
     DeviceSummary {
-        device: key.to_string(),
-        device_type: key.device_type.0,
+        device: key,
         name: info.and_then(|i| i.name.clone()),
         total_memory_bytes: info.and_then(|i| i.total_memory_bytes),
         memory_events: (d.points.len() + d.ooms.len()) as u64,
@@ -325,20 +368,16 @@ fn device_summary(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline) -> D
         ooms: d.ooms.len() as u64,
         segment_events,
         peak_allocated_bytes: peak.map(|p| p.allocated_bytes),
-        peak_allocated_at_us: peak.map(|p| rec.us_since_start(p.time_ns)),
+        peak_allocated_at_ns: peak.map(|p| p.time_ns),
         peak_allocated_op: peak_op,
         peak_reserved_bytes: peak_reserved.and_then(|p| p.reserved_bytes),
-        peak_reserved_at_us: peak_reserved.map(|p| rec.us_since_start(p.time_ns)),
+        peak_reserved_at_ns: peak_reserved.map(|p| p.time_ns),
         cache_at_peak_bytes: peak.and_then(|p| p.reserved_bytes.map(|r| r - p.allocated_bytes)),
         final_allocated_bytes: last
             .filter(|_| d.allocated_known)
             .map(|p| p.allocated_bytes),
         final_reserved_bytes: last.and_then(|p| p.reserved_bytes),
-        totals: if d.allocated_known {
-            d.totals.as_str()
-        } else {
-            "none"
-        },
+        totals: d.allocated_known.then_some(d.totals),
         frees_without_alloc: d.unmatched_frees,
         live_at_end: d.allocations.iter().filter(|a| a.free_ns.is_none()).count() as u64,
     }

@@ -53,25 +53,27 @@ pub enum DeviceClass {
     Uncounted,
 }
 
-/// A device as memory events name it: type and ordinal (−1 for the host).
+/// A device: its c10 type and ordinal (−1 for the host). Analyses name devices by it
+/// (a [`DeviceIdx`](super::DeviceIdx) is only a position in one recording); output spells
+/// it as torch does (`cpu`, `cuda:0`) through `Display`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct DeviceKey {
+pub struct DeviceId {
     /// c10 device type.
     pub device_type: DeviceType,
     /// Ordinal, −1 for CPU.
     pub index: i32,
 }
 
-impl DeviceKey {
+impl DeviceId {
     /// The host.
-    pub const CPU: DeviceKey = DeviceKey {
+    pub const CPU: DeviceId = DeviceId {
         device_type: DeviceType::CPU,
         index: -1,
     };
 
     /// A CUDA device.
-    pub fn cuda(index: i32) -> DeviceKey {
-        DeviceKey {
+    pub fn cuda(index: i32) -> DeviceId {
+        DeviceId {
             device_type: DeviceType::CUDA,
             index,
         }
@@ -83,7 +85,7 @@ impl DeviceKey {
     }
 }
 
-impl fmt::Display for DeviceKey {
+impl fmt::Display for DeviceId {
     /// Torch's device strings: `cpu`, `cuda:0` (ROCm GPUs are `cuda:N` in torch too), `xpu:1`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = match self.device_type {
@@ -109,9 +111,9 @@ mod tests {
 
     #[test]
     fn names_follow_torch() {
-        assert_eq!(DeviceKey::CPU.to_string(), "cpu");
-        assert_eq!(DeviceKey::cuda(3).to_string(), "cuda:3");
-        let hip = DeviceKey {
+        assert_eq!(DeviceId::CPU.to_string(), "cpu");
+        assert_eq!(DeviceId::cuda(3).to_string(), "cuda:3");
+        let hip = DeviceId {
             device_type: DeviceType::HIP,
             index: 0,
         };

@@ -8,12 +8,18 @@
 
 mod allocator;
 mod device;
+mod events;
+mod samples;
+mod source;
 mod strings;
 
 pub use allocator::{
     AllocatorState, Block, BlockState, Frame, OomDetail, Segment, SegmentPool, StackId,
 };
-pub use device::{DeviceClass, DeviceKey, DeviceType};
+pub use device::{DeviceClass, DeviceId, DeviceType};
+pub use events::{MemEvent, MemEventKind, OpCategory, OpSpan, StepMarker, ThreadInfo};
+pub use samples::{GpuProcessSample, GpuSample, HostSample};
+pub use source::{DeviceInfo, Diagnostics, DistributedInfo, Meta, SourceFormat};
 pub use strings::{StrId, StringTable};
 
 use std::collections::BTreeMap;
@@ -22,283 +28,6 @@ use std::collections::BTreeMap;
 pub type DeviceIdx = u16;
 /// Index into [`Recording::threads`].
 pub type ThreadIdx = u32;
-
-/// What a memory event did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MemEventKind {
-    /// Bytes were handed out (`bytes > 0`).
-    Alloc,
-    /// Bytes were given back (`bytes < 0`).
-    Free,
-    /// The allocator failed to satisfy a request (`[OutOfMemory]`, snapshot `oom`).
-    OutOfMemory,
-    /// The allocator reserved memory from the driver (`cudaMalloc` of a segment, an
-    /// expandable segment mapping more pages): `bytes > 0`, counted as *reserved*.
-    SegmentAlloc,
-    /// The allocator gave reserved memory back to the driver: `bytes < 0`.
-    SegmentFree,
-}
-
-impl MemEventKind {
-    /// Whether the event changes allocated (tensor) memory.
-    pub fn is_allocation(self) -> bool {
-        matches!(self, MemEventKind::Alloc | MemEventKind::Free)
-    }
-
-    /// Whether the event changes reserved (segment) memory.
-    pub fn is_segment(self) -> bool {
-        matches!(self, MemEventKind::SegmentAlloc | MemEventKind::SegmentFree)
-    }
-}
-
-/// One allocator record: an allocation, a free, or an allocation failure.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MemEvent {
-    /// When it happened.
-    pub time_ns: i64,
-    /// Signed size: positive for an allocation, negative for a free.
-    pub bytes: i64,
-    /// The block's address, where the source records it (PyTorch ≥ 1.10).
-    pub addr: Option<u64>,
-    /// Allocator's allocated bytes on this device *after* the event, if the source says.
-    pub total_allocated_bytes: Option<i64>,
-    /// Allocator's reserved (segment) bytes on this device after the event, if the source says.
-    pub total_reserved_bytes: Option<i64>,
-    /// Which device's allocator.
-    pub device: DeviceIdx,
-    /// The thread that allocated or freed.
-    pub thread: ThreadIdx,
-    /// Alloc, free, segment or OOM.
-    pub kind: MemEventKind,
-    /// The allocation's call stack, where the source records one (allocator snapshots).
-    pub stack: Option<StackId>,
-}
-
-/// What kind of span an [`OpSpan`] is. The categories follow the Kineto trace's `cat`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum OpCategory {
-    /// An ATen / TorchScript operator (`cpu_op`, legacy `Operator`).
-    CpuOp,
-    /// A `record_function` range, including `ProfilerStep#N` (`user_annotation`).
-    UserAnnotation,
-    /// A Python frame recorded with `with_stack=True` (`python_function`).
-    PythonFunction,
-    /// A CUDA/HIP runtime call on the host (`cuda_runtime`, legacy `Runtime`).
-    Runtime,
-    /// A CUDA driver call on the host (`cuda_driver`).
-    Driver,
-    /// A GPU kernel (`kernel`, legacy `Kernel`).
-    Kernel,
-    /// A GPU copy (`gpu_memcpy`, legacy `Memcpy`).
-    Memcpy,
-    /// A GPU memset (`gpu_memset`, legacy `Memset`).
-    Memset,
-    /// A user annotation mirrored onto the GPU timeline (`gpu_user_annotation`).
-    GpuUserAnnotation,
-    /// An NVTX range (Nsight Systems).
-    Nvtx,
-    /// Anything else with a duration.
-    Other,
-}
-
-impl OpCategory {
-    /// Whether the span runs on the host (PyTorch's `DeviceType.CPU` for kineto events).
-    pub fn is_host(self) -> bool {
-        !matches!(
-            self,
-            OpCategory::Kernel
-                | OpCategory::Memcpy
-                | OpCategory::Memset
-                | OpCategory::GpuUserAnnotation
-        )
-    }
-
-    /// Short stable name used in reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OpCategory::CpuOp => "cpu_op",
-            OpCategory::UserAnnotation => "user_annotation",
-            OpCategory::PythonFunction => "python_function",
-            OpCategory::Runtime => "cuda_runtime",
-            OpCategory::Driver => "cuda_driver",
-            OpCategory::Kernel => "kernel",
-            OpCategory::Memcpy => "gpu_memcpy",
-            OpCategory::Memset => "gpu_memset",
-            OpCategory::GpuUserAnnotation => "gpu_user_annotation",
-            OpCategory::Nvtx => "nvtx",
-            OpCategory::Other => "other",
-        }
-    }
-}
-
-/// A span of time during which an op (or annotation, kernel, …) ran.
-#[derive(Clone, Debug, PartialEq)]
-pub struct OpSpan {
-    /// Op name, interned in [`Recording::strings`].
-    pub name: StrId,
-    /// What kind of span.
-    pub category: OpCategory,
-    /// The thread (or stream) it ran on.
-    pub thread: ThreadIdx,
-    /// Start time.
-    pub start_ns: i64,
-    /// End time (`start_ns + duration`); equal to `start_ns` for zero-length spans.
-    pub end_ns: i64,
-}
-
-/// A training step (`ProfilerStep#N` in PyTorch traces).
-#[derive(Clone, Debug, PartialEq)]
-pub struct StepMarker {
-    /// The step number N.
-    pub number: i64,
-    /// Step start.
-    pub start_ns: i64,
-    /// Step end.
-    pub end_ns: i64,
-}
-
-impl StepMarker {
-    /// The step a span named `ProfilerStep#N` marks (`None` for any other name).
-    pub fn from_span(name: &str, start_ns: i64, end_ns: i64) -> Option<StepMarker> {
-        let number = name.strip_prefix("ProfilerStep#")?.parse::<i64>().ok()?;
-        Some(StepMarker {
-            number,
-            start_ns,
-            end_ns,
-        })
-    }
-}
-
-/// A thread (or GPU stream) of the trace, as the source names it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ThreadInfo {
-    /// Process id as written in the source (numbers normalised, strings kept).
-    pub pid: String,
-    /// Thread id as written in the source.
-    pub tid: String,
-    /// Name from the source's metadata, if any.
-    pub name: Option<String>,
-}
-
-/// A device that memory events refer to.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DeviceInfo {
-    /// Type and ordinal.
-    pub key: DeviceKey,
-    /// Marketing name ("NVIDIA H100 80GB HBM3"), where the source has device properties.
-    pub name: Option<String>,
-    /// Total memory of the device in bytes, where known.
-    pub total_memory_bytes: Option<u64>,
-}
-
-/// Distributed-training facts of the process that wrote the trace.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct DistributedInfo {
-    /// `nccl`, `gloo`, …
-    pub backend: Option<String>,
-    /// This process's rank.
-    pub rank: Option<i64>,
-    /// Number of ranks.
-    pub world_size: Option<i64>,
-}
-
-/// Which file format a recording came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SourceFormat {
-    /// PyTorch profiler Chrome trace (Kineto JSON), plain or gzip.
-    TorchChromeTrace,
-    /// PyTorch CUDA caching-allocator snapshot (`torch.cuda.memory._dump_snapshot` pickle).
-    TorchSnapshot,
-    /// Nsight Systems `nsys export --type sqlite`.
-    NsightSqlite,
-    /// Nsight Systems `nsys export --type json`.
-    NsightJson,
-    /// vramscope's own recording (`vramscope record`).
-    VramscopeRecording,
-}
-
-impl SourceFormat {
-    /// Stable identifier for reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SourceFormat::TorchChromeTrace => "pytorch-chrome-trace",
-            SourceFormat::TorchSnapshot => "pytorch-allocator-snapshot",
-            SourceFormat::NsightSqlite => "nsight-systems-sqlite",
-            SourceFormat::NsightJson => "nsight-systems-json",
-            SourceFormat::VramscopeRecording => "vramscope-recording",
-        }
-    }
-
-    /// What to call it in prose.
-    pub fn describe(self) -> &'static str {
-        match self {
-            SourceFormat::TorchChromeTrace => "PyTorch profiler trace",
-            SourceFormat::TorchSnapshot => "PyTorch allocator snapshot",
-            SourceFormat::NsightSqlite => "Nsight Systems export (SQLite)",
-            SourceFormat::NsightJson => "Nsight Systems export (JSON)",
-            SourceFormat::VramscopeRecording => "vramscope recording",
-        }
-    }
-}
-
-/// Facts about the source.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Meta {
-    /// File format.
-    pub format: SourceFormat,
-    /// Producer era, e.g. "torch 2.x (relative µs, baseTimeNanoseconds)".
-    pub era: String,
-    /// Whether the input was gzip-compressed.
-    pub compressed: bool,
-    /// Size of the (decompressed) content in bytes.
-    pub content_bytes: u64,
-    /// `baseTimeNanoseconds` of modern traces.
-    pub base_time_ns: Option<i64>,
-    /// Earliest timestamp seen; "time since trace start" is measured from here.
-    pub start_ns: i64,
-    /// Latest end timestamp seen.
-    pub end_ns: i64,
-    /// Distributed facts, where present.
-    pub distributed: Option<DistributedInfo>,
-    /// Free-form key/value facts from the source (`traceName`, `profile_memory`, versions…).
-    pub properties: BTreeMap<String, String>,
-    /// Total number of trace events read.
-    pub events_read: u64,
-}
-
-/// Recoverable oddities met while reading: counted, reported, never fatal.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Diagnostics {
-    /// What was skipped or repaired, by kind, with counts.
-    pub counts: BTreeMap<String, u64>,
-    /// Set when the input ended early and the complete prefix was kept (salvage mode).
-    pub truncated_at: Option<u64>,
-}
-
-impl Diagnostics {
-    /// Count one occurrence of `what`.
-    pub fn note(&mut self, what: &str) {
-        self.note_n(what, 1);
-    }
-
-    /// Count `n` occurrences of `what`.
-    pub fn note_n(&mut self, what: &str, n: u64) {
-        if n == 0 {
-            return;
-        }
-        match self.counts.get_mut(what) {
-            Some(c) => *c += n,
-            None => {
-                self.counts.insert(what.to_owned(), n);
-            }
-        }
-    }
-
-    /// Total number of noted oddities.
-    pub fn total(&self) -> u64 {
-        self.counts.values().sum()
-    }
-}
 
 /// The largest timestamp magnitude kept (2^62 − 1 ns, about 146 years from the clock's
 /// zero; epoch clocks read about 2^60.6 ns today): see [`Recording::clamp_times`].
@@ -335,48 +64,6 @@ pub struct Recording {
     pub gpu_process_samples: Vec<GpuProcessSample>,
     /// What was skipped or odd.
     pub diagnostics: Diagnostics,
-}
-
-/// One NVML reading of one GPU.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GpuSample {
-    /// When.
-    pub time_ns: i64,
-    /// Which GPU.
-    pub device: DeviceIdx,
-    /// Memory in use on the whole device (all processes, contexts, the driver).
-    pub used_bytes: u64,
-    /// Device memory total, where reported.
-    pub total_bytes: Option<u64>,
-    /// Memory used by the recorded process and its descendants, where NVML reports it.
-    pub process_bytes: Option<u64>,
-    /// Free memory on the device, where reported.
-    pub free_bytes: Option<u64>,
-    /// Memory the driver and firmware reserve (NVML's `reserved`, not the allocator's).
-    pub driver_reserved_bytes: Option<u64>,
-}
-
-/// One NVML reading of one process of the recorded tree on one GPU.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GpuProcessSample {
-    /// When.
-    pub time_ns: i64,
-    /// Which GPU.
-    pub device: DeviceIdx,
-    /// The process.
-    pub pid: u32,
-    /// Its memory on the GPU; `None` where NVML lists the process without its memory
-    /// (MIG without privileges, WDDM).
-    pub used_bytes: Option<u64>,
-}
-
-/// One reading of the recorded process tree's host memory.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct HostSample {
-    /// When.
-    pub time_ns: i64,
-    /// Resident set size of the process and its descendants.
-    pub rss_bytes: u64,
 }
 
 impl Recording {
@@ -422,10 +109,18 @@ impl Recording {
         }
     }
 
+    /// The index of a device, if the recording has it.
+    pub fn find_device(&self, key: DeviceId) -> Option<DeviceIdx> {
+        self.devices
+            .iter()
+            .position(|d| d.key == key)
+            .map(|i| i as DeviceIdx)
+    }
+
     /// The index of a device, adding it if new.
-    pub fn device_index(&mut self, key: DeviceKey) -> DeviceIdx {
-        if let Some(i) = self.devices.iter().position(|d| d.key == key) {
-            return i as DeviceIdx;
+    pub fn device_index(&mut self, key: DeviceId) -> DeviceIdx {
+        if let Some(i) = self.find_device(key) {
+            return i;
         }
         self.devices.push(DeviceInfo {
             key,
@@ -513,9 +208,20 @@ impl Recording {
         );
     }
 
+    /// The training step running at `time_ns` (steps are in start order; a step is looked
+    /// for among the few that started last, as steps do not nest deeply).
+    pub fn step_at(&self, time_ns: i64) -> Option<&StepMarker> {
+        let started = self.steps.partition_point(|s| s.start_ns <= time_ns);
+        self.steps[..started]
+            .iter()
+            .rev()
+            .take(4)
+            .find(|s| s.end_ns >= time_ns)
+    }
+
     /// Time since the start of the recording, in µs, as reports show it.
     pub fn us_since_start(&self, time_ns: i64) -> f64 {
-        (time_ns - self.meta.start_ns) as f64 / 1000.0
+        crate::units::us_after(self.meta.start_ns, time_ns)
     }
 
     /// Absolute time of a point given in µs since the start of the recording.

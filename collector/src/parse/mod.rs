@@ -6,6 +6,7 @@
 
 pub mod chrome_trace;
 pub mod decimal;
+pub mod importer;
 pub mod input;
 pub mod json_stream;
 pub mod nsight;
@@ -17,8 +18,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::model::Recording;
-use json_stream::StreamError;
+use crate::model::{Recording, SourceFormat};
 
 /// Options for loading.
 #[derive(Clone, Copy, Debug, Default)]
@@ -26,21 +26,6 @@ pub struct LoadOptions {
     /// Keep the complete events of an input that ends early (killed writer, cut download)
     /// instead of failing. The recording then says where it was cut.
     pub salvage_truncated: bool,
-}
-
-/// The formats vramscope recognises.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DetectedFormat {
-    /// A JSON document: a PyTorch profiler (Chrome) trace.
-    ChromeTraceJson,
-    /// Newline-delimited JSON from `nsys export --type json`.
-    NsightJson,
-    /// A pickle: a PyTorch CUDA allocator snapshot.
-    TorchSnapshotPickle,
-    /// An SQLite database: `nsys export --type sqlite`.
-    NsightSqlite,
-    /// vramscope's own recording.
-    VramscopeRecording,
 }
 
 /// A failure inside one source reader; [`load`] attaches the path.
@@ -99,7 +84,14 @@ impl fmt::Display for LoadError {
         write!(f, "{}: ", self.path.display())?;
         match &self.kind {
             LoadErrorKind::Io(e) => write!(f, "cannot read: {e}")?,
-            LoadErrorKind::Unrecognized(m) => write!(f, "not a format vramscope reads: {m}")?,
+            LoadErrorKind::Unrecognized(m) => {
+                let formats: Vec<&str> = SourceFormat::ALL.iter().map(|f| f.describe()).collect();
+                write!(
+                    f,
+                    "not a format vramscope reads: {m} (formats read: {})",
+                    formats.join(", ")
+                )?
+            }
             LoadErrorKind::Truncated(m) => write!(f, "the file ends early ({m})")?,
             LoadErrorKind::Syntax(m) => write!(f, "invalid JSON: {m}")?,
             LoadErrorKind::Shape(m) => write!(f, "{m}")?,
@@ -123,42 +115,6 @@ impl fmt::Display for LoadError {
 }
 
 impl std::error::Error for LoadError {}
-
-/// Recognise the format from the first bytes of the (decompressed) content.
-pub fn detect(head: &[u8]) -> Result<DetectedFormat, String> {
-    if head.starts_with(recording::MAGIC) {
-        return Ok(DetectedFormat::VramscopeRecording);
-    }
-    if head.starts_with(b"SQLite format 3\0") {
-        return Ok(DetectedFormat::NsightSqlite);
-    }
-    if let [0x80, protocol, ..] = head {
-        return if (2..=5).contains(protocol) {
-            Ok(DetectedFormat::TorchSnapshotPickle)
-        } else {
-            Err(format!(
-                "a Python pickle of protocol {protocol}; allocator snapshots use 2 to 5"
-            ))
-        };
-    }
-    let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
-    let start = text.iter().position(|b| !b.is_ascii_whitespace());
-    match start.map(|i| (text[i], &text[i..])) {
-        Some((b'{', rest)) if is_nsight_json(rest) => Ok(DetectedFormat::NsightJson),
-        Some((b'{' | b'[', _)) => Ok(DetectedFormat::ChromeTraceJson),
-        Some((b, _)) => Err(format!("it starts with {}", json_stream::describe_byte(b))),
-        None => Err("the file is empty".into()),
-    }
-}
-
-/// `nsys export --type json` writes one object per line whose first key is `Type` (events),
-/// `type` (`--separate-strings` records) or `data` (the string table).
-fn is_nsight_json(object: &[u8]) -> bool {
-    let after_brace = object.get(1..).unwrap_or_default();
-    let key_start = after_brace.iter().position(|b| !b.is_ascii_whitespace());
-    let key = key_start.map_or(&[][..], |i| &after_brace[i..]);
-    key.starts_with(b"\"Type\"") || key.starts_with(b"\"type\"") || key.starts_with(b"\"data\"")
-}
 
 /// Load any supported input into a [`Recording`].
 pub fn load(path: &Path, options: LoadOptions) -> Result<Recording, LoadError> {
@@ -187,7 +143,7 @@ pub fn load_watched(
     Ok(rec)
 }
 
-/// The reader the content calls for, run on `path`.
+/// The importer the content calls for, run on `path`.
 fn read_any(
     path: &Path,
     options: LoadOptions,
@@ -212,96 +168,21 @@ fn read_any(
         }
     })?;
     let compressed = input.compressed;
-    let format =
-        detect(&input.head).map_err(|m| err(LoadErrorKind::Unrecognized(m), None, false))?;
-    let file_bytes = input.file_bytes_read.clone();
-    let other = match format {
-        DetectedFormat::ChromeTraceJson => Ok(input),
-        DetectedFormat::NsightJson => Err(nsight::read_json(input, options)),
-        DetectedFormat::TorchSnapshotPickle => Err(snapshot::read(input, options)),
-        DetectedFormat::VramscopeRecording => Err(recording::read(input, path, options)),
-        DetectedFormat::NsightSqlite if compressed => {
-            let message = "a gzip-compressed SQLite database: decompress it first".to_owned();
-            return Err(err(LoadErrorKind::Unrecognized(message), None, false));
-        }
-        DetectedFormat::NsightSqlite => {
-            drop(input);
-            Err(nsight::read_sqlite(path, options))
-        }
+    let format = importer::detect(&input.head)
+        .map_err(|m| err(LoadErrorKind::Unrecognized(m), None, false))?;
+    let context = importer::ReadContext {
+        path,
+        options,
+        progress,
     };
-    let input = match other {
-        Ok(input) => input,
-        Err(result) => return result.map_err(|e| err(e.kind, e.offset, compressed)),
-    };
-    let result = chrome_trace::read(input, options);
-    result.map_err(|e| {
-        let (kind, offset) = match e {
-            chrome_trace::TraceError::Stream(StreamError::Io(io_err, offset)) => {
-                if compressed {
-                    let at = file_bytes.load(std::sync::atomic::Ordering::Relaxed);
-                    let message = format!(
-                        "{io_err} (after {offset} decompressed bytes, near compressed byte {at})"
-                    );
-                    return err(LoadErrorKind::Compression(message), None, false);
-                }
-                (LoadErrorKind::Io(io_err), Some(offset))
-            }
-            chrome_trace::TraceError::Stream(StreamError::Truncated { offset, context }) => (
-                LoadErrorKind::Truncated(format!("inside {context}")),
-                Some(offset),
-            ),
-            chrome_trace::TraceError::Stream(StreamError::Syntax { offset, message }) => {
-                (LoadErrorKind::Syntax(message), Some(offset))
-            }
-            chrome_trace::TraceError::Stream(StreamError::TooLarge { offset }) => {
-                (LoadErrorKind::TooLarge, Some(offset))
-            }
-            chrome_trace::TraceError::Shape { offset, message } => {
-                (LoadErrorKind::Shape(message), Some(offset))
-            }
-        };
-        err(kind, offset, compressed)
-    })
+    importer::importer(format)
+        .read(input, &context)
+        .map_err(|e| err(e.kind, e.offset, compressed))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn detects_by_content() {
-        assert_eq!(
-            detect(b"  \n{\"a\":1}"),
-            Ok(DetectedFormat::ChromeTraceJson)
-        );
-        assert_eq!(
-            detect(b"\xEF\xBB\xBF[{}]"),
-            Ok(DetectedFormat::ChromeTraceJson)
-        );
-        assert!(detect(b"").is_err());
-        assert_eq!(
-            detect(b"\x80\x04\x95"),
-            Ok(DetectedFormat::TorchSnapshotPickle)
-        );
-        assert!(detect(b"\x80\x09").is_err());
-        assert_eq!(
-            detect(b"SQLite format 3\0\x10"),
-            Ok(DetectedFormat::NsightSqlite)
-        );
-        assert_eq!(
-            detect(b"{\"Type\":48,\"TraceProcessEvent\":{}}"),
-            Ok(DetectedFormat::NsightJson)
-        );
-        assert_eq!(
-            detect(b"{ \"data\":[\"[Unknown]\"]}"),
-            Ok(DetectedFormat::NsightJson)
-        );
-        assert_eq!(
-            detect(b"{\"traceEvents\":[]}"),
-            Ok(DetectedFormat::ChromeTraceJson)
-        );
-        assert!(detect(b"hello").expect_err("not a format").contains("'h'"));
-    }
 
     #[test]
     fn a_cancelled_load_fails_naming_the_file() {

@@ -21,11 +21,41 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::SourceError;
+use super::importer::{Detection, Importer, ReadContext};
+use super::input::Input;
+use crate::model::Recording;
+
 pub use reader::read;
 pub use snapshots::{SnapshotChunk, SnapshotDevice, SnapshotEnd, SnapshotInfo};
 pub use writer::{RecordingWriter, open_output};
 
 pub mod packed;
+
+/// Recordings (`vramscope record`, and packs of any source) in the importer seam.
+pub struct RecordingImporter;
+
+impl Importer for RecordingImporter {
+    fn detect(&self, head: &[u8]) -> Detection {
+        if head.starts_with(MAGIC) {
+            Detection::Certain
+        } else {
+            Detection::No
+        }
+    }
+
+    fn read(&self, input: Input, context: &ReadContext<'_>) -> Result<Recording, SourceError> {
+        read(input, context.path, context.options)
+    }
+
+    fn file_extensions(&self) -> &'static [&'static str] {
+        &["vsr"]
+    }
+
+    fn memory_hint(&self) -> &'static str {
+        "record with vramscope record --torch-memory on a GPU"
+    }
+}
 
 /// The first bytes of every recording: the header's first key.
 pub const MAGIC: &[u8] = b"{\"vramscope_recording\":";

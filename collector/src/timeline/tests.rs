@@ -6,7 +6,7 @@ type RawMem = (i64, i64, Option<u64>, Option<i64>, Option<i64>);
 
 /// A recording with the given memory events (all on device 0) and ops.
 pub(crate) fn recording(
-    device: DeviceKey,
+    device: DeviceId,
     events: &[RawMem],
     ops: &[(&str, i64, i64)],
 ) -> Recording {
@@ -80,7 +80,7 @@ pub(crate) fn recording(
 fn reconstructs_totals_and_pairs_by_address() {
     // GIVEN allocations without totals, out of time order, and a free of an unseen block.
     let rec = recording(
-        DeviceKey::cuda(0),
+        DeviceId::cuda(0),
         &[
             (30, -100, Some(1), None, None),
             (10, 100, Some(1), None, None),
@@ -119,7 +119,7 @@ fn reconstructs_totals_and_pairs_by_address() {
 #[test]
 fn trace_totals_win_over_running_sums() {
     let rec = recording(
-        DeviceKey::cuda(0),
+        DeviceId::cuda(0),
         &[
             (1, 10, Some(1), Some(1000), Some(4096)),
             (2, 20, Some(2), Some(1020), Some(8192)),

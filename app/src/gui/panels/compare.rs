@@ -140,7 +140,7 @@ fn devices_ui(ui: &mut Ui, d: &Diff, palette: &Palette) {
             ui.end_row();
             let opt = |v: Option<i64>| v.map_or("—".into(), axis::bytes);
             for dev in &d.devices {
-                ui.label(&dev.device);
+                ui.label(dev.device.to_string());
                 for c in [&dev.peak_allocated_bytes, &dev.peak_reserved_bytes] {
                     ui.label(RichText::new(opt(c.a)).monospace());
                     ui.label(RichText::new(opt(c.b)).monospace());

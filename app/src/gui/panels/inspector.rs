@@ -186,8 +186,8 @@ fn facts_ui(ui: &mut Ui, doc: &Document, r: &Inspection, palette: &Palette) {
             if let Some(op) = &r.op {
                 row(ui, "op running", ellipsize(op, 40));
             }
-            if let Some(s) = doc.data.step_at(r.at_ns) {
-                row(ui, "step", s.to_string());
+            if let Some(s) = doc.data.rec.step_at(r.at_ns) {
+                row(ui, "step", s.number.to_string());
             }
         });
 }

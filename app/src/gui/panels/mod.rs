@@ -10,7 +10,7 @@
 
 mod compare;
 mod inspector;
-mod ops_table;
+pub(super) mod ops_table;
 mod segments;
 
 use std::sync::Arc;

@@ -253,14 +253,11 @@ fn the_inspector_shows_what_was_live_at_the_peak() {
     let peak = summary
         .devices
         .iter()
-        .find(|d| d.device == doc.data.device_name(doc.device))
+        .find(|d| Some(d.device) == doc.data.device_id(doc.device))
         .expect("device");
     let result = doc.inspect.result.as_ref().expect("inspected");
     assert_eq!(result.allocated_bytes, peak.peak_allocated_bytes);
-    assert_eq!(
-        rec.us_since_start(result.at_ns),
-        peak.peak_allocated_at_us.expect("peak time")
-    );
+    assert_eq!(Some(result.at_ns), peak.peak_allocated_at_ns);
     let groups = collector::analysis::live::live_groups(&rec, &timeline, doc.device, result.at_ns);
     assert_eq!(result.groups, groups);
     // The window shows them: the heading, the allocated bytes, the largest group.
@@ -335,11 +332,16 @@ fn two_files_compare_per_op() {
     };
     let (sa, ra) = load(&a);
     let (sb, rb) = load(&b);
-    let facts = |s, r| collector::analysis::diff::RunFacts {
-        summary: s,
-        rows: r,
-        origin_us: 0.0,
-    };
+    fn facts<'a>(
+        s: &'a collector::analysis::Summary,
+        r: &'a [collector::analysis::OpRow],
+    ) -> collector::analysis::diff::RunFacts<'a> {
+        collector::analysis::diff::RunFacts {
+            summary: s,
+            rows: r,
+            origin_ns: s.start_ns,
+        }
+    }
     let d = collector::analysis::diff::diff(
         &facts(&sa, &ra),
         &facts(&sb, &rb),

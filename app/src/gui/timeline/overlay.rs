@@ -205,8 +205,9 @@ fn readout_lines(
     let data = &doc.data;
     let mut lines: Vec<(Option<Color32>, String)> = Vec::new();
     let step = data
+        .rec
         .step_at(abs)
-        .map_or(String::new(), |s| format!("   step {s}"));
+        .map_or(String::new(), |s| format!("   step {}", s.number));
     lines.push((None, format!("{}{step}", axis::format_time_ns(t))));
     if let Some(op) = data.op_at(abs) {
         lines.push((None, format!("op  {}", ellipsize(op, 48))));
@@ -248,7 +249,7 @@ fn readout_lines(
         );
         // Where run B is at this time: its own step and op, not A's.
         let b = &o.source.data;
-        let step = b.step_at(at).map(|s| format!("step {s}"));
+        let step = b.rec.step_at(at).map(|s| format!("step {}", s.number));
         let op = b.op_at(at).map(|op| format!("op  {}", ellipsize(op, 40)));
         let text: Vec<String> = step.into_iter().chain(op).collect();
         if !text.is_empty() {

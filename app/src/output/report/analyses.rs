@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use collector::analysis::Summary;
-use collector::units::{bytes_iec, duration_us};
+use collector::units::{bytes_iec, duration_between};
 
 use super::Section;
 use super::section::site_label;
@@ -55,7 +55,7 @@ fn fragmentation_markdown(md: &mut String, sum: &Summary) -> std::fmt::Result {
             let when = if f.source == "snapshot" {
                 "snapshot".to_owned()
             } else {
-                format!("peak, {}", duration_us(f.at_us))
+                format!("peak, {}", duration_between(sum.start_ns, f.at_ns))
             };
             writeln!(
                 md,
@@ -83,7 +83,7 @@ fn ooms_markdown(md: &mut String, sum: &Summary) -> std::fmt::Result {
                 md,
                 "- {} at {}: requested {}. {}",
                 o.device,
-                duration_us(o.at_us),
+                duration_between(sum.start_ns, o.at_ns),
                 bytes_iec(o.requested_bytes),
                 o.verdict
             )?;

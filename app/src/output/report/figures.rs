@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use anyhow::Result;
-use collector::analysis::OpRow;
 use collector::analysis::decimate::{Curve, curve};
 use collector::analysis::samples::{SampleCurve, gpu_curve, sampled_devices};
-use collector::model::DeviceIdx;
-use collector::units::{bytes_iec, duration_us};
+use collector::analysis::{OpRow, SortKey};
+use collector::model::{DeviceId, DeviceIdx};
+use collector::units::{bytes_iec, duration_between};
 
 use super::{Section, TEMP_TAG, TOP_OPS, chart_stem};
 use crate::output::charts::memory::{MemoryChart, memory_png, memory_svg};
@@ -31,7 +31,11 @@ pub fn write_charts(dir: &Path, s: &Section<'_>, overwrite: Overwrite) -> Result
         .map(|r| (r.name.clone(), self_bytes(r, s.sort)))
         .collect();
     if !top.is_empty() {
-        let title = format!("{} · ops with the most self memory ({})", s.name, s.sort);
+        let title = format!(
+            "{} · ops with the most self memory ({})",
+            s.name,
+            s.sort.torch_name()
+        );
         let png = dir.join(format!("{}top-ops.png", s.prefix));
         file::write_to_path(&png, overwrite, TEMP_TAG, |temp| {
             ops_png(&title, &top, temp)
@@ -74,9 +78,9 @@ fn write_device_chart(
         nvml_used: &nvml_used,
         total_bytes: info.total_memory_bytes.and_then(|t| i64::try_from(t).ok()),
         duration_ns: s.rec.meta.end_ns - start,
-        peak: peak_mark(s, &device),
+        peak: peak_mark(s, info.key),
     };
-    let stem = chart_stem(s.prefix, &device);
+    let stem = chart_stem(s.prefix, info.key);
     file::write_to_path(
         &dir.join(format!("{stem}.png")),
         overwrite,
@@ -94,28 +98,27 @@ fn write_device_chart(
 }
 
 /// The peak the chart marks, as the summary reports it: (ns since start, bytes, label).
-fn peak_mark(s: &Section<'_>, device: &str) -> Option<(i64, i64, String)> {
+fn peak_mark(s: &Section<'_>, device: DeviceId) -> Option<(i64, i64, String)> {
     let x = s.summary.devices.iter().find(|x| x.device == device)?;
-    let (bytes, us, what) = match x.peak_allocated_bytes {
-        Some(b) => (b, x.peak_allocated_at_us?, "peak allocated"),
-        None => (
-            x.peak_reserved_bytes?,
-            x.peak_reserved_at_us?,
-            "peak reserved",
-        ),
-    };
+    let peak = x.judged_peak()?;
+    let (bytes, at_ns, what) = (peak.bytes, peak.at_ns?, peak.kind.as_str());
+    let start = s.summary.start_ns;
     let op = x
         .peak_allocated_op
         .as_deref()
         .filter(|_| x.peak_allocated_bytes.is_some())
         .map_or(String::new(), |o| format!(" in {}", short_name(o)));
-    let label = format!("{what} {} at {}{op}", bytes_iec(bytes), duration_us(us));
-    Some(((us * 1000.0).round() as i64, bytes, label))
+    let label = format!(
+        "{what} {} at {}{op}",
+        bytes_iec(bytes),
+        duration_between(start, at_ns)
+    );
+    Some((at_ns - start, bytes, label))
 }
 
 /// A row's self memory in the column the section is sorted by.
-fn self_bytes(r: &OpRow, sort: &str) -> i64 {
-    if sort == "self_cuda_memory_usage" {
+fn self_bytes(r: &OpRow, sort: SortKey) -> i64 {
+    if sort == SortKey::SelfDeviceMemory {
         r.self_device_memory_usage
     } else {
         r.self_cpu_memory_usage

@@ -11,6 +11,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use collector::analysis::{self, OpRow, SortKey, Summary};
+use collector::model::DeviceId;
 use collector::{Recording, Timeline};
 
 use super::file::{self, Overwrite};
@@ -38,7 +39,7 @@ pub struct Section<'a> {
     /// key_averages rows, sorted by self device (or CPU) memory.
     pub rows: &'a [OpRow],
     /// Which column `rows` is sorted by.
-    pub sort: &'static str,
+    pub sort: SortKey,
 }
 
 /// One input whose timeline and summary are already built (the viewer has them).
@@ -54,8 +55,9 @@ pub struct Analysed<'a> {
 }
 
 /// The chart file stem of a device: `memory-cuda-0`.
-fn chart_stem(prefix: &str, device: &str) -> String {
+fn chart_stem(prefix: &str, device: DeviceId) -> String {
     let safe: String = device
+        .to_string()
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect();
@@ -63,16 +65,11 @@ fn chart_stem(prefix: &str, device: &str) -> String {
 }
 
 /// Sort a recording's key_averages rows as `table` does by default.
-pub fn sorted_rows(rec: &Recording) -> (Vec<OpRow>, &'static str) {
+pub fn sorted_rows(rec: &Recording) -> (Vec<OpRow>, SortKey) {
     let mut rows = analysis::key_averages(rec, None);
-    let device = rows.iter().any(|r| r.device_memory_usage != 0);
-    let (key, name) = if device {
-        (SortKey::SelfDeviceMemory, "self_cuda_memory_usage")
-    } else {
-        (SortKey::SelfCpuMemory, "self_cpu_memory_usage")
-    };
+    let key = SortKey::default_for(&rows);
     analysis::sort_rows(&mut rows, key);
-    (rows, name)
+    (rows, key)
 }
 
 /// The report's markdown for all sections.
@@ -116,7 +113,7 @@ pub fn write_report(
 /// Write the report for analysed inputs into `dir`: report.md and the charts beside it.
 pub fn write_analysed(dir: &Path, inputs: &[Analysed<'_>], overwrite: Overwrite) -> Result<()> {
     file::create_dir_all(dir)?;
-    let rows: Vec<(Vec<OpRow>, &'static str)> = inputs.iter().map(|a| sorted_rows(a.rec)).collect();
+    let rows: Vec<(Vec<OpRow>, SortKey)> = inputs.iter().map(|a| sorted_rows(a.rec)).collect();
     let prefixes: Vec<String> = (0..inputs.len())
         .map(|i| {
             if inputs.len() == 1 {
@@ -137,7 +134,7 @@ pub fn write_analysed(dir: &Path, inputs: &[Analysed<'_>], overwrite: Overwrite)
             timeline: a.timeline,
             summary: a.summary,
             rows,
-            sort,
+            sort: *sort,
         })
         .collect();
     for s in &sections {

@@ -4,9 +4,10 @@
 use std::fmt::Write as _;
 
 use collector::analysis::DeviceSummary;
-use collector::analysis::live::{LiveGroup, live_groups};
-use collector::model::DeviceIdx;
-use collector::units::{bytes_iec, duration_us, torch_memory};
+use collector::analysis::live::{Instant, LiveGroup, live_at, resolve_instant};
+use collector::model::DeviceId;
+use collector::timeline::TotalsSource;
+use collector::units::{bytes_iec, duration_between, torch_memory};
 
 use super::analyses::analyses_markdown;
 use super::figures::top_ops;
@@ -23,7 +24,7 @@ pub fn section_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
     writeln!(
         md,
         "- format: {}, {}{}",
-        sum.format_name,
+        sum.format.describe(),
         sum.era,
         if sum.compressed { ", gzip" } else { "" }
     )?;
@@ -34,7 +35,7 @@ pub fn section_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
         sum.ops,
         sum.steps,
         sum.memory_events,
-        duration_us(sum.duration_us)
+        duration_between(sum.start_ns, sum.end_ns)
     )?;
     environment(md, s)?;
     if !sum.has_memory_data {
@@ -62,7 +63,11 @@ fn device_markdown(md: &mut String, s: &Section<'_>, d: &DeviceSummary) -> std::
     writeln!(md)?;
     writeln!(md, "| | |")?;
     writeln!(md, "|---|---|")?;
-    let at = |us: Option<f64>| us.map_or(String::new(), |u| format!(" at {}", duration_us(u)));
+    let at = |time_ns: Option<i64>| {
+        time_ns.map_or(String::new(), |t| {
+            format!(" at {}", duration_between(s.summary.start_ns, t))
+        })
+    };
     if let Some(p) = d.peak_allocated_bytes {
         let op = d
             .peak_allocated_op
@@ -72,7 +77,7 @@ fn device_markdown(md: &mut String, s: &Section<'_>, d: &DeviceSummary) -> std::
             md,
             "| peak allocated | {} ({p} B){}{op} |",
             bytes_iec(p),
-            at(d.peak_allocated_at_us)
+            at(d.peak_allocated_at_ns)
         )?;
     }
     if let Some(r) = d.peak_reserved_bytes {
@@ -80,7 +85,7 @@ fn device_markdown(md: &mut String, s: &Section<'_>, d: &DeviceSummary) -> std::
             md,
             "| peak reserved | {} ({r} B){} |",
             bytes_iec(r),
-            at(d.peak_reserved_at_us)
+            at(d.peak_reserved_at_ns)
         )?;
     }
     if let Some(c) = d.cache_at_peak_bytes {
@@ -99,16 +104,20 @@ fn device_markdown(md: &mut String, s: &Section<'_>, d: &DeviceSummary) -> std::
     writeln!(
         md,
         "| events | {} ({} allocs, {} frees, {} OOMs; totals: {}) |",
-        d.memory_events, d.allocs, d.frees, d.ooms, d.totals
+        d.memory_events,
+        d.allocs,
+        d.frees,
+        d.ooms,
+        d.totals.map_or("none", TotalsSource::as_str)
     )?;
-    let stem = chart_stem(s.prefix, &d.device);
+    let stem = chart_stem(s.prefix, d.device);
     writeln!(md)?;
     writeln!(
         md,
         "![memory over time on {0}]({stem}.png) ([SVG]({stem}.svg))",
         d.device
     )?;
-    live_at_peak(md, s, &d.device)
+    live_at_peak(md, s, d.device)
 }
 
 fn environment(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
@@ -141,23 +150,19 @@ fn environment(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
     Ok(())
 }
 
-fn live_at_peak(md: &mut String, s: &Section<'_>, device: &str) -> std::fmt::Result {
-    let Some((idx, d)) = s.timeline.devices.iter().enumerate().find(|(i, _)| {
-        s.rec
-            .devices
-            .get(*i)
-            .is_some_and(|x| x.key.to_string() == device)
-    }) else {
+fn live_at_peak(md: &mut String, s: &Section<'_>, device: DeviceId) -> std::fmt::Result {
+    let Some(idx) = s.rec.find_device(device) else {
         return Ok(());
     };
-    let Some(peak) = d.peak_allocated.and_then(|p| d.points.get(p)) else {
+    let Ok(peak_ns) = resolve_instant(s.rec, s.timeline, idx, Instant::Peak) else {
         return Ok(());
     };
-    let groups: Vec<LiveGroup> = live_groups(s.rec, s.timeline, idx as DeviceIdx, peak.time_ns);
+    let live = live_at(s.rec, s.timeline, idx, peak_ns);
+    let groups = &live.groups;
     if groups.is_empty() {
         return Ok(());
     }
-    let total: i64 = groups.iter().map(|g| g.bytes).sum();
+    let total = live.live_bytes;
     writeln!(md)?;
     writeln!(
         md,
@@ -191,7 +196,11 @@ fn top_ops_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
         return Ok(());
     }
     writeln!(md)?;
-    writeln!(md, "### Top ops (key_averages, sorted by {})", s.sort)?;
+    writeln!(
+        md,
+        "### Top ops (key_averages, sorted by {})",
+        s.sort.torch_name()
+    )?;
     writeln!(md)?;
     writeln!(
         md,

@@ -24,17 +24,17 @@ impl Fixture {
                 strings: StringTable::default(),
                 devices: vec![
                     DeviceInfo {
-                        key: DeviceKey::CPU,
+                        key: DeviceId::CPU,
                         name: None,
                         total_memory_bytes: None,
                     },
                     DeviceInfo {
-                        key: DeviceKey::cuda(0),
+                        key: DeviceId::cuda(0),
                         name: None,
                         total_memory_bytes: None,
                     },
                     DeviceInfo {
-                        key: DeviceKey {
+                        key: DeviceId {
                             device_type: DeviceType::MPS,
                             index: 0,
                         },

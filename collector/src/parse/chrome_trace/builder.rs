@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 
 use super::raw::{Args, Fields, Int, Micros, RawDeviceProps, RawId};
 use crate::model::{
-    DeviceIdx, DeviceInfo, DeviceKey, DeviceType, Diagnostics, DistributedInfo, MemEvent,
+    DeviceId, DeviceIdx, DeviceInfo, DeviceType, Diagnostics, DistributedInfo, MemEvent,
     MemEventKind, OpCategory, OpSpan, StepMarker, StringTable, ThreadIdx, ThreadInfo,
 };
 
@@ -25,7 +25,7 @@ pub(super) struct Builder {
     /// Fast path for the common all-integer ids: no string is built per event.
     int_thread_index: FxHashMap<(i64, i64), ThreadIdx>,
     devices: Vec<DeviceInfo>,
-    device_index: FxHashMap<DeviceKey, DeviceIdx>,
+    device_index: FxHashMap<DeviceId, DeviceIdx>,
     mem_events: Vec<MemEvent>,
     ops: Vec<OpSpan>,
     steps: Vec<StepMarker>,
@@ -104,7 +104,7 @@ impl Builder {
         idx
     }
 
-    fn device(&mut self, key: DeviceKey) -> DeviceIdx {
+    fn device(&mut self, key: DeviceId) -> DeviceIdx {
         if let Some(&idx) = self.device_index.get(&key) {
             return idx;
         }
@@ -291,7 +291,7 @@ impl Builder {
             .device_id
             .map_or(-1, |d| d.0.clamp(-1, i128::from(i32::MAX)) as i32);
         self.see_time(time_ns, time_ns);
-        let device = self.device(DeviceKey { device_type, index });
+        let device = self.device(DeviceId { device_type, index });
         let thread = self.thread(ev.pid.as_ref(), ev.tid.as_ref());
         let addr = args.addr.map(|a| a.0 as u64);
         if addr.is_some() {

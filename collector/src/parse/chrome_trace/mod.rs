@@ -9,6 +9,7 @@
 
 mod builder;
 mod fast;
+mod importer;
 mod parallel;
 mod raw;
 
@@ -23,6 +24,7 @@ use super::input::Input;
 use super::json_stream::{JsonStream, StreamError, ValueError, parse_one};
 use crate::model::Recording;
 use builder::Builder;
+pub use importer::ChromeTraceImporter;
 use raw::{Fields, RawEvent};
 
 /// Failure reading a Chrome trace.

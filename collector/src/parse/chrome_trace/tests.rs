@@ -1,6 +1,6 @@
 use std::io::Write;
 
-use crate::model::{DeviceKey, MemEventKind, OpCategory, Recording, StepMarker};
+use crate::model::{DeviceId, MemEventKind, OpCategory, Recording, StepMarker};
 use crate::parse::{LoadErrorKind, LoadOptions, load};
 
 fn write_temp(name: &str, bytes: &[u8]) -> std::path::PathBuf {
@@ -64,7 +64,7 @@ fn modern_trace_keys_in_any_order() {
         (512, Some(139_000_000_000_000), Some(512), Some(2_097_152))
     );
     let dev = &rec.devices[m.device as usize];
-    assert_eq!(dev.key, DeviceKey::cuda(0));
+    assert_eq!(dev.key, DeviceId::cuda(0));
     assert_eq!(dev.name.as_deref(), Some("NVIDIA H100 80GB HBM3"));
     assert_eq!(dev.total_memory_bytes, Some(85_045_477_376));
     let dist = rec.meta.distributed.as_ref().expect("distributed");
@@ -102,7 +102,7 @@ fn legacy_string_tids_match_int_tids() {
     assert_eq!(rec.mem_events[1].kind, MemEventKind::Free);
     assert_eq!(
         rec.devices[rec.mem_events[1].device as usize].key,
-        DeviceKey::CPU
+        DeviceId::CPU
     );
     assert_eq!(rec.meta.start_ns, 1_623_143_089_861_000_000);
 }

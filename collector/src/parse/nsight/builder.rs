@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap;
 
 use super::GlobalId;
 use crate::model::{
-    DeviceKey, DeviceType, MemEvent, MemEventKind, OpCategory, OpSpan, Recording, SourceFormat,
+    DeviceId, DeviceType, MemEvent, MemEventKind, OpCategory, OpSpan, Recording, SourceFormat,
     StepMarker, ThreadIdx,
 };
 
@@ -68,7 +68,7 @@ impl MemKind {
     /// Arrays are left out so that `cuda:N` reserved memory is exactly the running sum of
     /// Device-kind allocations (the caching allocator's segments); unknown memory has no
     /// place to go.
-    fn device(self, device_id: i32) -> Option<DeviceKey> {
+    fn device(self, device_id: i32) -> Option<DeviceId> {
         let device_type = match self {
             MemKind::Device | MemKind::DeviceStatic => DeviceType::CUDA,
             MemKind::Pinned => DeviceType::HOST_PINNED,
@@ -80,7 +80,7 @@ impl MemKind {
             MemKind::Pinned | MemKind::Pageable => -1,
             _ => device_id,
         };
-        Some(DeviceKey { device_type, index })
+        Some(DeviceId { device_type, index })
     }
 }
 
@@ -243,7 +243,7 @@ impl Builder {
             self.note("GPU descriptions with an out-of-range device id skipped");
             return;
         };
-        let d = self.rec.device_index(DeviceKey::cuda(index));
+        let d = self.rec.device_index(DeviceId::cuda(index));
         if let Some(info) = self.rec.devices.get_mut(d as usize) {
             info.name = name.or(info.name.take());
             info.total_memory_bytes = total_bytes.or(info.total_memory_bytes);

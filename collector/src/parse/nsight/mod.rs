@@ -21,10 +21,9 @@ mod builder;
 mod json;
 mod sqlite;
 
-use std::path::Path;
-
+use super::importer::{Detection, Importer, ReadContext, first_token};
 use super::input::Input;
-use super::{LoadOptions, SourceError};
+use super::{LoadErrorKind, SourceError};
 use crate::model::Recording;
 
 pub use builder::{MemKind, MemOp};
@@ -87,17 +86,76 @@ fn qualified_nvtx_name(domain: Option<&str>, text: &str) -> String {
     }
 }
 
-/// Read an `nsys export --type sqlite` database. The file is opened read-only and is
-/// never modified.
-pub fn read_sqlite(path: &Path, options: LoadOptions) -> Result<Recording, SourceError> {
-    let _ = options; // A database is read as a whole; there is nothing to salvage.
-    sqlite::read(path)
+/// `nsys export --type sqlite` in the importer seam. The database is opened read-only by
+/// path and never modified; it is read as a whole, so there is nothing to salvage.
+pub struct NsightSqliteImporter;
+
+impl Importer for NsightSqliteImporter {
+    fn detect(&self, head: &[u8]) -> Detection {
+        if head.starts_with(b"SQLite format 3\0") {
+            Detection::Certain
+        } else {
+            Detection::No
+        }
+    }
+
+    fn read(&self, input: Input, context: &ReadContext<'_>) -> Result<Recording, SourceError> {
+        if input.compressed {
+            let message = "a gzip-compressed SQLite database: decompress it first".to_owned();
+            return Err(SourceError {
+                offset: None,
+                kind: LoadErrorKind::Unrecognized(message),
+            });
+        }
+        drop(input);
+        sqlite::read(context.path)
+    }
+
+    fn file_extensions(&self) -> &'static [&'static str] {
+        &["sqlite"]
+    }
+
+    fn memory_hint(&self) -> &'static str {
+        NSYS_MEMORY_HINT
+    }
 }
 
-/// Read an `nsys export --type json` file (one JSON object per line), streaming.
-pub fn read_json(input: Input, options: LoadOptions) -> Result<Recording, SourceError> {
-    json::read(input, options)
+/// `nsys export --type json` (one JSON object per line, streamed) in the importer seam.
+pub struct NsightJsonImporter;
+
+impl Importer for NsightJsonImporter {
+    /// nsys writes one object per line whose first key is `Type` (events), `type`
+    /// (`--separate-strings` records) or `data` (the string table).
+    fn detect(&self, head: &[u8]) -> Detection {
+        let Some(object) = first_token(head).and_then(|t| t.strip_prefix(b"{")) else {
+            return Detection::No;
+        };
+        let key = first_token(object).unwrap_or_default();
+        if key.starts_with(b"\"Type\"")
+            || key.starts_with(b"\"type\"")
+            || key.starts_with(b"\"data\"")
+        {
+            Detection::Certain
+        } else {
+            Detection::No
+        }
+    }
+
+    fn read(&self, input: Input, context: &ReadContext<'_>) -> Result<Recording, SourceError> {
+        json::read(input, context.options)
+    }
+
+    fn file_extensions(&self) -> &'static [&'static str] {
+        &["json", "json.gz"]
+    }
+
+    fn memory_hint(&self) -> &'static str {
+        NSYS_MEMORY_HINT
+    }
 }
+
+/// How to make nsys record memory.
+const NSYS_MEMORY_HINT: &str = "profile with nsys --cuda-memory-usage=true";
 
 #[cfg(test)]
 mod tests {

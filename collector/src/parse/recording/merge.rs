@@ -9,23 +9,23 @@ use std::sync::atomic::AtomicU64;
 
 use super::Header;
 use super::snapshots::{Embedded, ShimEvent, SnapshotInfo, no_torch_note, nvml_index, read_status};
-use crate::model::{DeviceIdx, DeviceKey, Frame, Recording, SourceFormat, StackId, ThreadIdx};
+use crate::model::{DeviceId, DeviceIdx, Frame, Recording, SourceFormat, StackId, ThreadIdx};
 use crate::parse::input::Input;
 use crate::parse::{LoadOptions, snapshot};
 
-/// Add everything `src` holds to `dst`. `device_key` maps each of `src`'s devices to the
+/// Add everything `src` holds to `dst`. `device_id` maps each of `src`'s devices to the
 /// device it is in `dst` (e.g. a process's CUDA ordinal to the GPU's NVML index); `label`
 /// prefixes `src`'s diagnostics.
 pub(super) fn absorb(
     dst: &mut Recording,
     src: Recording,
-    device_key: impl Fn(DeviceKey) -> DeviceKey,
+    device_id: impl Fn(DeviceId) -> DeviceId,
     label: &str,
 ) {
     let has_times = !src.mem_events.is_empty() || !src.ops.is_empty();
-    let devices = absorb_devices(dst, &src, &device_key);
+    let devices = absorb_devices(dst, &src, &device_id);
     let device = |i: DeviceIdx| devices.get(i as usize).copied().unwrap_or(i);
-    let threads = absorb_threads(dst, &src, &device_key);
+    let threads = absorb_threads(dst, &src, &device_id);
     let thread = |i: ThreadIdx| threads.get(i as usize).copied().unwrap_or(i);
     let stack_base = dst.stacks.len() as u32;
     let stack = |s: Option<StackId>| s.map(|s| StackId(s.0 + stack_base));
@@ -84,12 +84,12 @@ pub(super) fn absorb(
 fn absorb_devices(
     dst: &mut Recording,
     src: &Recording,
-    device_key: &impl Fn(DeviceKey) -> DeviceKey,
+    device_id: &impl Fn(DeviceId) -> DeviceId,
 ) -> Vec<DeviceIdx> {
     src.devices
         .iter()
         .map(|d| {
-            let key = device_key(d.key);
+            let key = device_id(d.key);
             let idx = dst.device_index(key);
             if let Some(info) = dst.devices.get_mut(idx as usize) {
                 if info.name.is_none() {
@@ -108,14 +108,14 @@ fn absorb_devices(
 fn absorb_threads(
     dst: &mut Recording,
     src: &Recording,
-    device_key: &impl Fn(DeviceKey) -> DeviceKey,
+    device_id: &impl Fn(DeviceId) -> DeviceId,
 ) -> Vec<ThreadIdx> {
     src.threads
         .iter()
         .map(|t| {
             // Threads are named after their device ("allocator", "cuda:0"): use the new name.
             let tid = device_named(&t.tid)
-                .map(|k| device_key(k).to_string())
+                .map(|k| device_id(k).to_string())
                 .unwrap_or_else(|| t.tid.clone());
             dst.thread_index(&t.pid, &tid)
         })
@@ -182,9 +182,9 @@ fn load(source: Source) -> Result<Recording, String> {
 }
 
 /// `cuda:N` as a device key.
-fn device_named(s: &str) -> Option<DeviceKey> {
+fn device_named(s: &str) -> Option<DeviceId> {
     let n = s.strip_prefix("cuda:")?.parse::<i32>().ok()?;
-    Some(DeviceKey::cuda(n))
+    Some(DeviceId::cuda(n))
 }
 
 /// Where a snapshot's bytes are.
@@ -348,7 +348,7 @@ fn merge_one(
         rec,
         snap,
         |key| match map.get(&key.index) {
-            Some(&(n, _)) if key.is_accelerator() => DeviceKey::cuda(n as i32),
+            Some(&(n, _)) if key.is_accelerator() => DeviceId::cuda(n as i32),
             _ => key,
         },
         &label,

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::PACKED_VERSION;
 use super::reader::read_line;
-use crate::model::{Recording, SourceFormat};
+use crate::model::Recording;
 use crate::parse::{LoadErrorKind, LoadOptions, SourceError};
 use columns::{GpuColumns, HostColumns, MemColumns, OpColumns, ProcessColumns};
 use lines::{AllocatorLine, DeviceLine, EndLine, MetaLine, SegmentLine, StackLine, ThreadLine};
@@ -369,19 +369,6 @@ fn finish(
     }
     rec.meta.properties.insert("vramscope_pack".into(), note);
     Ok(())
-}
-
-/// The original format named in a pack (`SourceFormat::as_str`).
-pub(super) fn format_from_str(s: &str) -> Option<SourceFormat> {
-    [
-        SourceFormat::TorchChromeTrace,
-        SourceFormat::TorchSnapshot,
-        SourceFormat::NsightSqlite,
-        SourceFormat::NsightJson,
-        SourceFormat::VramscopeRecording,
-    ]
-    .into_iter()
-    .find(|f| f.as_str() == s)
 }
 
 #[cfg(test)]

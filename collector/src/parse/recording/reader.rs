@@ -10,7 +10,7 @@ use std::path::Path;
 use super::snapshots::Embedded;
 use super::{Header, Line, MAX_LINE_BYTES, PACKED_VERSION, packed};
 use crate::model::{
-    DeviceIdx, DeviceKey, GpuProcessSample, GpuSample, HostSample, Recording, SourceFormat,
+    DeviceId, DeviceIdx, GpuProcessSample, GpuSample, HostSample, Recording, SourceFormat,
 };
 use crate::parse::input::Input;
 use crate::parse::{LoadErrorKind, LoadOptions, SourceError};
@@ -121,7 +121,7 @@ impl Reading {
             hi: start_ns,
         };
         for d in &header.devices {
-            let idx = r.rec.device_index(DeviceKey::cuda(d.index as i32));
+            let idx = r.rec.device_index(DeviceId::cuda(d.index as i32));
             if let Some(info) = r.rec.devices.get_mut(idx as usize) {
                 info.name.clone_from(&d.name);
                 info.total_memory_bytes = d.total_bytes;
@@ -142,7 +142,7 @@ impl Reading {
                     let device = *self
                         .devices
                         .entry(g.index)
-                        .or_insert_with(|| rec.device_index(DeviceKey::cuda(g.index as i32)));
+                        .or_insert_with(|| rec.device_index(DeviceId::cuda(g.index as i32)));
                     rec.gpu_samples.push(GpuSample {
                         time_ns,
                         device,

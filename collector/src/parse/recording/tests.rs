@@ -103,7 +103,10 @@ fn round_trip_and_refuse_overwrite() {
     let summary = crate::analysis::summarize(&rec, &crate::Timeline::build(&rec));
     assert_eq!(summary.nvml.len(), 1);
     assert_eq!(summary.nvml[0].peak_used_bytes, 3 << 30);
-    assert_eq!(summary.nvml[0].peak_used_at_us, 100_000.0);
+    assert_eq!(
+        summary.nvml[0].peak_used_at_ns - summary.start_ns,
+        100_000_000
+    );
     assert_eq!(summary.nvml[0].peak_process_bytes, Some(2 << 30));
     assert_eq!(summary.host_rss_peak_bytes, Some(120 << 20));
 }
@@ -193,14 +196,17 @@ fn version_1_files_keep_loading() {
     );
     let summary = crate::analysis::summarize(&rec, &crate::Timeline::build(&rec));
     assert_eq!(summary.nvml[0].peak_used_bytes, 12 << 30);
-    assert_eq!(summary.nvml[0].peak_used_at_us, 300_000.0);
+    assert_eq!(
+        summary.nvml[0].peak_used_at_ns - summary.start_ns,
+        300_000_000
+    );
     assert_eq!(summary.nvml[0].peak_process_bytes, Some(11 << 30));
     assert_eq!(
         summary.nvml[1].peak_process_bytes, None,
         "procs null on GPU 1"
     );
     assert_eq!(summary.host_rss_peak_bytes, Some(1500 << 20));
-    assert_eq!(summary.duration_us, 560_000.0);
+    assert_eq!(summary.end_ns - summary.start_ns, 560_000_000);
 
     let killed = load(&fixture("recording/v1-killed.vsr"), LoadOptions::default()).expect("cut");
     assert_eq!(killed.gpu_samples.len(), 6, "3 complete samples of 2 GPUs");
@@ -352,7 +358,7 @@ fn an_embedded_snapshot_merges_onto_its_gpu() {
     let cuda1 = rec
         .devices
         .iter()
-        .position(|d| d.key == crate::model::DeviceKey::cuda(1))
+        .position(|d| d.key == crate::model::DeviceId::cuda(1))
         .expect("cuda:1") as u16;
     assert!(rec.mem_events.iter().all(|e| e.device == cuda1));
     let timeline = crate::Timeline::build(&rec);
@@ -361,7 +367,7 @@ fn an_embedded_snapshot_merges_onto_its_gpu() {
     let merged = s
         .devices
         .iter()
-        .find(|x| x.device == "cuda:1")
+        .find(|x| x.device.to_string() == "cuda:1")
         .expect("merged device");
     assert_eq!(
         merged.peak_allocated_bytes,

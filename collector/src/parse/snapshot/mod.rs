@@ -19,10 +19,11 @@ mod segments;
 
 use std::io::{self, Read};
 
+use super::importer::{Detection, Importer, ReadContext};
 use super::input::Input;
-use super::pickle::{self, Pickle};
+use super::pickle;
 use super::{LoadErrorKind, LoadOptions, SourceError};
-use crate::model::{DeviceIdx, Recording, Segment};
+use crate::model::Recording;
 use parse::gather;
 
 /// Largest snapshot read. The pickle is parsed as it is read (its memo refers to values,
@@ -32,6 +33,33 @@ pub const MAX_SNAPSHOT_BYTES: u64 = 16 << 30;
 /// Diagnostics key for the blocks found live before the surviving history begins.
 pub const PRE_EXISTING_BLOCKS: &str =
     "blocks allocated before the snapshot's history began (shown as allocated at its start)";
+
+/// Allocator snapshots (`torch.cuda.memory._dump_snapshot` pickles) in the importer seam.
+pub struct SnapshotImporter;
+
+impl Importer for SnapshotImporter {
+    fn detect(&self, head: &[u8]) -> Detection {
+        match head {
+            [0x80, protocol, ..] if (2..=5).contains(protocol) => Detection::Certain,
+            [0x80, protocol, ..] => Detection::Refused(format!(
+                "a Python pickle of protocol {protocol}; allocator snapshots use 2 to 5"
+            )),
+            _ => Detection::No,
+        }
+    }
+
+    fn read(&self, input: Input, context: &ReadContext<'_>) -> Result<Recording, SourceError> {
+        read(input, context.options)
+    }
+
+    fn file_extensions(&self) -> &'static [&'static str] {
+        &["pickle", "pkl", "pickle.gz"]
+    }
+
+    fn memory_hint(&self) -> &'static str {
+        "call torch.cuda.memory._record_memory_history() before the run"
+    }
+}
 
 /// Read an allocator snapshot pickle.
 pub fn read(input: Input, _options: LoadOptions) -> Result<Recording, SourceError> {
@@ -109,14 +137,4 @@ impl<R: Read> Read for Counted<R> {
         self.read += n as u64;
         Ok(n)
     }
-}
-
-/// Map a decoded snapshot into a [`Recording`].
-pub fn from_pickle(p: &Pickle) -> Result<Recording, SourceError> {
-    Ok(gather(p)?.replay())
-}
-
-/// The device index a segment belongs to.
-pub fn segment_device(rec: &Recording, s: &Segment) -> Option<DeviceIdx> {
-    rec.devices.get(s.device as usize).map(|_| s.device)
 }

@@ -10,7 +10,7 @@ use super::PRE_EXISTING_BLOCKS;
 use super::entry::{Action, Entry, Trace};
 use super::parse::Gathered;
 use crate::model::{
-    AllocatorState, BlockState, DeviceIdx, DeviceKey, MemEvent, MemEventKind, OomDetail, Recording,
+    AllocatorState, BlockState, DeviceId, DeviceIdx, MemEvent, MemEventKind, OomDetail, Recording,
     Segment, StackId, StepMarker, ThreadIdx,
 };
 
@@ -56,7 +56,7 @@ impl Replayer {
     /// Replay one device: synthesize the state before the surviving history, then the history.
     fn replay_device(&mut self, index: i32, trace: &Trace, state: &[Segment], has_time: bool) {
         let entries = &trace.entries[..];
-        let device = self.rec.device_index(DeviceKey::cuda(index));
+        let device = self.rec.device_index(DeviceId::cuda(index));
         let thread = self.rec.thread_index("allocator", &format!("cuda:{index}"));
         let (mut live, mut pieces) = state_at_snapshot(state, device);
         let final_allocated: i64 = live.values().map(|&(size, _)| size as i64).sum();

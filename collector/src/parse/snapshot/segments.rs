@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::parse::Reader;
-use crate::model::{Block, BlockState, DeviceKey, Segment, SegmentPool, StackId};
+use crate::model::{Block, BlockState, DeviceId, Segment, SegmentPool, StackId};
 use crate::parse::pickle::{NodeId, Pickle};
 
 impl Reader<'_> {
@@ -12,7 +12,7 @@ impl Reader<'_> {
         let mut out = Vec::new();
         for &s in self.p.items(segments) {
             let device = self.u64_of(s, "device").unwrap_or(0) as i32;
-            let device = self.rec.device_index(DeviceKey::cuda(device));
+            let device = self.rec.device_index(DeviceId::cuda(device));
             let mut blocks = Vec::new();
             if let Some(list) = self.p.get(s, "blocks") {
                 for &b in self.p.items(list) {

@@ -4,7 +4,7 @@
 use serde_json::value::RawValue;
 
 use super::Builder;
-use crate::model::{DeviceKey, DeviceType, DistributedInfo, Meta, Recording, SourceFormat};
+use crate::model::{DeviceId, DeviceType, DistributedInfo, Meta, Recording, SourceFormat};
 use crate::parse::chrome_trace::raw::{Int, RawDeviceProps, RawDistributed};
 
 impl Builder {
@@ -120,7 +120,7 @@ impl Builder {
             let Some(id) = props.id.and_then(|i| i32::try_from(i.0).ok()) else {
                 continue;
             };
-            let key = DeviceKey {
+            let key = DeviceId {
                 device_type: gpu_type,
                 index: id,
             };

@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{
-    AllocatorState, Block, BlockState, DeviceIdx, DeviceInfo, DeviceKey, DeviceType,
-    DistributedInfo, Frame, Recording, Segment, SegmentPool, StackId, StrId, ThreadInfo,
+    AllocatorState, Block, BlockState, DeviceId, DeviceIdx, DeviceInfo, DeviceType,
+    DistributedInfo, Frame, Recording, Segment, SegmentPool, SourceFormat, StackId, StrId,
+    ThreadInfo,
 };
 
 /// The source's facts ([`crate::model::Meta`]) and diagnostics.
@@ -53,7 +54,7 @@ impl MetaLine {
 
     /// Put the facts back into `rec`.
     pub fn apply(self, rec: &mut Recording) -> Result<(), String> {
-        let format = super::format_from_str(&self.format)
+        let format = SourceFormat::from_id(&self.format)
             .ok_or_else(|| format!("a pack of an unknown source format {:?}", self.format))?;
         let m = &mut rec.meta;
         m.format = format;
@@ -96,7 +97,7 @@ impl DeviceLine {
     /// Into the model.
     pub fn into_info(self) -> DeviceInfo {
         DeviceInfo {
-            key: DeviceKey {
+            key: DeviceId {
                 device_type: DeviceType(self.0),
                 index: self.1,
             },

@@ -2,7 +2,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::model::{GpuProcessSample, GpuSample, HostSample, StrId};
+use crate::model::{GpuProcessSample, GpuSample, HostSample, SourceFormat, StrId};
 use crate::parse::load;
 
 fn fixtures() -> PathBuf {
@@ -107,7 +107,7 @@ fn every_fixture_survives_the_round_trip_exactly() {
 #[test]
 fn samples_round_trip() {
     let mut rec = Recording::empty(SourceFormat::VramscopeRecording, "format version 1");
-    let d = rec.device_index(crate::model::DeviceKey::cuda(1));
+    let d = rec.device_index(crate::model::DeviceId::cuda(1));
     for i in 0..(EVENTS_PER_LINE as i64 + 10) {
         rec.gpu_samples.push(GpuSample {
             time_ns: 1_700_000_000_000_000_000 + i * 100_000_000,

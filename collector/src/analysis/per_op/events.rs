@@ -1,0 +1,281 @@
+//! Attribution (torch's steps 1–2): which `[memory]` records each op's closed interval
+//! holds, as ranges of time-sorted records with prefix sums, and the `[memory]` /
+//! `[OutOfMemory]` rows for records inside no op.
+
+use super::TimeWindow;
+use crate::model::{DeviceClass, MemEventKind, OpCategory, Recording, StrId, ThreadIdx};
+
+/// Ops torch leaves out of the table (`_filter_name`).
+const FILTERED_NAMES: &[&str] = &[
+    "[memory]",
+    "[OutOfMemory]",
+    "profiler::_record_function_enter",
+    "profiler::_record_function_enter_new",
+    "profiler::_record_function_exit",
+    "aten::is_leaf",
+    "aten::output_nr",
+    "aten::_version",
+];
+
+/// Which of a recording's spans are torch `FunctionEvent`s.
+fn is_function_event(category: OpCategory) -> bool {
+    !matches!(category, OpCategory::GpuUserAnnotation | OpCategory::Other)
+}
+
+/// The name a row shows for an event, in 32 bits: an op's [`StrId`], or one of the
+/// synthetic rows at the top of the id space (no trace interns four billion names).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct RowName(pub(super) u32);
+
+impl RowName {
+    pub(super) const STEP: RowName = RowName(u32::MAX);
+    pub(super) const MEMORY: RowName = RowName(u32::MAX - 1);
+    pub(super) const OUT_OF_MEMORY: RowName = RowName(u32::MAX - 2);
+
+    fn op(id: StrId) -> RowName {
+        RowName(id.0)
+    }
+}
+
+/// One torch `FunctionEvent`, in 32 bytes: a 111 MB trace has 186k of them and this vector
+/// was the largest part of `table`'s memory (48 bytes each before, with the bytes stored).
+/// Its memory is `records[lo..hi]` of the prefix sums, so it is recomputed, not stored.
+pub(super) struct FunctionEvent {
+    pub(super) start_ns: i64,
+    pub(super) end_ns: i64,
+    pub(super) name: RowName,
+    /// The thread index in the low 29 bits, [`HOST`], [`PYTHON`] and [`USER_ANNOTATION`]
+    /// in the top three (a recording with 2^29 threads would not fit in memory anyway).
+    thread_flags: u32,
+    lo: u32,
+    hi: u32,
+}
+
+const HOST: u32 = 1 << 31;
+const PYTHON: u32 = 1 << 30;
+const USER_ANNOTATION: u32 = 1 << 29;
+const THREAD_MASK: u32 = USER_ANNOTATION - 1;
+
+impl FunctionEvent {
+    pub(super) fn thread(&self) -> ThreadIdx {
+        self.thread_flags & THREAD_MASK
+    }
+    pub(super) fn host(&self) -> bool {
+        self.thread_flags & HOST != 0
+    }
+    pub(super) fn python(&self) -> bool {
+        self.thread_flags & PYTHON != 0
+    }
+    pub(super) fn user_annotation(&self) -> bool {
+        self.thread_flags & USER_ANNOTATION != 0
+    }
+}
+
+/// Running sums of the attributed records' CPU and device bytes: `sum[k]` covers records
+/// `0..k`. OOM records follow the time-sorted records, each as its own one-record range.
+pub(super) struct Prefix {
+    cpu: Vec<i64>,
+    device: Vec<i64>,
+}
+
+impl Prefix {
+    fn push(&mut self, (cpu, device): (i64, i64)) {
+        let (c, d) = (
+            self.cpu.last().copied().unwrap_or(0),
+            self.device.last().copied().unwrap_or(0),
+        );
+        self.cpu.push(c.wrapping_add(cpu));
+        self.device.push(d.wrapping_add(device));
+    }
+
+    /// The CPU and device bytes of an event.
+    pub(super) fn bytes(&self, e: &FunctionEvent) -> (i64, i64) {
+        let at = |v: &[i64], k: u32| v.get(k as usize).copied().unwrap_or(0);
+        (
+            at(&self.cpu, e.hi).wrapping_sub(at(&self.cpu, e.lo)),
+            at(&self.device, e.hi).wrapping_sub(at(&self.device, e.lo)),
+        )
+    }
+}
+
+/// A `[memory]` or `[OutOfMemory]` event: record `k` of the prefix sums, at one instant.
+pub(super) fn memory_event(
+    name: RowName,
+    time_ns: i64,
+    thread: ThreadIdx,
+    k: u32,
+) -> FunctionEvent {
+    FunctionEvent {
+        start_ns: time_ns,
+        end_ns: time_ns,
+        name,
+        thread_flags: (thread & THREAD_MASK) | HOST,
+        lo: k,
+        hi: k + 1,
+    }
+}
+
+/// The records the table attributes, sorted by time (stable), with their prefix sums.
+pub(super) struct Records {
+    /// Indices into `rec.mem_events`, in time order.
+    pub(super) indices: Vec<u32>,
+    /// Their times, for the interval searches.
+    pub(super) times: Vec<i64>,
+    /// Running CPU and device sums; OOM records are appended after these.
+    pub(super) prefix: Prefix,
+    /// OOM records in the window.
+    pub(super) ooms: usize,
+}
+
+/// How a device's bytes split into key_averages' CPU and device columns.
+fn split(rec: &Recording, bytes: i64, device: u16) -> (i64, i64) {
+    let class = rec
+        .devices
+        .get(device as usize)
+        .map_or(DeviceClass::Uncounted, |d| d.key.device_type.class());
+    match class {
+        DeviceClass::Host => (bytes, 0),
+        DeviceClass::Accelerator => (0, bytes),
+        DeviceClass::Uncounted => (0, 0),
+    }
+}
+
+/// Memory records sorted by time (stable), with prefix sums for O(log n) interval sums.
+/// Sources that see only the allocator's segments (Nsight: cudaMalloc/cudaFree) have no
+/// allocation records; their segment events are what the table attributes.
+pub(super) fn records(rec: &Recording, window: Option<TimeWindow>) -> Records {
+    let in_window = |t: i64| window.is_none_or(|w| w.contains(t));
+    let counted = if rec.mem_events.iter().any(|e| e.kind.is_allocation()) {
+        MemEventKind::is_allocation
+    } else {
+        MemEventKind::is_segment
+    };
+    let mut indices: Vec<u32> = rec
+        .mem_events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| counted(e.kind) && in_window(e.time_ns))
+        .map(|(i, _)| i as u32)
+        .collect();
+    indices.sort_by_key(|&i| rec.mem_events[i as usize].time_ns);
+    let times: Vec<i64> = indices
+        .iter()
+        .map(|&i| rec.mem_events[i as usize].time_ns)
+        .collect();
+    let ooms = rec
+        .mem_events
+        .iter()
+        .filter(|e| e.kind == MemEventKind::OutOfMemory && in_window(e.time_ns))
+        .count();
+    let mut prefix = Prefix {
+        cpu: Vec::with_capacity(indices.len() + ooms + 1),
+        device: Vec::with_capacity(indices.len() + ooms + 1),
+    };
+    prefix.push((0, 0));
+    for &i in &indices {
+        let e = &rec.mem_events[i as usize];
+        prefix.push(split(rec, e.bytes, e.device));
+    }
+    Records {
+        indices,
+        times,
+        prefix,
+        ooms,
+    }
+}
+
+/// One event per op that torch counts, with the range of records in its closed interval
+/// (host ops only); marks in `coverage` (a difference array) which records some op holds.
+pub(super) fn push_op_events(
+    rec: &Recording,
+    window: Option<TimeWindow>,
+    times: &[i64],
+    coverage: &mut [i32],
+    events: &mut Vec<FunctionEvent>,
+) {
+    let filtered: Vec<StrId> = FILTERED_NAMES
+        .iter()
+        .filter_map(|n| rec.strings.find(n))
+        .collect();
+    for op in &rec.ops {
+        if !is_function_event(op.category) || filtered.contains(&op.name) {
+            continue;
+        }
+        if let Some(w) = window
+            && (op.end_ns < w.start_ns || op.start_ns > w.end_ns)
+        {
+            continue;
+        }
+        let host = op.category.is_host();
+        let (mut lo, mut hi) = (0, 0);
+        if host {
+            lo = times.partition_point(|&t| t < op.start_ns);
+            hi = times.partition_point(|&t| t <= op.end_ns);
+            if lo < hi {
+                coverage[lo] += 1;
+                coverage[hi] -= 1;
+            } else {
+                (lo, hi) = (0, 0);
+            }
+        }
+        let name = if rec.strings.get(op.name).starts_with("ProfilerStep#") {
+            RowName::STEP
+        } else {
+            RowName::op(op.name)
+        };
+        let mut flags = 0;
+        if host {
+            flags |= HOST;
+        }
+        if op.category == OpCategory::PythonFunction {
+            flags |= PYTHON;
+        }
+        if op.category == OpCategory::UserAnnotation {
+            flags |= USER_ANNOTATION;
+        }
+        events.push(FunctionEvent {
+            start_ns: op.start_ns,
+            end_ns: op.end_ns,
+            name,
+            thread_flags: (op.thread & THREAD_MASK) | flags,
+            lo: lo as u32,
+            hi: hi as u32,
+        });
+    }
+}
+
+/// `[memory]` events for the records covered by no op, in source order, then an
+/// `[OutOfMemory]` event for every OOM record (appended to the prefix sums).
+pub(super) fn push_memory_events(
+    rec: &Recording,
+    window: Option<TimeWindow>,
+    indices: Vec<u32>,
+    coverage: Vec<i32>,
+    prefix: &mut Prefix,
+    events: &mut Vec<FunctionEvent>,
+) {
+    const NOT_RECORDED: u32 = u32::MAX;
+    const COVERED: u32 = u32::MAX - 1;
+    let mut slot = vec![NOT_RECORDED; rec.mem_events.len()];
+    let mut depth = 0i32;
+    for (k, &i) in indices.iter().enumerate() {
+        depth += coverage[k];
+        slot[i as usize] = if depth > 0 { COVERED } else { k as u32 };
+    }
+    drop(coverage);
+    drop(indices);
+    for (e, &k) in rec.mem_events.iter().zip(&slot) {
+        if k < COVERED {
+            events.push(memory_event(RowName::MEMORY, e.time_ns, e.thread, k));
+        }
+    }
+    drop(slot);
+    let in_window = |t: i64| window.is_none_or(|w| w.contains(t));
+    for e in &rec.mem_events {
+        if e.kind == MemEventKind::OutOfMemory && in_window(e.time_ns) {
+            let k = prefix.cpu.len() as u32 - 1;
+            prefix.push(split(rec, e.bytes, e.device));
+            events.push(memory_event(RowName::OUT_OF_MEMORY, e.time_ns, e.thread, k));
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! Rows (torch's steps 5–6): self memory = memory − Σ children's memory, rows grouped by
+//! name, host-vs-device and annotation-or-not, in order of first appearance.
+
+use super::OpRow;
+use super::events::{FunctionEvent, Prefix, RowName};
+use super::tree::Tree;
+use crate::model::{Recording, StrId};
+
+const MEMORY_ROW: &str = "[memory]";
+const OOM_ROW: &str = "[OutOfMemory]";
+const STEP_ROW: &str = "ProfilerStep*";
+
+/// The table's rows from the nested, folded events.
+pub(super) fn aggregate(
+    rec: &Recording,
+    events: &[FunctionEvent],
+    prefix: &Prefix,
+    alive: &[bool],
+    tree: &Tree,
+) -> Vec<OpRow> {
+    let mut rows: Vec<OpRow> = Vec::new();
+    let mut index: rustc_hash::FxHashMap<(RowName, bool, bool), usize> = Default::default();
+    for (i, e) in events.iter().enumerate() {
+        if !alive[i] || e.python() {
+            continue;
+        }
+        let (host, user_annotation) = (e.host(), e.user_annotation());
+        let row = *index
+            .entry((e.name, host, user_annotation))
+            .or_insert_with(|| {
+                rows.push(OpRow {
+                    name: match e.name {
+                        RowName::STEP => STEP_ROW.to_owned(),
+                        RowName::MEMORY => MEMORY_ROW.to_owned(),
+                        RowName::OUT_OF_MEMORY => OOM_ROW.to_owned(),
+                        RowName(id) => rec.strings.get(StrId(id)).to_owned(),
+                    },
+                    calls: 0,
+                    self_cpu_memory_usage: 0,
+                    cpu_memory_usage: 0,
+                    self_device_memory_usage: 0,
+                    device_memory_usage: 0,
+                    on_device: !host,
+                    user_annotation,
+                });
+                rows.len() - 1
+            });
+        let (cpu, device) = prefix.bytes(e);
+        let (mut self_cpu, mut self_dev) = (0i64, 0i64);
+        if host {
+            let (mut kids_cpu, mut kids_dev) = (0i64, 0i64);
+            for &k in tree.children(i) {
+                let (c, d) = prefix.bytes(&events[k as usize]);
+                kids_cpu = kids_cpu.wrapping_add(c);
+                kids_dev = kids_dev.wrapping_add(d);
+            }
+            self_cpu = cpu.wrapping_sub(kids_cpu);
+            self_dev = device.wrapping_sub(kids_dev);
+        }
+        let r = &mut rows[row];
+        r.calls += 1;
+        r.cpu_memory_usage = r.cpu_memory_usage.wrapping_add(cpu);
+        r.device_memory_usage = r.device_memory_usage.wrapping_add(device);
+        r.self_cpu_memory_usage = r.self_cpu_memory_usage.wrapping_add(self_cpu);
+        r.self_device_memory_usage = r.self_device_memory_usage.wrapping_add(self_dev);
+    }
+    rows
+}

@@ -1,0 +1,160 @@
+//! What a source says happened: allocator events, op spans, training steps, threads.
+
+use super::{DeviceIdx, StackId, StrId, ThreadIdx};
+
+/// What a memory event did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemEventKind {
+    /// Bytes were handed out (`bytes > 0`).
+    Alloc,
+    /// Bytes were given back (`bytes < 0`).
+    Free,
+    /// The allocator failed to satisfy a request (`[OutOfMemory]`, snapshot `oom`).
+    OutOfMemory,
+    /// The allocator reserved memory from the driver (`cudaMalloc` of a segment, an
+    /// expandable segment mapping more pages): `bytes > 0`, counted as *reserved*.
+    SegmentAlloc,
+    /// The allocator gave reserved memory back to the driver: `bytes < 0`.
+    SegmentFree,
+}
+
+impl MemEventKind {
+    /// Whether the event changes allocated (tensor) memory.
+    pub fn is_allocation(self) -> bool {
+        matches!(self, MemEventKind::Alloc | MemEventKind::Free)
+    }
+
+    /// Whether the event changes reserved (segment) memory.
+    pub fn is_segment(self) -> bool {
+        matches!(self, MemEventKind::SegmentAlloc | MemEventKind::SegmentFree)
+    }
+}
+
+/// One allocator record: an allocation, a free, or an allocation failure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemEvent {
+    /// When it happened.
+    pub time_ns: i64,
+    /// Signed size: positive for an allocation, negative for a free.
+    pub bytes: i64,
+    /// The block's address, where the source records it (PyTorch ≥ 1.10).
+    pub addr: Option<u64>,
+    /// Allocator's allocated bytes on this device *after* the event, if the source says.
+    pub total_allocated_bytes: Option<i64>,
+    /// Allocator's reserved (segment) bytes on this device after the event, if the source says.
+    pub total_reserved_bytes: Option<i64>,
+    /// Which device's allocator.
+    pub device: DeviceIdx,
+    /// The thread that allocated or freed.
+    pub thread: ThreadIdx,
+    /// Alloc, free, segment or OOM.
+    pub kind: MemEventKind,
+    /// The allocation's call stack, where the source records one (allocator snapshots).
+    pub stack: Option<StackId>,
+}
+
+/// What kind of span an [`OpSpan`] is. The categories follow the Kineto trace's `cat`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OpCategory {
+    /// An ATen / TorchScript operator (`cpu_op`, legacy `Operator`).
+    CpuOp,
+    /// A `record_function` range, including `ProfilerStep#N` (`user_annotation`).
+    UserAnnotation,
+    /// A Python frame recorded with `with_stack=True` (`python_function`).
+    PythonFunction,
+    /// A CUDA/HIP runtime call on the host (`cuda_runtime`, legacy `Runtime`).
+    Runtime,
+    /// A CUDA driver call on the host (`cuda_driver`).
+    Driver,
+    /// A GPU kernel (`kernel`, legacy `Kernel`).
+    Kernel,
+    /// A GPU copy (`gpu_memcpy`, legacy `Memcpy`).
+    Memcpy,
+    /// A GPU memset (`gpu_memset`, legacy `Memset`).
+    Memset,
+    /// A user annotation mirrored onto the GPU timeline (`gpu_user_annotation`).
+    GpuUserAnnotation,
+    /// An NVTX range (Nsight Systems).
+    Nvtx,
+    /// Anything else with a duration.
+    Other,
+}
+
+impl OpCategory {
+    /// Whether the span runs on the host (PyTorch's `DeviceType.CPU` for kineto events).
+    pub fn is_host(self) -> bool {
+        !matches!(
+            self,
+            OpCategory::Kernel
+                | OpCategory::Memcpy
+                | OpCategory::Memset
+                | OpCategory::GpuUserAnnotation
+        )
+    }
+
+    /// Short stable name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpCategory::CpuOp => "cpu_op",
+            OpCategory::UserAnnotation => "user_annotation",
+            OpCategory::PythonFunction => "python_function",
+            OpCategory::Runtime => "cuda_runtime",
+            OpCategory::Driver => "cuda_driver",
+            OpCategory::Kernel => "kernel",
+            OpCategory::Memcpy => "gpu_memcpy",
+            OpCategory::Memset => "gpu_memset",
+            OpCategory::GpuUserAnnotation => "gpu_user_annotation",
+            OpCategory::Nvtx => "nvtx",
+            OpCategory::Other => "other",
+        }
+    }
+}
+
+/// A span of time during which an op (or annotation, kernel, …) ran.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpSpan {
+    /// Op name, interned in [`Recording::strings`].
+    pub name: StrId,
+    /// What kind of span.
+    pub category: OpCategory,
+    /// The thread (or stream) it ran on.
+    pub thread: ThreadIdx,
+    /// Start time.
+    pub start_ns: i64,
+    /// End time (`start_ns + duration`); equal to `start_ns` for zero-length spans.
+    pub end_ns: i64,
+}
+
+/// A training step (`ProfilerStep#N` in PyTorch traces).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepMarker {
+    /// The step number N.
+    pub number: i64,
+    /// Step start.
+    pub start_ns: i64,
+    /// Step end.
+    pub end_ns: i64,
+}
+
+impl StepMarker {
+    /// The step a span named `ProfilerStep#N` marks (`None` for any other name).
+    pub fn from_span(name: &str, start_ns: i64, end_ns: i64) -> Option<StepMarker> {
+        let number = name.strip_prefix("ProfilerStep#")?.parse::<i64>().ok()?;
+        Some(StepMarker {
+            number,
+            start_ns,
+            end_ns,
+        })
+    }
+}
+
+/// A thread (or GPU stream) of the trace, as the source names it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadInfo {
+    /// Process id as written in the source (numbers normalised, strings kept).
+    pub pid: String,
+    /// Thread id as written in the source.
+    pub tid: String,
+    /// Name from the source's metadata, if any.
+    pub name: Option<String>,
+}
