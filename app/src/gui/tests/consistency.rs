@@ -1,0 +1,177 @@
+//! One question, three askers. The CLI, the report and the viewer each answer "what is the
+//! peak, what was live then, which ops hold the most memory" on the same inputs; every
+//! answer comes from one collector function, so the numbers must be the same wherever they
+//! are asked. Each side is asked the way a user asks it: the CLI through `cli::run` with
+//! its JSON/text output, the report through the files it writes, the viewer through its
+//! loaded model and its inspector's job.
+
+use std::time::Duration;
+
+use clap::Parser;
+use collector::LoadOptions;
+use collector::analysis::SortKey;
+use collector::analysis::live::{Instant, resolve_instant};
+use collector::units::bytes_iec;
+use serde_json::Value;
+
+use super::super::data::Loaded;
+use super::super::doc::{Document, OpColumn};
+use super::super::jobs::inspect;
+use super::super::panels::ops_table::refresh_order;
+use super::repo;
+use crate::cli::{Cli, run};
+use crate::output::file::Overwrite;
+use crate::output::report::{Analysed, write_analysed};
+
+/// Inputs of each kind the three askers share: a CPU profiler trace (no device memory),
+/// a real allocator snapshot, and a snapshot with OOMs.
+const INPUTS: [&str; 3] = [
+    "samples/transformer-lm-train-cpu.json.gz",
+    "samples/cs336-transformer-snapshot.pickle",
+    "tests/fixtures/snapshot/oom.pickle",
+];
+
+/// `vramscope ARGS` through the real command line, its stdout.
+fn cli(args: &[&str]) -> String {
+    let cli = Cli::parse_from(std::iter::once("vramscope").chain(args.iter().copied()));
+    let mut out = Vec::new();
+    run(cli, &mut out).expect("the command succeeds");
+    String::from_utf8(out).expect("UTF-8")
+}
+
+/// A file name for `input`'s scratch directory.
+fn name_of(input: &str) -> String {
+    input.replace(['/', '.'], "-")
+}
+
+fn cli_json(args: &[&str]) -> Value {
+    serde_json::from_str(&cli(args)).expect("JSON")
+}
+
+#[test]
+fn the_cli_the_report_and_the_viewer_give_the_same_numbers() {
+    for input in INPUTS {
+        let path = repo().join(input);
+        let path_text = path.to_str().expect("UTF-8 path");
+        let rec = collector::load(&path, LoadOptions::default()).expect("loads");
+        let data = Loaded::build(&path, 0, rec, Duration::ZERO);
+
+        // The peak: `summary --format json` and the viewer's summary.
+        let summary = cli_json(&["summary", path_text, "--format", "json"]);
+        let device = &summary["devices"][0];
+        let name = device["device"].as_str().expect("device name");
+        let peak_bytes = device["peak_allocated_bytes"].as_i64().expect("peak");
+        let idx = data
+            .rec
+            .devices
+            .iter()
+            .position(|d| d.key.to_string() == name)
+            .expect("the device") as u16;
+        let viewer_device = data
+            .summary
+            .devices
+            .iter()
+            .find(|d| Some(d.device) == data.device_id(idx))
+            .expect("the viewer's summary has the device");
+        assert_eq!(
+            viewer_device.peak_allocated_bytes,
+            Some(peak_bytes),
+            "{input}"
+        );
+
+        // What was live at the peak: `live --format json`, the viewer's inspector.
+        let live = cli_json(&["live", path_text, "--format", "json", "--limit", "100000"]);
+        assert_eq!(live["device"].as_str(), Some(name), "{input}");
+        assert_eq!(
+            live["allocated_bytes"].as_i64(),
+            Some(peak_bytes),
+            "{input}"
+        );
+        let peak_ns =
+            resolve_instant(&data.rec, &data.timeline, idx, Instant::Peak).expect("a peak");
+        let inspection = inspect(&data, idx, peak_ns, false);
+        assert_eq!(inspection.allocated_bytes, Some(peak_bytes), "{input}");
+        let cli_groups: Vec<(String, i64)> = live["groups"]
+            .as_array()
+            .expect("groups")
+            .iter()
+            .map(|g| {
+                let site = g["site"].as_str().expect("site").to_owned();
+                (site, g["bytes"].as_i64().expect("bytes"))
+            })
+            .collect();
+        let viewer_groups: Vec<(String, i64)> = inspection
+            .groups
+            .iter()
+            .map(|g| (g.site.clone(), g.bytes))
+            .collect();
+        assert!(!cli_groups.is_empty(), "{input}: something was live");
+        assert_eq!(cli_groups, viewer_groups, "{input}");
+        let live_bytes = live["live_bytes"].as_i64().expect("live bytes");
+
+        // The report says the same peak and the same live groups.
+        let dir = std::env::temp_dir().join(format!(
+            "vramscope-consistency-{}-{}",
+            std::process::id(),
+            name_of(input)
+        ));
+        let name_shown = path.file_name().and_then(|n| n.to_str()).expect("name");
+        let analysed = Analysed {
+            name: name_shown,
+            rec: &data.rec,
+            timeline: &data.timeline,
+            summary: &data.summary,
+        };
+        let report_dir = dir.join("report");
+        write_analysed(&report_dir, &[analysed], Overwrite::Replace).expect("report");
+        let md = std::fs::read_to_string(report_dir.join("report.md")).expect("report.md");
+        let peak_row = format!(
+            "| peak allocated | {} ({peak_bytes} B)",
+            bytes_iec(peak_bytes)
+        );
+        assert!(md.contains(&peak_row), "{input}: {peak_row} in\n{md}");
+        let live_line = format!(
+            "Live at the peak ({} in {} groups",
+            bytes_iec(live_bytes),
+            cli_groups.len()
+        );
+        assert!(md.contains(&live_line), "{input}: {live_line} in\n{md}");
+
+        // The per-op table: the same rows, sorted by the same default key everywhere.
+        let rows = cli_json(&["table", path_text, "--format", "json", "--sort", "none"]);
+        let cli_names: Vec<&str> = rows
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|r| r["name"].as_str().expect("name"))
+            .collect();
+        let viewer_names: Vec<&str> = data.rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(cli_names, viewer_names, "{input}");
+        let key = SortKey::default_for(&data.rows);
+        let text = cli(&["table", path_text]);
+        assert!(
+            text.contains(&format!("sorted by {}", key.torch_name())),
+            "{input}: the CLI sorts by {}",
+            key.torch_name()
+        );
+        assert!(
+            md.contains(&format!("sorted by {}", key.torch_name())),
+            "{input}"
+        );
+        let mut doc = Document::new(1, std::sync::Arc::new(data));
+        assert_eq!(doc.table.sort, OpColumn::of(key), "{input}");
+        refresh_order(&mut doc.table);
+        let top_value = |i: usize| {
+            let r = &doc.table.rows[doc.table.order[i]];
+            doc.table.sort.value(r)
+        };
+        let cli_sorted = cli_json(&["table", path_text, "--format", "json"]);
+        let column = match key {
+            SortKey::SelfDeviceMemory => "self_device_memory_usage",
+            _ => "self_cpu_memory_usage",
+        };
+        let cli_top = cli_sorted[0][column].as_i64();
+        assert_eq!(top_value(0), cli_top, "{input}: the largest row agrees");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
