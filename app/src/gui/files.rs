@@ -58,8 +58,7 @@ impl NativeDialog {
 /// and `*` into `*`.)
 fn open_dialog_filters(dialog: rfd::FileDialog) -> rfd::FileDialog {
     use collector::model::SourceFormat;
-    use collector::parse::importer::importer;
-    let endings = |format: SourceFormat| importer(format).file_extensions().to_vec();
+    let endings = |format: SourceFormat| format.importer().file_extensions().to_vec();
     let mut every: Vec<&str> = SourceFormat::ALL.into_iter().flat_map(endings).collect();
     every.sort_unstable();
     every.dedup();

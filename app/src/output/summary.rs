@@ -5,7 +5,6 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use collector::analysis::{DeviceSummary, Summary};
-use collector::parse::importer::importer;
 use collector::timeline::TotalsSource;
 use collector::units::{bytes_iec, duration_between};
 
@@ -30,7 +29,7 @@ pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Resul
         writeln!(
             out,
             "No memory events in this file ({}),",
-            importer(s.format).memory_hint()
+            s.format.importer().memory_hint()
         )?;
         writeln!(
             out,

@@ -5,7 +5,6 @@ use std::path::Path;
 
 use collector::analysis::{OpRow, TimeWindow};
 use collector::model::SourceFormat;
-use collector::parse::importer::importer;
 use collector::units::{duration_between, torch_memory};
 
 /// Facts shown around the per-op table.
@@ -43,7 +42,7 @@ pub fn table_text(out: &mut impl Write, rows: &[OpRow], ctx: &TableContext<'_>) 
             out,
             "note: {} has no memory events ({})",
             ctx.path.display(),
-            importer(ctx.format).memory_hint()
+            ctx.format.importer().memory_hint()
         )?;
     }
     if rows.is_empty() {

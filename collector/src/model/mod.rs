@@ -13,13 +13,14 @@ mod samples;
 mod source;
 mod strings;
 
+pub use crate::parse::SourceFormat;
 pub use allocator::{
     AllocatorState, Block, BlockState, Frame, OomDetail, Segment, SegmentPool, StackId,
 };
 pub use device::{DeviceClass, DeviceId, DeviceType};
 pub use events::{MemEvent, MemEventKind, OpCategory, OpSpan, StepMarker, ThreadInfo};
 pub use samples::{GpuProcessSample, GpuSample, HostSample};
-pub use source::{DeviceInfo, Diagnostics, DistributedInfo, Meta, SourceFormat};
+pub use source::{DeviceInfo, Diagnostics, DistributedInfo, Meta};
 pub use strings::{StrId, StringTable};
 
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::DeviceId;
+use super::{DeviceId, SourceFormat};
 
 /// A device that memory events refer to.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,60 +25,6 @@ pub struct DistributedInfo {
     pub rank: Option<i64>,
     /// Number of ranks.
     pub world_size: Option<i64>,
-}
-
-/// Which file format a recording came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SourceFormat {
-    /// PyTorch profiler Chrome trace (Kineto JSON), plain or gzip.
-    TorchChromeTrace,
-    /// PyTorch CUDA caching-allocator snapshot (`torch.cuda.memory._dump_snapshot` pickle).
-    TorchSnapshot,
-    /// Nsight Systems `nsys export --type sqlite`.
-    NsightSqlite,
-    /// Nsight Systems `nsys export --type json`.
-    NsightJson,
-    /// vramscope's own recording (`vramscope record`).
-    VramscopeRecording,
-}
-
-impl SourceFormat {
-    /// Every format, in the order detection asks their importers
-    /// (`parse::importer::importer` maps each to its reader).
-    pub const ALL: [SourceFormat; 5] = [
-        SourceFormat::TorchChromeTrace,
-        SourceFormat::TorchSnapshot,
-        SourceFormat::NsightSqlite,
-        SourceFormat::NsightJson,
-        SourceFormat::VramscopeRecording,
-    ];
-
-    /// The format whose [`as_str`](Self::as_str) is `id`.
-    pub fn from_id(id: &str) -> Option<SourceFormat> {
-        SourceFormat::ALL.into_iter().find(|f| f.as_str() == id)
-    }
-
-    /// Stable identifier for reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SourceFormat::TorchChromeTrace => "pytorch-chrome-trace",
-            SourceFormat::TorchSnapshot => "pytorch-allocator-snapshot",
-            SourceFormat::NsightSqlite => "nsight-systems-sqlite",
-            SourceFormat::NsightJson => "nsight-systems-json",
-            SourceFormat::VramscopeRecording => "vramscope-recording",
-        }
-    }
-
-    /// What to call it in prose.
-    pub fn describe(self) -> &'static str {
-        match self {
-            SourceFormat::TorchChromeTrace => "PyTorch profiler trace",
-            SourceFormat::TorchSnapshot => "PyTorch allocator snapshot",
-            SourceFormat::NsightSqlite => "Nsight Systems export (SQLite)",
-            SourceFormat::NsightJson => "Nsight Systems export (JSON)",
-            SourceFormat::VramscopeRecording => "vramscope recording",
-        }
-    }
 }
 
 /// Facts about the source.

@@ -1,14 +1,15 @@
 //! The importer seam: one [`Importer`] per [`SourceFormat`], found through one exhaustive
-//! `match` ([`importer`]). Everything that lists formats — detection, the packed reader,
-//! CLI help, error hints, the viewer's open dialog — walks [`SourceFormat::ALL`] and asks
-//! the importer, so a new format is one module implementing [`Importer`], one variant and
-//! one match arm; the compiler points at every place that must learn about it.
+//! `match` ([`SourceFormat::importer`], beside the enum in `parse/mod.rs`). Everything that lists formats
+//! — detection, the packed reader, CLI help, error hints, the viewer's open dialog — walks
+//! [`SourceFormat::ALL`] and asks the importer, so a new format is one module implementing
+//! [`Importer`] plus its variant, `mod` line and match arm in `parse/mod.rs`; the
+//! compiler points at every place that must learn about it.
 
 use std::path::Path;
 
 use super::input::Input;
-use super::{LoadOptions, LoadProgress, SourceError, chrome_trace, nsight, recording, snapshot};
-use crate::model::{Recording, SourceFormat};
+use super::{LoadOptions, LoadProgress, SourceError, SourceFormat};
+use crate::model::Recording;
 
 /// How sure an importer is that the first bytes of a file are its format.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,24 +49,12 @@ pub trait Importer: Sync {
     fn memory_hint(&self) -> &'static str;
 }
 
-/// The importer of `format`. Exhaustive: a new [`SourceFormat`] does not compile until it
-/// has one.
-pub fn importer(format: SourceFormat) -> &'static dyn Importer {
-    match format {
-        SourceFormat::TorchChromeTrace => &chrome_trace::ChromeTraceImporter,
-        SourceFormat::TorchSnapshot => &snapshot::SnapshotImporter,
-        SourceFormat::NsightSqlite => &nsight::NsightSqliteImporter,
-        SourceFormat::NsightJson => &nsight::NsightJsonImporter,
-        SourceFormat::VramscopeRecording => &recording::RecordingImporter,
-    }
-}
-
 /// The format whose importer is surest of `head`; otherwise why none is.
 pub fn detect(head: &[u8]) -> Result<SourceFormat, String> {
     let mut likely = None;
     let mut refusal = None;
     for format in SourceFormat::ALL {
-        match importer(format).detect(head) {
+        match format.importer().detect(head) {
             Detection::Certain => return Ok(format),
             Detection::Likely => likely = likely.or(Some(format)),
             Detection::Refused(why) => refusal = refusal.or(Some(why)),
@@ -105,7 +94,7 @@ pub fn formats_help() -> String {
     SourceFormat::ALL
         .iter()
         .map(|&f| {
-            let endings = importer(f).file_extensions().join(", ");
+            let endings = f.importer().file_extensions().join(", ");
             format!("  {:<34} {endings}", f.describe())
         })
         .collect::<Vec<_>>()
@@ -123,7 +112,7 @@ mod tests {
             (b"\x80\x04\x95", SourceFormat::TorchSnapshot),
             (b"SQLite format 3\0\x10", SourceFormat::NsightSqlite),
             (b"{\"Type\":48}", SourceFormat::NsightJson),
-            (recording::MAGIC, SourceFormat::VramscopeRecording),
+            (crate::parse::recording::MAGIC, SourceFormat::VramscopeRecording),
         ];
         for format in SourceFormat::ALL {
             let (head, _) = heads
@@ -131,8 +120,8 @@ mod tests {
                 .find(|(_, f)| *f == format)
                 .expect("a head for every format");
             assert_eq!(detect(head), Ok(format), "{format:?}");
-            assert!(!importer(format).file_extensions().is_empty());
-            assert!(!importer(format).memory_hint().is_empty());
+            assert!(!format.importer().file_extensions().is_empty());
+            assert!(!format.importer().memory_hint().is_empty());
         }
         assert_eq!(formats_help().lines().count(), SourceFormat::ALL.len());
     }

@@ -18,7 +18,76 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::model::{Recording, SourceFormat};
+use crate::model::Recording;
+use importer::Importer;
+
+/// Which file format a recording came from. Adding a format: a module implementing
+/// [`importer::Importer`], its `pub mod` line above, a variant here (with its arms below
+/// and in [`SourceFormat::importer`]) — nothing else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceFormat {
+    /// PyTorch profiler Chrome trace (Kineto JSON), plain or gzip.
+    TorchChromeTrace,
+    /// PyTorch CUDA caching-allocator snapshot (`torch.cuda.memory._dump_snapshot` pickle).
+    TorchSnapshot,
+    /// Nsight Systems `nsys export --type sqlite`.
+    NsightSqlite,
+    /// Nsight Systems `nsys export --type json`.
+    NsightJson,
+    /// vramscope's own recording (`vramscope record`).
+    VramscopeRecording,
+}
+
+impl SourceFormat {
+    /// Every format, in the order detection asks their importers ([`SourceFormat::importer`]
+    /// maps each to its reader).
+    pub const ALL: [SourceFormat; 5] = [
+        SourceFormat::TorchChromeTrace,
+        SourceFormat::TorchSnapshot,
+        SourceFormat::NsightSqlite,
+        SourceFormat::NsightJson,
+        SourceFormat::VramscopeRecording,
+    ];
+
+    /// The format whose [`as_str`](Self::as_str) is `id`.
+    pub fn from_id(id: &str) -> Option<SourceFormat> {
+        SourceFormat::ALL.into_iter().find(|f| f.as_str() == id)
+    }
+
+    /// The importer of this format. Exhaustive: a new format does not compile until it
+    /// has one.
+    pub fn importer(self) -> &'static dyn Importer {
+        match self {
+            SourceFormat::TorchChromeTrace => &chrome_trace::ChromeTraceImporter,
+            SourceFormat::TorchSnapshot => &snapshot::SnapshotImporter,
+            SourceFormat::NsightSqlite => &nsight::NsightSqliteImporter,
+            SourceFormat::NsightJson => &nsight::NsightJsonImporter,
+            SourceFormat::VramscopeRecording => &recording::RecordingImporter,
+        }
+    }
+
+    /// Stable identifier for reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceFormat::TorchChromeTrace => "pytorch-chrome-trace",
+            SourceFormat::TorchSnapshot => "pytorch-allocator-snapshot",
+            SourceFormat::NsightSqlite => "nsight-systems-sqlite",
+            SourceFormat::NsightJson => "nsight-systems-json",
+            SourceFormat::VramscopeRecording => "vramscope-recording",
+        }
+    }
+
+    /// What to call it in prose.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SourceFormat::TorchChromeTrace => "PyTorch profiler trace",
+            SourceFormat::TorchSnapshot => "PyTorch allocator snapshot",
+            SourceFormat::NsightSqlite => "Nsight Systems export (SQLite)",
+            SourceFormat::NsightJson => "Nsight Systems export (JSON)",
+            SourceFormat::VramscopeRecording => "vramscope recording",
+        }
+    }
+}
 
 /// Options for loading.
 #[derive(Clone, Copy, Debug, Default)]
@@ -175,7 +244,8 @@ fn read_any(
         options,
         progress,
     };
-    importer::importer(format)
+    format
+        .importer()
         .read(input, &context)
         .map_err(|e| err(e.kind, e.offset, compressed))
 }
