@@ -355,24 +355,19 @@ impl Document {
         (abs_ns - self.data.rec.meta.start_ns) as f64
     }
 
-    /// The peak of allocated memory on the shown device (else of reserved, else of NVML's
-    /// used memory): (time, bytes).
+    /// The peak of the shown device, as the summary judges it (allocated, else reserved:
+    /// [`DeviceSummary::judged_peak`]), else NVML's peak used memory: (time, bytes).
+    ///
+    /// [`DeviceSummary::judged_peak`]: collector::analysis::DeviceSummary::judged_peak
     pub fn peak(&self) -> Option<(i64, i64)> {
-        let d = self.data.timeline.devices.get(self.device as usize)?;
-        if let Some(p) = d.peak_allocated.and_then(|i| d.points.get(i)) {
-            return Some((p.time_ns, p.allocated_bytes));
+        let id = self.data.device_id(self.device)?;
+        let summary = &self.data.summary;
+        let judged = summary.devices.iter().find(|d| d.device == id);
+        if let Some(p) = judged.and_then(|d| d.judged_peak()) {
+            return Some((p.at_ns?, p.bytes));
         }
-        if let Some(p) = d.peak_reserved.and_then(|i| d.points.get(i)) {
-            return Some((p.time_ns, p.reserved_bytes?));
-        }
-        let samples = self
-            .data
-            .rec
-            .gpu_samples
-            .iter()
-            .filter(|s| s.device == self.device);
-        let s = samples.max_by_key(|s| (s.used_bytes, std::cmp::Reverse(s.time_ns)))?;
-        Some((s.time_ns, s.used_bytes as i64))
+        let n = summary.nvml.iter().find(|n| n.device == id)?;
+        Some((n.peak_used_at_ns, i64::try_from(n.peak_used_bytes).ok()?))
     }
 
     /// Whether a table or inspection is being computed.

@@ -16,7 +16,7 @@ use collector::analysis::fragmentation::{
 };
 use collector::analysis::live::{LiveGroup, live_at};
 use collector::analysis::segments::{SegmentLayout, layout_at, layout_at_snapshot};
-use collector::analysis::{OpRow, TimeWindow, key_averages};
+use collector::analysis::{OpRow, TimeWindow, key_averages, row_spans};
 use collector::model::DeviceIdx;
 use crossbeam_channel::{Receiver, Sender, bounded};
 
@@ -259,25 +259,10 @@ pub fn inspect(data: &Loaded, device: DeviceIdx, at_ns: i64, at_snapshot: bool) 
     }
 }
 
-/// The spans of the ops a table row counts: ops of that name (every `ProfilerStep#N` for
-/// `ProfilerStep*`).
+/// The spans of the ops a table row counts ([`row_spans`]), with running maxima of their
+/// ends for the timeline's range queries.
 pub fn op_spans(data: &Loaded, name: String) -> OpSpans {
-    let rec = &data.rec;
-    let steps = name == "ProfilerStep*";
-    let id = rec.strings.find(&name);
-    let mut spans: Vec<(i64, i64)> = rec
-        .ops
-        .iter()
-        .filter(|o| {
-            if steps {
-                rec.op_name(o).starts_with("ProfilerStep#")
-            } else {
-                Some(o.name) == id
-            }
-        })
-        .map(|o| (o.start_ns, o.end_ns))
-        .collect();
-    spans.sort_unstable();
+    let spans = row_spans(&data.rec, &name);
     let mut running = i64::MIN;
     let max_end_ns = spans
         .iter()

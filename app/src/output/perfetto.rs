@@ -94,11 +94,6 @@ impl<W: Write> Events<'_, W> {
     }
 }
 
-/// µs since the start of the recording, as Perfetto's `ts` takes it.
-fn us_since_start(rec: &Recording, ns: i64) -> f64 {
-    (ns - rec.meta.start_ns) as f64 / 1000.0
-}
-
 /// The temporary file's tag while an export is written: `.NAME.perfetto-PID`.
 const TEMP_TAG: &str = "perfetto";
 
@@ -163,7 +158,7 @@ fn op_events(events: &mut Events<'_, impl Write>, rec: &Recording, ids: &Ids) ->
             .get(op.thread as usize)
             .map_or((0, 0), |t| ids.pid_tid(&t.pid, &t.tid));
         let x = json!({"name": rec.op_name(op), "cat": op.category.as_str(), "ph": "X",
-                       "ts": us_since_start(rec, op.start_ns),
+                       "ts": rec.us_since_start(op.start_ns),
                        "dur": (op.end_ns - op.start_ns).max(0) as f64 / 1000.0,
                        "pid": pid, "tid": tid});
         events.push(&x)?;
@@ -187,7 +182,7 @@ fn counter_events(
                 continue;
             }
             previous = Some(bytes);
-            let c = json!({"name": name, "ph": "C", "ts": us_since_start(rec, time_ns),
+            let c = json!({"name": name, "ph": "C", "ts": rec.us_since_start(time_ns),
                            "pid": memory_pid, "tid": 0, "args": {"bytes": bytes}});
             events.push(&c)?;
         }

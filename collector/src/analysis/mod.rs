@@ -13,5 +13,5 @@ pub mod samples;
 pub mod segments;
 pub mod summary;
 
-pub use per_op::{OpRow, SortKey, TimeWindow, key_averages, sort_rows};
+pub use per_op::{OpRow, SortKey, TimeWindow, key_averages, row_spans, sort_rows};
 pub use summary::{DeviceSummary, Summary, summarize};

@@ -112,7 +112,10 @@ mod tests {
             (b"\x80\x04\x95", SourceFormat::TorchSnapshot),
             (b"SQLite format 3\0\x10", SourceFormat::NsightSqlite),
             (b"{\"Type\":48}", SourceFormat::NsightJson),
-            (crate::parse::recording::MAGIC, SourceFormat::VramscopeRecording),
+            (
+                crate::parse::recording::MAGIC,
+                SourceFormat::VramscopeRecording,
+            ),
         ];
         for format in SourceFormat::ALL {
             let (head, _) = heads

@@ -3,6 +3,7 @@
 //! `[OutOfMemory]` rows for records inside no op.
 
 use super::TimeWindow;
+use super::rows::STEP_PREFIX;
 use crate::model::{DeviceClass, MemEventKind, OpCategory, Recording, StrId, ThreadIdx};
 
 /// Ops torch leaves out of the table (`_filter_name`).
@@ -218,7 +219,7 @@ pub(super) fn push_op_events(
                 (lo, hi) = (0, 0);
             }
         }
-        let name = if rec.strings.get(op.name).starts_with("ProfilerStep#") {
+        let name = if rec.strings.get(op.name).starts_with(STEP_PREFIX) {
             RowName::STEP
         } else {
             RowName::op(op.name)

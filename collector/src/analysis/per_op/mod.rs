@@ -23,6 +23,7 @@ mod tree;
 
 use serde::Serialize;
 
+pub use rows::row_spans;
 pub use sorting::{SortKey, sort_rows};
 
 use crate::model::Recording;

@@ -9,6 +9,8 @@ use crate::model::{Recording, StrId};
 const MEMORY_ROW: &str = "[memory]";
 const OOM_ROW: &str = "[OutOfMemory]";
 const STEP_ROW: &str = "ProfilerStep*";
+/// The name every training step's span starts with; their rows fold into [`STEP_ROW`].
+pub(super) const STEP_PREFIX: &str = "ProfilerStep#";
 
 /// The table's rows from the nested, folded events.
 pub(super) fn aggregate(
@@ -65,4 +67,26 @@ pub(super) fn aggregate(
         r.self_device_memory_usage = r.self_device_memory_usage.wrapping_add(self_dev);
     }
     rows
+}
+
+/// The spans (start, end ns) of the ops the row `name` counts — the ops of that name, or
+/// every `ProfilerStep#N` for `ProfilerStep*` — sorted by start. The viewer highlights
+/// them when a row is clicked.
+pub fn row_spans(rec: &Recording, name: &str) -> Vec<(i64, i64)> {
+    let steps = name == STEP_ROW;
+    let id = rec.strings.find(name);
+    let mut spans: Vec<(i64, i64)> = rec
+        .ops
+        .iter()
+        .filter(|o| {
+            if steps {
+                rec.op_name(o).starts_with(STEP_PREFIX)
+            } else {
+                Some(o.name) == id
+            }
+        })
+        .map(|o| (o.start_ns, o.end_ns))
+        .collect();
+    spans.sort_unstable();
+    spans
 }

@@ -247,3 +247,18 @@ fn sorting_is_stable_and_descending() {
     assert_eq!(SortKey::parse("count"), Some(SortKey::Calls));
     assert_eq!(SortKey::parse("cpu_time_total"), None);
 }
+
+/// GIVEN two steps out of order and an op run twice, a row's spans are its ops (every
+/// step for `ProfilerStep*`), sorted by start.
+#[test]
+fn a_rows_spans_are_its_ops_or_every_step() {
+    use OpCategory::*;
+    let mut f = Fixture::new();
+    f.op("ProfilerStep#2", UserAnnotation, 0, 100, 200)
+        .op("ProfilerStep#1", UserAnnotation, 0, 0, 100)
+        .op("aten::add", CpuOp, 0, 110, 120)
+        .op("aten::add", CpuOp, 0, 10, 20);
+    assert_eq!(row_spans(&f.rec, "ProfilerStep*"), [(0, 100), (100, 200)]);
+    assert_eq!(row_spans(&f.rec, "aten::add"), [(10, 20), (110, 120)]);
+    assert!(row_spans(&f.rec, "aten::mul").is_empty());
+}
