@@ -70,7 +70,17 @@ fn samples_are_attributed_to_the_recorded_tree_only() {
             + g0["free"].as_u64().unwrap_or(0)
             + g0["driver_reserved"].as_u64().unwrap_or(0);
         assert_eq!(sum, 141 * GIB, "{g0}");
-        assert!(g0["procs"].as_u64().is_some_and(|p| p <= 3 * GIB), "{g0}");
+        // No total when every tree process NVML lists has no memory reading: early on,
+        // worker-c (listed without memory) can be running before worker-a and -b exec.
+        let all_unreported = g0["pids"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|p| p[1].is_null());
+        match g0["procs"].as_u64() {
+            Some(p) => assert!(p <= 3 * GIB, "{g0}"),
+            None => assert!(all_unreported, "{g0}"),
+        }
         for g in s["gpus"].as_array().expect("gpus") {
             for p in g["pids"].as_array().into_iter().flatten() {
                 let pid = p[0].as_u64().expect("pid");
