@@ -255,3 +255,60 @@ fn absurd_timestamps_are_clamped_and_counted() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
     }
 }
+
+/// A UTF-8 byte-order mark and any amount of leading whitespace (here past the sniffer's
+/// first 4 KiB) are not content: the trace and the Nsight export read exactly as without
+/// them, gzip or not. A file of whitespace alone says so.
+#[test]
+fn a_byte_order_mark_and_leading_whitespace_read_normally() {
+    let dir = temp_dir("bom");
+    let inputs = [
+        ("trace.json", shared_traces().join("torch-cpu/t2.json.gz")),
+        ("nsys.json", shared_traces().join("nsys-cpu/run.json")),
+    ];
+    for (name, path) in inputs {
+        let plain = read_maybe_gz(&path);
+        let want = |args: &[&str]| {
+            let mut v = vramscope_json(args);
+            if let Some(o) = v.as_object_mut() {
+                o.remove("file");
+                o.remove("compressed");
+            }
+            v
+        };
+        let original = dir.join(name);
+        std::fs::write(&original, &plain).expect("write");
+        let original_text = original.to_str().expect("utf-8");
+        let summary = want(&["summary", original_text]);
+        let table = vramscope_json(&["table", original_text, "--sort", "none"]);
+        let mut padded = b"\xEF\xBB\xBF".to_vec();
+        padded.extend(std::iter::repeat_n(b' ', 5000));
+        padded.extend(b"\n\t\r\n");
+        padded.extend(&plain);
+        for (variant, bytes) in [
+            ("bom", [&b"\xEF\xBB\xBF"[..], &plain].concat()),
+            ("padded", padded.clone()),
+            ("padded-gz", gzip(&padded)),
+        ] {
+            let file = dir.join(format!("{variant}-{name}"));
+            std::fs::write(&file, &bytes).expect("write");
+            let text = file.to_str().expect("utf-8");
+            assert_eq!(want(&["summary", text]), summary, "{variant} {name}");
+            let rows = vramscope_json(&["table", text, "--sort", "none"]);
+            assert_eq!(rows, table, "{variant} {name}");
+        }
+    }
+    let blank = dir.join("blank.json");
+    std::fs::write(&blank, vec![b' '; 10_000]).expect("write");
+    expect_failure(
+        &["summary", blank.to_str().expect("utf-8")],
+        1,
+        &["blank.json", "10000 bytes are whitespace and nothing else"],
+    );
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(bytes).expect("gzip");
+    gz.finish().expect("gzip")
+}

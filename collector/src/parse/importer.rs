@@ -73,7 +73,11 @@ pub fn detect(head: &[u8]) -> Result<SourceFormat, String> {
             "it starts with {}",
             super::json_stream::describe_byte(b)
         )),
-        None => Err("the file is empty".into()),
+        None if head.is_empty() => Err("the file is empty".into()),
+        None => Err(format!(
+            "its first {} bytes are whitespace and nothing else",
+            head.len()
+        )),
     }
 }
 
@@ -150,6 +154,7 @@ mod tests {
                 .contains("protocol 9")
         );
         assert!(detect(b"hello").expect_err("not a format").contains("'h'"));
-        assert_eq!(detect(b" \n").expect_err("empty"), "the file is empty");
+        assert_eq!(detect(b"").expect_err("empty"), "the file is empty");
+        assert!(detect(b" \n").expect_err("blank").contains("whitespace"));
     }
 }

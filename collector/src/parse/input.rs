@@ -76,6 +76,33 @@ impl<R: Read> Read for Replay<R> {
 
 /// How many content bytes are kept for sniffing the format.
 pub const SNIFF_BYTES: usize = 4096;
+/// Bytes past a text's first token the sniffer wants to see (Nsight's JSON is told from a
+/// trace by the first key of its first object).
+const TOKEN_LOOKAHEAD_BYTES: usize = 256;
+/// Leading whitespace (and a UTF-8 byte-order mark) read past to find a text's first
+/// token. It costs its size in memory once, while the head is replayed; a file with more
+/// is reported as holding only whitespace.
+pub const MAX_LEADING_WHITESPACE_BYTES: usize = 64 << 20;
+
+/// Read the head: [`SNIFF_BYTES`], or on past leading whitespace until the first token and
+/// [`TOKEN_LOOKAHEAD_BYTES`] after it are in (at most [`MAX_LEADING_WHITESPACE_BYTES`]).
+fn read_head(reader: &mut impl Read) -> io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    read_up_to(reader, &mut head, SNIFF_BYTES)?;
+    loop {
+        let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head);
+        let token = text.iter().position(|b| !b.is_ascii_whitespace());
+        let enough = token.is_some_and(|i| text.len() >= i + TOKEN_LOOKAHEAD_BYTES);
+        if enough || head.len() >= MAX_LEADING_WHITESPACE_BYTES {
+            return Ok(head);
+        }
+        let before = head.len();
+        read_up_to(reader, &mut head, before + SNIFF_BYTES)?;
+        if head.len() == before {
+            return Ok(head);
+        }
+    }
+}
 
 /// Open `path`, transparently decompressing gzip, and read the first bytes for sniffing.
 pub fn open(path: &Path) -> io::Result<Input> {
@@ -110,8 +137,7 @@ pub fn open_watched(
     } else {
         Box::new(replay)
     };
-    let mut head = Vec::with_capacity(SNIFF_BYTES);
-    read_up_to(&mut reader, &mut head, SNIFF_BYTES)?;
+    let head = read_head(&mut reader)?;
     let reader = Box::new(Replay {
         head: head.clone(),
         pos: 0,

@@ -199,6 +199,17 @@ impl<R: Read> JsonStream<R> {
         self.end = end;
     }
 
+    /// Skip a UTF-8 byte-order mark at the start of the document (editors on Windows
+    /// write one); offsets still count it.
+    pub fn skip_byte_order_mark(&mut self) -> Result<(), StreamError> {
+        const BOM: &[u8] = b"\xEF\xBB\xBF";
+        self.read_ahead(BOM.len())?;
+        if self.window().starts_with(BOM) {
+            self.consume(BOM.len());
+        }
+        Ok(())
+    }
+
     /// Skip whitespace and return the next byte without consuming it (`None` at end).
     pub fn peek(&mut self) -> Result<Option<u8>, StreamError> {
         loop {

@@ -97,6 +97,7 @@ fn read_document<R: Read>(
     b: &mut Builder,
     parallel: Option<parallel::Config>,
 ) -> Result<(), Cut> {
+    stream.skip_byte_order_mark().map_err(outside)?;
     let saw_events = match stream.peek().map_err(outside)? {
         Some(b'[') => {
             read_event_array(stream, b, true, parallel)?;

@@ -60,6 +60,9 @@ struct Reader {
 pub fn read(input: Input, options: LoadOptions) -> Result<Recording, SourceError> {
     let compressed = input.compressed;
     let mut stream = JsonStream::new(input.reader);
+    stream
+        .skip_byte_order_mark()
+        .map_err(|e| stream_error(e, 1))?;
     let mut reader = Reader::default();
     let mut b = Builder::new(SourceFormat::NsightJson, "", 0);
     let mut record = 0u64;
