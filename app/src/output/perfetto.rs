@@ -3,7 +3,8 @@
 //! chrome://tracing open — memory as counter tracks beside the ops that caused it.
 //!
 //! Layout: `{"traceEvents": [...], "displayTimeUnit": "ms"}` with `M` process/thread
-//! names, every op as a complete `X` slice on its own pid/tid, and per device `C` counters
+//! names, every op as a complete `X` slice on its own pid/tid, torch's `[memory]` instant
+//! events (so vramscope reads the export back with the same memory), and per device `C` counters
 //! on a process of their own: allocated and reserved (the allocator), and for recordings
 //! NVML used (the whole GPU) and NVML used by the recorded processes, plus the process
 //! tree's host RSS. Times are µs since the start of the recording, as floats (ns
@@ -15,6 +16,8 @@ use std::path::Path;
 
 use collector::analysis::decimate::{Curve, curve, min_max_points};
 use collector::analysis::samples::{SampleCurve, gpu_curve, host_rss_curve, sampled_devices};
+use collector::model::MemEventKind;
+use collector::parse::chrome_trace::SEGMENT_EVENT;
 use collector::{Recording, Timeline};
 use serde_json::json;
 
@@ -116,14 +119,37 @@ pub fn perfetto_json(out: &mut impl Write, rec: &Recording, timeline: &Timeline)
     let mut events = Events { out, first: true };
     name_events(&mut events, rec, &ids)?;
     op_events(&mut events, rec, &ids)?;
+    memory_events(&mut events, rec, timeline, &ids)?;
     counter_events(&mut events, rec, timeline, ids.memory_pid)?;
-    events
-        .out
-        .write_all(b"\n], \"displayTimeUnit\": \"ms\"}\n")?;
+    events.out.write_all(b"\n]")?;
+    trace_facts(events.out, rec)?;
+    events.out.write_all(b", \"displayTimeUnit\": \"ms\"}\n")?;
     Ok(())
 }
 
-/// `M` events naming every process and thread, and the process of the memory counters.
+/// The trace-level keys torch writes that the export can keep: `deviceProperties` (GPU
+/// names and memory) and `distributedInfo` (rank, world size, backend).
+fn trace_facts(out: &mut impl Write, rec: &Recording) -> io::Result<()> {
+    let gpus: Vec<serde_json::Value> = rec
+        .devices
+        .iter()
+        .filter(|d| d.key.is_accelerator() && (d.name.is_some() || d.total_memory_bytes.is_some()))
+        .map(|d| json!({"id": d.key.index, "name": d.name, "totalGlobalMem": d.total_memory_bytes}))
+        .collect();
+    if !gpus.is_empty() {
+        out.write_all(b", \"deviceProperties\": ")?;
+        serde_json::to_writer(&mut *out, &gpus)?;
+    }
+    if let Some(d) = &rec.meta.distributed {
+        let info = json!({"backend": d.backend, "rank": d.rank, "world_size": d.world_size});
+        out.write_all(b", \"distributedInfo\": ")?;
+        serde_json::to_writer(&mut *out, &info)?;
+    }
+    Ok(())
+}
+
+/// `M` events naming every process and thread, and the process of the memory counters;
+/// the recording's start and end.
 fn name_events(events: &mut Events<'_, impl Write>, rec: &Recording, ids: &Ids) -> io::Result<()> {
     for (pid_text, pid) in &ids.pids {
         let name = if pid_text.parse::<i64>().is_ok() {
@@ -147,7 +173,18 @@ fn name_events(events: &mut Events<'_, impl Write>, rec: &Recording, ids: &Ids) 
     }
     let m = json!({"name": "process_name", "ph": "M", "ts": 0.0, "pid": ids.memory_pid,
                    "tid": 0, "args": {"name": "Memory (vramscope)"}});
-    events.push(&m)
+    events.push(&m)?;
+    // The recording's own start and end, as global instants: what a reader of the export
+    // takes for its time range, so times after the start stay what they were.
+    for (name, time_ns) in [
+        ("recording start", rec.meta.start_ns),
+        ("recording end", rec.meta.end_ns),
+    ] {
+        let i = json!({"name": name, "ph": "i", "s": "g", "ts": rec.us_since_start(time_ns),
+                       "pid": ids.memory_pid, "tid": 0});
+        events.push(&i)?;
+    }
+    Ok(())
 }
 
 /// Every op as a complete `X` slice on its thread.
@@ -162,6 +199,75 @@ fn op_events(events: &mut Events<'_, impl Write>, rec: &Recording, ids: &Ids) ->
                        "dur": (op.end_ns - op.start_ns).max(0) as f64 / 1000.0,
                        "pid": pid, "tid": tid});
         events.push(&x)?;
+    }
+    Ok(())
+}
+
+/// torch's own `[memory]` and `[OutOfMemory]` instant events, one per allocation, free
+/// and OOM, on the thread that made it, with the allocator's totals after it (the
+/// timeline's where the source had none): `summary`, `table` and `live` of the export read
+/// the same memory as of the original, and Perfetto shows each record as an instant.
+/// Segment records (cudaMalloc/cudaFree), which torch's traces lack, are
+/// [`SEGMENT_EVENT`] instants of the same shape.
+fn memory_events(
+    events: &mut Events<'_, impl Write>,
+    rec: &Recording,
+    timeline: &Timeline,
+    ids: &Ids,
+) -> io::Result<()> {
+    // (allocated, reserved) after each event, as the timeline has them.
+    let mut totals: Vec<(Option<i64>, Option<i64>)> = vec![(None, None); rec.mem_events.len()];
+    for d in &timeline.devices {
+        for p in &d.points {
+            if let Some(t) = totals.get_mut(p.event as usize) {
+                *t = (
+                    d.allocated_known.then_some(p.allocated_bytes),
+                    p.reserved_bytes,
+                );
+            }
+        }
+    }
+    for (e, &(allocated, reserved)) in rec.mem_events.iter().zip(&totals) {
+        let name = match e.kind {
+            MemEventKind::Alloc | MemEventKind::Free => "[memory]",
+            MemEventKind::OutOfMemory => "[OutOfMemory]",
+            MemEventKind::SegmentAlloc | MemEventKind::SegmentFree => SEGMENT_EVENT,
+        };
+        let (allocated, reserved) = if e.kind == MemEventKind::OutOfMemory {
+            let device = timeline.devices.get(e.device as usize);
+            let point = device.and_then(|d| d.at(e.time_ns));
+            let known = device.is_some_and(|d| d.allocated_known);
+            (
+                point.filter(|_| known).map(|p| p.allocated_bytes),
+                point.and_then(|p| p.reserved_bytes),
+            )
+        } else {
+            (allocated, reserved)
+        };
+        let (pid, tid) = rec
+            .threads
+            .get(e.thread as usize)
+            .map_or((0, 0), |t| ids.pid_tid(&t.pid, &t.tid));
+        let device = rec.devices.get(e.device as usize).map(|d| d.key);
+        let mut args = serde_json::Map::new();
+        if let Some(r) = reserved {
+            args.insert("Total Reserved".into(), r.into());
+        }
+        if let Some(a) = allocated {
+            args.insert("Total Allocated".into(), a.into());
+        }
+        args.insert("Bytes".into(), e.bytes.into());
+        if let Some(addr) = e.addr {
+            args.insert("Addr".into(), addr.into());
+        }
+        if let Some(key) = device {
+            args.insert("Device Type".into(), key.device_type.0.into());
+            args.insert("Device Id".into(), key.index.into());
+        }
+        let i = json!({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": name,
+                       "pid": pid, "tid": tid, "ts": rec.us_since_start(e.time_ns),
+                       "args": args});
+        events.push(&i)?;
     }
     Ok(())
 }

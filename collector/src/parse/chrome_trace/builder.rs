@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
+use super::SEGMENT_EVENT;
 use super::raw::{Args, Fields, Int, Micros, RawDeviceProps, RawId};
 use crate::model::{
     DeviceId, DeviceIdx, DeviceInfo, DeviceType, Diagnostics, DistributedInfo, MemEvent,
@@ -252,6 +253,7 @@ impl Builder {
         let kind = match ev.name.as_deref() {
             Some("[memory]") => MemEventKind::Alloc,
             Some("[OutOfMemory]") => MemEventKind::OutOfMemory,
+            Some(SEGMENT_EVENT) => MemEventKind::SegmentAlloc,
             _ => {
                 if let Some(t) = self.time(ev.ts) {
                     self.see_time(t, t);
@@ -283,7 +285,12 @@ impl Builder {
                 .note("memory events with out-of-range Bytes skipped");
             return;
         };
-        let device_type = DeviceType(device_type.0.clamp(-1, i128::from(i16::MAX)) as i16);
+        let device_type = DeviceType(
+            device_type
+                .0
+                .clamp(i128::from(DeviceType::CUDA_MANAGED.0), i128::from(i16::MAX))
+                as i16,
+        );
         if device_type == DeviceType::HIP {
             self.saw_hip = true;
         }
@@ -296,11 +303,13 @@ impl Builder {
         let addr = args.addr.map(|a| a.0 as u64);
         if addr.is_some() {
             self.saw_addr = true;
-        } else if kind != MemEventKind::OutOfMemory {
+        } else if kind == MemEventKind::Alloc {
             self.saw_legacy_memory = true;
         }
         let kind = match kind {
             MemEventKind::OutOfMemory => MemEventKind::OutOfMemory,
+            MemEventKind::SegmentAlloc if bytes < 0 => MemEventKind::SegmentFree,
+            MemEventKind::SegmentAlloc => MemEventKind::SegmentAlloc,
             _ if bytes < 0 => MemEventKind::Free,
             _ => MemEventKind::Alloc,
         };

@@ -16,6 +16,7 @@ mod scanner;
 
 use std::borrow::Cow;
 
+use super::SEGMENT_EVENT;
 use super::raw::{Args, Fields, Int, Micros, RawArgs, RawId};
 use scanner::Scanner;
 
@@ -51,7 +52,12 @@ pub(super) struct Spans {
 }
 
 /// Names of the events whose `args` the builder reads.
-const ARGS_READ_FOR: [&[u8]; 3] = [b"[memory]", b"[OutOfMemory]", b"thread_name"];
+const ARGS_READ_FOR: [&[u8]; 4] = [
+    b"[memory]",
+    b"[OutOfMemory]",
+    SEGMENT_EVENT.as_bytes(),
+    b"thread_name",
+];
 
 impl Spans {
     /// The fields these spans give in `buf` (the buffer they were scanned from), with the

@@ -27,6 +27,11 @@ use builder::Builder;
 pub use importer::ChromeTraceImporter;
 use raw::{Fields, RawEvent};
 
+/// The instant event vramscope's Perfetto export writes for an allocator segment
+/// (cudaMalloc/cudaFree of the caching allocator's reserve), which torch's traces have no
+/// event for: `[memory]`'s args, `Bytes` negative for a release. Read back as segment events.
+pub const SEGMENT_EVENT: &str = "[segment]";
+
 /// Failure reading a Chrome trace.
 #[derive(Debug)]
 pub enum TraceError {
