@@ -312,3 +312,45 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     gz.write_all(bytes).expect("gzip");
     gz.finish().expect("gzip")
 }
+
+/// Totals below zero are shown as the source gives them and counted in a warning: a trace
+/// whose `Total Allocated` goes negative, and reserved memory freed before it was reserved
+/// (a `[segment]` release first, as Nsight rows out of order give).
+#[test]
+fn totals_below_zero_are_kept_and_named() {
+    let dir = temp_dir("negative");
+    let event = |name: &str, ts: u32, args: &str| {
+        format!(
+            r#"{{"ph":"i","s":"t","cat":"cpu_instant_event","name":"{name}","pid":1,"tid":1,"ts":{ts},"args":{{{args},"Device Type":1,"Device Id":0}}}}"#
+        )
+    };
+    let trace = format!(
+        r#"{{"traceEvents":[{{"ph":"X","cat":"cpu_op","name":"aten::empty","pid":1,"tid":1,"ts":0,"dur":10}},{},{},{},{}]}}"#,
+        event("[segment]", 1, r#""Bytes":-2097152,"Addr":4096"#),
+        event(
+            "[memory]",
+            2,
+            r#""Bytes":512,"Addr":4096,"Total Allocated":512"#
+        ),
+        event(
+            "[memory]",
+            3,
+            r#""Bytes":-1536,"Addr":8192,"Total Allocated":-1024"#
+        ),
+        event("[segment]", 4, r#""Bytes":2097152,"Addr":4096"#),
+    );
+    let path = dir.join("negative.json");
+    std::fs::write(&path, trace).expect("write");
+    let summary = vramscope_json(&["summary", path.to_str().expect("utf-8")]);
+    let device = &summary["devices"][0];
+    assert_eq!(device["final_allocated_bytes"], -1024, "{summary}");
+    assert_eq!(device["peak_allocated_bytes"], 512, "{summary}");
+    let warnings = summary["warnings"].as_object().expect("warnings");
+    let (text, count) = warnings
+        .iter()
+        .find(|(k, _)| k.contains("below zero"))
+        .expect("a warning names the totals below zero");
+    // Reserved is below zero after the first three records, allocated after the last two.
+    assert!(text.contains("inconsistent"), "{text}");
+    assert_eq!(count.as_u64(), Some(4), "{summary}");
+}

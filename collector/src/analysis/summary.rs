@@ -307,7 +307,7 @@ pub fn summarize(rec: &Recording, timeline: &Timeline) -> Summary {
         backend: dist.backend,
         devices,
         gpus,
-        warnings: rec.diagnostics.counts.clone(),
+        warnings: warnings(rec, timeline),
         truncated_at_byte: rec.diagnostics.truncated_at,
         fragmentation: fragmentation(rec, timeline),
         ooms: oom_verdicts(rec, timeline),
@@ -321,6 +321,34 @@ pub fn summarize(rec: &Recording, timeline: &Timeline) -> Summary {
         host_rss_peak_bytes: rec.host_samples.iter().map(|h| h.rss_bytes).max(),
     }
 }
+
+/// The reader's counted oddities, and totals below zero: a trace whose `Total Allocated`
+/// went negative, Nsight rows that free reserved memory before allocating it. The values
+/// stay as the source gives them; the warning says they are inconsistent.
+fn warnings(rec: &Recording, timeline: &Timeline) -> BTreeMap<String, u64> {
+    let mut warnings = rec.diagnostics.counts.clone();
+    let negative: usize = timeline
+        .devices
+        .iter()
+        .map(|d| {
+            // Reconstructed allocated totals dip below zero when blocks from before the
+            // trace are freed: `frees_without_alloc` says so already.
+            let allocated_from_source = d.allocated_known && d.totals == TotalsSource::Trace;
+            let below_zero = |p: &&crate::timeline::SeriesPoint| {
+                (allocated_from_source && p.allocated_bytes < 0)
+                    || p.reserved_bytes.is_some_and(|r| r < 0)
+            };
+            d.points.iter().filter(below_zero).count()
+        })
+        .sum();
+    if negative > 0 {
+        warnings.insert(NEGATIVE_TOTALS.to_owned(), negative as u64);
+    }
+    warnings
+}
+
+/// The warning for memory totals below zero.
+pub const NEGATIVE_TOTALS: &str = "memory events after which the allocator's total is below zero (shown as the source gives them: its totals are inconsistent)";
 
 fn fragmentation(rec: &Recording, timeline: &Timeline) -> Vec<Fragmentation> {
     let mut out = Vec::new();
