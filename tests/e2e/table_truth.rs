@@ -55,8 +55,9 @@ fn shared_torch_truth_is_matched_exactly() {
 fn project_torch_truth_is_matched_exactly() {
     // Made with gen_truth.py and gen_extra.py (tests/fixtures/torch-cpu/README.md): stacks,
     // schedules, checkpointing, a second allocating thread, nested same-name ranges,
-    // memory outside any op, tensorboard_trace_handler output.
-    check_dir(&fixtures().join("torch-cpu"), 20);
+    // memory outside any op, tensorboard_trace_handler output, ATen overload names
+    // (capture_overload_names=True: rows keyed and folded by the name without the overload).
+    check_dir(&fixtures().join("torch-cpu"), 23);
 }
 
 #[test]
@@ -95,37 +96,40 @@ fn default_sort_is_torchs_table_order() {
 
 #[test]
 fn text_table_looks_like_torchs() {
-    let dir = shared_traces().join("torch-cpu");
-    let text = vramscope_ok(&[
-        "table",
-        dir.join("t2.json.gz").to_str().expect("path"),
-        "--limit",
-        "20",
-    ]);
-    let torch = std::fs::read_to_string(dir.join("t2.table.txt")).expect("table.txt");
-    // Same name column and memory cells as torch printed (torch also prints time columns).
-    for (ours, theirs) in text.lines().skip(3).zip(torch.lines().skip(3)).take(20) {
-        let name_ours = &ours[..55];
-        let name_theirs = &theirs[..55];
-        assert_eq!(name_ours, name_theirs);
-        let cells: Vec<&str> = ours
-            .split("  ")
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .collect();
-        let torch_cells: Vec<&str> = theirs
-            .split("  ")
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .collect();
-        // ours: name, CPU Mem, Self CPU Mem, calls; torch: name, 5 time columns, CPU Mem, Self CPU Mem, calls
-        assert_eq!(
-            cells[1..],
-            torch_cells[torch_cells.len() - 3..],
-            "{ours}\n{theirs}"
-        );
+    // t2 (torch's plain names) and o01 (capture_overload_names=True: names without overloads).
+    for (dir, base) in [
+        (shared_traces().join("torch-cpu"), "t2"),
+        (fixtures().join("torch-cpu"), "o01_mlp_overload"),
+    ] {
+        let trace = dir.join(format!("{base}.json.gz"));
+        let text = vramscope_ok(&["table", trace.to_str().expect("path"), "--limit", "20"]);
+        let torch =
+            std::fs::read_to_string(dir.join(format!("{base}.table.txt"))).expect("table.txt");
+        // Same name column and memory cells as torch printed (torch also prints time columns).
+        for (ours, theirs) in text.lines().skip(3).zip(torch.lines().skip(3)).take(20) {
+            let name_ours = &ours[..55];
+            let name_theirs = &theirs[..55];
+            assert_eq!(name_ours, name_theirs, "{base}");
+            let cells: Vec<&str> = ours
+                .split("  ")
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect();
+            let torch_cells: Vec<&str> = theirs
+                .split("  ")
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect();
+            // ours: name, CPU Mem, Self CPU Mem, calls; torch: name, 5 time columns, CPU Mem,
+            // Self CPU Mem, calls
+            assert_eq!(
+                cells[1..],
+                torch_cells[torch_cells.len() - 3..],
+                "{ours}\n{theirs}"
+            );
+        }
+        assert!(text.contains("Self CPU Mem") && text.contains("# of Calls"));
     }
-    assert!(text.contains("Self CPU Mem") && text.contains("# of Calls"));
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use super::TimeWindow;
 use super::rows::STEP_PREFIX;
-use crate::model::{DeviceClass, MemEventKind, OpCategory, Recording, StrId, ThreadIdx};
+use crate::model::{DeviceClass, MemEventKind, OpCategory, OpSpan, Recording, StrId, ThreadIdx};
 
 /// Ops torch leaves out of the table (`_filter_name`).
 const FILTERED_NAMES: &[&str] = &[
@@ -116,6 +116,72 @@ pub(super) fn memory_event(
     }
 }
 
+/// ATen overload names (`aten::mul.Tensor`, in traces taken with
+/// `_ExperimentalConfig(capture_overload_names=True)`): torch's `key_averages()` keys a row
+/// by the op's name without its overload and folds same-name children by it, so
+/// `aten::mul.Scalar` calling `aten::mul.Tensor` is one `aten::mul`. Every overload of an op
+/// maps to one representative name id (the first interned), shown without its overload.
+pub(super) struct OpNames {
+    /// By [`StrId`]: the id that stands for the name's op.
+    canonical: Vec<u32>,
+    /// Representative ids, and the length of their name without the overload.
+    base_len: rustc_hash::FxHashMap<u32, usize>,
+}
+
+impl OpNames {
+    pub(super) fn new(rec: &Recording) -> OpNames {
+        let mut canonical = Vec::with_capacity(rec.strings.len());
+        let mut base_len = rustc_hash::FxHashMap::default();
+        let mut by_base: rustc_hash::FxHashMap<&str, u32> = Default::default();
+        for id in 0..rec.strings.len() as u32 {
+            let name = rec.strings.get(StrId(id));
+            canonical.push(match without_overload(name) {
+                Some(base) => *by_base.entry(base).or_insert_with(|| {
+                    base_len.insert(id, base.len());
+                    id
+                }),
+                None => id,
+            });
+        }
+        OpNames {
+            canonical,
+            base_len,
+        }
+    }
+
+    /// The row name of an op: `ProfilerStep*`, or the op's name up to its overload.
+    fn row(&self, rec: &Recording, op: &OpSpan) -> RowName {
+        if rec.strings.get(op.name).starts_with(STEP_PREFIX) {
+            return RowName::STEP;
+        }
+        if op.category == OpCategory::CpuOp {
+            let id = self.canonical.get(op.name.0 as usize).copied();
+            return RowName(id.unwrap_or(op.name.0));
+        }
+        RowName::op(op.name)
+    }
+
+    /// The name a row shows for an op's representative id.
+    pub(super) fn shown<'a>(&self, rec: &'a Recording, id: u32) -> &'a str {
+        let name = rec.strings.get(StrId(id));
+        match self.base_len.get(&id) {
+            Some(&len) => name.get(..len).unwrap_or(name),
+            None => name,
+        }
+    }
+}
+
+/// `ns::op.overload` → `ns::op` for an ATen-style operator name (identifier characters
+/// around one `::` and one `.`); `None` for every other name.
+pub(super) fn without_overload(name: &str) -> Option<&str> {
+    let identifier =
+        |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let (namespace, rest) = name.split_once("::")?;
+    let (op, overload) = rest.split_once('.')?;
+    (identifier(namespace) && identifier(op) && identifier(overload))
+        .then(|| &name[..namespace.len() + 2 + op.len()])
+}
+
 /// The records the table attributes, sorted by time (stable), with their prefix sums.
 pub(super) struct Records {
     /// Indices into `rec.mem_events`, in time order.
@@ -189,6 +255,7 @@ pub(super) fn records(rec: &Recording, window: Option<TimeWindow>) -> Records {
 /// (host ops only); marks in `coverage` (a difference array) which records some op holds.
 pub(super) fn push_op_events(
     rec: &Recording,
+    names: &OpNames,
     window: Option<TimeWindow>,
     times: &[i64],
     coverage: &mut [i32],
@@ -219,11 +286,7 @@ pub(super) fn push_op_events(
                 (lo, hi) = (0, 0);
             }
         }
-        let name = if rec.strings.get(op.name).starts_with(STEP_PREFIX) {
-            RowName::STEP
-        } else {
-            RowName::op(op.name)
-        };
+        let name = names.row(rec, op);
         let mut flags = 0;
         if host {
             flags |= HOST;

@@ -81,13 +81,14 @@ pub fn key_averages(rec: &Recording, window: Option<TimeWindow>) -> Vec<OpRow> {
     let mut coverage = vec![0i32; indices.len() + 1];
     // Sized once: at most one event per op, per memory record and per OOM.
     let mut events = Vec::with_capacity(rec.ops.len() + indices.len() + ooms);
-    events::push_op_events(rec, window, &times, &mut coverage, &mut events);
+    let names = events::OpNames::new(rec);
+    events::push_op_events(rec, &names, window, &times, &mut coverage, &mut events);
     drop(times);
     events::push_memory_events(rec, window, indices, coverage, &mut prefix, &mut events);
     tree::sort_in_place(&mut events);
     let mut tree = tree::nest(&events);
     let alive = tree::fold_duplicates(&events, &mut tree);
-    rows::aggregate(rec, &events, &prefix, &alive, &tree)
+    rows::aggregate(rec, &names, &events, &prefix, &alive, &tree)
 }
 
 #[cfg(test)]

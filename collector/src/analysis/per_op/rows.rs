@@ -2,7 +2,7 @@
 //! name, host-vs-device and annotation-or-not, in order of first appearance.
 
 use super::OpRow;
-use super::events::{FunctionEvent, Prefix, RowName};
+use super::events::{FunctionEvent, OpNames, Prefix, RowName, without_overload};
 use super::tree::Tree;
 use crate::model::{Recording, StrId};
 
@@ -15,6 +15,7 @@ pub(super) const STEP_PREFIX: &str = "ProfilerStep#";
 /// The table's rows from the nested, folded events.
 pub(super) fn aggregate(
     rec: &Recording,
+    names: &OpNames,
     events: &[FunctionEvent],
     prefix: &Prefix,
     alive: &[bool],
@@ -35,7 +36,7 @@ pub(super) fn aggregate(
                         RowName::STEP => STEP_ROW.to_owned(),
                         RowName::MEMORY => MEMORY_ROW.to_owned(),
                         RowName::OUT_OF_MEMORY => OOM_ROW.to_owned(),
-                        RowName(id) => rec.strings.get(StrId(id)).to_owned(),
+                        RowName(id) => names.shown(rec, id).to_owned(),
                     },
                     calls: 0,
                     self_cpu_memory_usage: 0,
@@ -69,12 +70,18 @@ pub(super) fn aggregate(
     rows
 }
 
-/// The spans (start, end ns) of the ops the row `name` counts — the ops of that name, or
-/// every `ProfilerStep#N` for `ProfilerStep*` — sorted by start. The viewer highlights
-/// them when a row is clicked.
+/// The spans (start, end ns) of the ops the row `name` counts — the ops of that name (any
+/// overload of it, as the rows key them), or every `ProfilerStep#N` for `ProfilerStep*` —
+/// sorted by start. The viewer highlights them when a row is clicked.
 pub fn row_spans(rec: &Recording, name: &str) -> Vec<(i64, i64)> {
     let steps = name == STEP_ROW;
-    let id = rec.strings.find(name);
+    let ids: Vec<StrId> = (0..rec.strings.len() as u32)
+        .map(StrId)
+        .filter(|&id| {
+            let s = rec.strings.get(id);
+            s == name || without_overload(s) == Some(name)
+        })
+        .collect();
     let mut spans: Vec<(i64, i64)> = rec
         .ops
         .iter()
@@ -82,7 +89,7 @@ pub fn row_spans(rec: &Recording, name: &str) -> Vec<(i64, i64)> {
             if steps {
                 rec.op_name(o).starts_with(STEP_PREFIX)
             } else {
-                Some(o.name) == id
+                ids.contains(&o.name)
             }
         })
         .map(|o| (o.start_ns, o.end_ns))

@@ -262,3 +262,51 @@ fn a_rows_spans_are_its_ops_or_every_step() {
     assert_eq!(row_spans(&f.rec, "aten::add"), [(10, 20), (110, 120)]);
     assert!(row_spans(&f.rec, "aten::mul").is_empty());
 }
+
+/// ATen overload names: `ns::op.overload` loses the overload; nothing else does.
+#[test]
+fn overloads_are_cut_from_aten_names_only() {
+    use super::events::without_overload;
+    assert_eq!(without_overload("aten::mul.Tensor"), Some("aten::mul"));
+    assert_eq!(without_overload("aten::add_.out"), Some("aten::add_"));
+    for other in [
+        "aten::mul",
+        "Optimizer.step#AdamW.step",
+        "model.py(12): forward",
+        "at::native::kernel<float>.x",
+        "::mul.Tensor",
+        "aten::mul.",
+        "aten::mul.Tensor.x",
+    ] {
+        assert_eq!(without_overload(other), None, "{other}");
+    }
+}
+
+/// GIVEN `aten::mul.Scalar` calling `aten::mul.Tensor` as its only child, and a lone
+/// `aten::mul.Tensor`, THEN as in torch's key_averages() the rows are keyed by `aten::mul`
+/// and the only child folds into its parent: one row, two calls.
+#[test]
+fn overloads_share_a_row_and_fold_like_one_name() {
+    use OpCategory::*;
+    let mut f = Fixture::new();
+    f.op("aten::mul.Scalar", CpuOp, 0, 0, 50)
+        .op("aten::mul.Tensor", CpuOp, 0, 10, 40)
+        .op("aten::mul.Tensor", CpuOp, 0, 60, 70)
+        .mem(20, 100, 0, 0)
+        .mem(65, 10, 0, 0);
+    let rows = key_averages(&f.rec, None);
+    let mul: Vec<&OpRow> = rows
+        .iter()
+        .filter(|r| r.name.starts_with("aten::mul"))
+        .collect();
+    assert_eq!(mul.len(), 1, "{rows:?}");
+    assert_eq!(mul[0].name, "aten::mul");
+    assert_eq!(mul[0].calls, 2);
+    assert_eq!(mul[0].cpu_memory_usage, 110);
+    assert_eq!(mul[0].self_cpu_memory_usage, 110);
+    // The row's spans are every overload's ops.
+    assert_eq!(
+        row_spans(&f.rec, "aten::mul"),
+        [(0, 50), (10, 40), (60, 70)]
+    );
+}
