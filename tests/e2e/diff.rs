@@ -219,3 +219,40 @@ fn iec_size(n: i64) -> String {
         format!("{v:.2} {}", units[i])
     }
 }
+
+/// Runs that do not compare like for like say so first: a run without memory events, and
+/// runs with memory on no device in common (an allocator snapshot against a CPU trace).
+#[test]
+fn a_diff_says_when_the_runs_share_no_memory_to_compare() {
+    let traces = shared_traces();
+    let nomem = traces.join("real/kineto-resnet50-2021-01-nomem/worker0.pt.trace.json.gz");
+    let cpu = repo_root().join("samples/transformer-lm-train-cpu.json.gz");
+    let cuda = repo_root().join("samples/cs336-transformer-snapshot.pickle");
+    let path = |p: &std::path::Path| p.to_str().expect("utf-8").to_owned();
+    let (nomem, cpu, cuda) = (path(&nomem), path(&cpu), path(&cuda));
+
+    let json = vramscope_json(&["diff", &nomem, &cpu]);
+    assert_eq!(
+        json["notes"],
+        serde_json::json!([{"kind": "no_memory_events", "run": "a"}]),
+        "{json}"
+    );
+    let text = vramscope_ok(&["diff", &nomem, &cpu]);
+    assert!(text.contains("note: A has no memory events"), "{text}");
+
+    let json = vramscope_json(&["diff", &cuda, &cpu]);
+    assert_eq!(
+        json["notes"],
+        serde_json::json!([{"kind": "no_device_in_common", "a": ["cuda:0"], "b": ["cpu"]}]),
+        "{json}"
+    );
+    let md = vramscope_ok(&["diff", &cuda, &cpu, "--format", "markdown"]);
+    assert!(
+        md.contains("**note:** the runs share no device (A: cuda:0; B: cpu)"),
+        "{md}"
+    );
+
+    // Like for like: no notes, and the JSON has no "notes" key.
+    let json = vramscope_json(&["diff", &cpu, &cpu]);
+    assert!(json.get("notes").is_none(), "{json}");
+}

@@ -3,7 +3,8 @@
 
 use std::io::{self, Write};
 
-use collector::analysis::diff::{Align, Change, DeviceDiff, Diff, OpDiff};
+use collector::analysis::diff::{Align, Change, DeviceDiff, Diff, DiffNote, OpDiff, Side};
+use collector::model::DeviceId;
 use collector::units::{bytes_iec, duration_us, torch_memory};
 
 use super::json_docs::{DiffDoc, change_us};
@@ -117,6 +118,32 @@ fn op_headers(device: bool) -> [&'static str; 7] {
     }
 }
 
+/// A note in words (the CLI's text and markdown, the viewer's Compare panel).
+pub fn note_text(note: &DiffNote) -> String {
+    let list = |ids: &[DeviceId]| {
+        let names: Vec<String> = ids.iter().map(DeviceId::to_string).collect();
+        names.join(", ")
+    };
+    match note {
+        DiffNote::NoMemoryEvents(side) => format!(
+            "{} has no memory events (profile_memory=True?): its side of every row is empty",
+            side_name(*side)
+        ),
+        DiffNote::NoDeviceInCommon { a, b } => format!(
+            "the runs share no device (A: {}; B: {}): no device row compares the two",
+            list(a),
+            list(b)
+        ),
+    }
+}
+
+fn side_name(side: Side) -> &'static str {
+    match side {
+        Side::A => "A",
+        Side::B => "B",
+    }
+}
+
 /// Longest name shown in the text table.
 const NAME_WIDTH: usize = 55;
 
@@ -125,6 +152,9 @@ pub fn diff_text(out: &mut impl Write, files: &DiffFiles<'_>, d: &Diff) -> io::R
     writeln!(out, "A: {}", files.a)?;
     writeln!(out, "B: {}", files.b)?;
     writeln!(out, "({}; changes are B − A)", align_text(d.align))?;
+    for note in &d.notes {
+        writeln!(out, "note: {}", note_text(note))?;
+    }
     for dev in &d.devices {
         writeln!(out)?;
         writeln!(out, "{}", dev.device)?;
@@ -186,6 +216,9 @@ pub fn diff_markdown(out: &mut impl Write, files: &DiffFiles<'_>, d: &Diff) -> i
     writeln!(out, "- A: `{}`", files.a)?;
     writeln!(out, "- B: `{}`", files.b)?;
     writeln!(out, "- {}; changes are B − A", align_text(d.align))?;
+    for note in &d.notes {
+        writeln!(out, "- **note:** {}", md_cell(&note_text(note)))?;
+    }
     if !d.devices.is_empty() {
         writeln!(out)?;
         writeln!(out, "| device | what | A → B (change) |")?;

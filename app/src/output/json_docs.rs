@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use collector::analysis::diff::{Align, Change, DeviceDiff, Diff, OpDiff};
+use collector::analysis::diff::{Align, Change, DeviceDiff, Diff, DiffNote, OpDiff};
 use collector::analysis::fragmentation::{Fragmentation, PoolFragmentation};
 use collector::analysis::growth::StepGrowth;
 use collector::analysis::live::LiveGroup;
@@ -297,6 +297,10 @@ impl ProcessDoc {
 pub struct DiffDoc<'a> {
     a: &'a str,
     b: &'a str,
+    /// What the comparison lacks, when anything: `[{"kind": "no_memory_events", "run": "a"}]`,
+    /// `[{"kind": "no_device_in_common", "a": ["cuda:0"], "b": ["cpu"]}]`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<serde_json::Value>,
     align: Align,
     devices: Vec<DeviceDiffDoc>,
     sorted_by: &'static str,
@@ -309,10 +313,25 @@ impl<'a> DiffDoc<'a> {
         DiffDoc {
             a,
             b,
+            notes: d.notes.iter().map(note_json).collect(),
             align: d.align,
             devices: d.devices.iter().map(DeviceDiffDoc::new).collect(),
             sorted_by: d.sorted_by,
             ops: &d.ops,
+        }
+    }
+}
+
+fn note_json(note: &DiffNote) -> serde_json::Value {
+    let names = |ids: &[collector::model::DeviceId]| -> Vec<String> {
+        ids.iter().map(ToString::to_string).collect()
+    };
+    match note {
+        DiffNote::NoMemoryEvents(side) => {
+            serde_json::json!({"kind": "no_memory_events", "run": side})
+        }
+        DiffNote::NoDeviceInCommon { a, b } => {
+            serde_json::json!({"kind": "no_device_in_common", "a": names(a), "b": names(b)})
         }
     }
 }

@@ -106,9 +106,36 @@ pub struct RunFacts<'a> {
     pub origin_ns: i64,
 }
 
+/// Which run of a diff.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// Run A (the first input).
+    A,
+    /// Run B.
+    B,
+}
+
+/// Why a comparison compares less than it seems to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DiffNote {
+    /// A run has no memory events: its side of every row is empty.
+    NoMemoryEvents(Side),
+    /// Both runs have memory, on no device in common (a CUDA snapshot against a CPU trace):
+    /// no device row compares the two.
+    NoDeviceInCommon {
+        /// A's devices.
+        a: Vec<DeviceId>,
+        /// B's devices.
+        b: Vec<DeviceId>,
+    },
+}
+
 /// Two runs compared.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Diff {
+    /// What the reader should know first, when the runs do not compare like for like.
+    pub notes: Vec<DiffNote>,
     /// How times were aligned.
     pub align: Align,
     /// Devices of either run, in A's order, then those only in B.
@@ -165,11 +192,33 @@ pub fn diff<'a>(a: &RunFacts<'a>, b: &RunFacts<'a>, align: Align) -> Diff {
         .collect();
     let (ops, sorted_by) = op_diffs(a.rows, b.rows);
     Diff {
+        notes: notes(a.summary, b.summary),
         align,
         devices,
         sorted_by,
         ops,
     }
+}
+
+/// The notes a comparison of these two summaries needs.
+fn notes(a: &Summary, b: &Summary) -> Vec<DiffNote> {
+    let mut notes = Vec::new();
+    for (side, s) in [(Side::A, a), (Side::B, b)] {
+        if !s.has_memory_data {
+            notes.push(DiffNote::NoMemoryEvents(side));
+        }
+    }
+    let names =
+        |s: &Summary| -> Vec<String> { s.devices.iter().map(|d| d.device.to_string()).collect() };
+    let (in_a, in_b) = (names(a), names(b));
+    let shared = in_a.iter().any(|n| in_b.contains(n));
+    if notes.is_empty() && !shared && !in_a.is_empty() && !in_b.is_empty() {
+        notes.push(DiffNote::NoDeviceInCommon {
+            a: a.devices.iter().map(|d| d.device).collect(),
+            b: b.devices.iter().map(|d| d.device).collect(),
+        });
+    }
+    notes
 }
 
 /// Row totals by name. Rows that share a name (host and device work, or an annotation and

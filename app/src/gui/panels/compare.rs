@@ -16,6 +16,7 @@ use super::super::data::Loaded;
 use super::super::doc::{CompareLayout, Document};
 use super::super::theme::Palette;
 use super::{Panel, PanelContext, PanelId};
+use crate::output::diff::note_text;
 
 impl PanelId {
     /// The comparison with another open file.
@@ -104,6 +105,9 @@ fn compare_ui(
     ui.label(
         RichText::new(format!("A = {} · B = {}", doc.data.name, b_name)).color(palette.weak_text),
     );
+    for note in &d.notes {
+        ui.label(RichText::new(format!("Note: {}", note_text(note))).color(palette.alert));
+    }
     devices_ui(ui, d, palette);
     ui.separator();
     ops_ui(ui, doc.id, d, palette);
