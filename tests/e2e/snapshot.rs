@@ -345,3 +345,33 @@ fn code_running_pickles_are_refused_and_nothing_runs() {
         }
     }
 }
+
+/// A snapshot has no ops: `table` says why everything is one `[memory]` row and the report
+/// leaves the top-ops table out; reserved memory at its maximum before the history began
+/// peaks "from the start", not "at 0.000 µs".
+#[test]
+fn a_snapshot_explains_its_table_and_a_peak_from_the_start() {
+    let snapshot = shared_traces().join("real/snapshot-cs336-magma27/memory_snapshot.pickle");
+    let path = snapshot.to_str().expect("utf-8");
+    let table = vramscope_ok(&["table", path]);
+    assert!(
+        table.starts_with("note: a PyTorch allocator snapshot records allocations but no ops"),
+        "{table}"
+    );
+    let summary = vramscope_ok(&["summary", path]);
+    assert!(
+        summary.contains("peak reserved    13.21 GiB from the start"),
+        "{summary}"
+    );
+    let json = vramscope_json(&["summary", path]);
+    assert_eq!(json["devices"][0]["peak_reserved_at_us"], 0.0);
+    let dir = temp_dir("snapshot-report");
+    vramscope_ok(&["report", path, "-o", dir.to_str().expect("utf-8")]);
+    let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
+    assert!(!md.contains("Top ops"), "{md}");
+    assert!(!dir.join("top-ops.png").exists());
+    assert!(
+        md.contains("| peak reserved | 13.21 GiB (14180941824 B) from the start |"),
+        "{md}"
+    );
+}

@@ -48,6 +48,7 @@ pub fn run(
                 window,
                 start_ns: rec.meta.start_ns,
                 has_memory: !rec.mem_events.is_empty(),
+                has_ops: !rec.ops.is_empty(),
                 format: rec.meta.format,
                 longest_name,
                 device_columns,

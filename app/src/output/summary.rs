@@ -10,7 +10,7 @@ use collector::units::{bytes_iec, duration_between};
 
 use super::json_docs::SummaryDoc;
 use super::nvml;
-use super::text::{blocks_word, group};
+use super::text::{blocks_word, group, when};
 
 /// The summary as JSON ([`SummaryDoc`]: field names and units are a public contract).
 pub fn summary_json(out: &mut impl Write, path: &Path, summary: &Summary) -> io::Result<()> {
@@ -188,11 +188,7 @@ fn device_text(out: &mut impl Write, start_ns: i64, d: &DeviceSummary) -> io::Re
         .as_deref()
         .map_or(String::new(), |n| format!("  {n}"));
     writeln!(out, "{}{name}", d.device)?;
-    let at = |time_ns: Option<i64>| {
-        time_ns.map_or(String::new(), |t| {
-            format!(" at {}", duration_between(start_ns, t))
-        })
-    };
+    let at = |time_ns: Option<i64>| when(start_ns, time_ns);
     if let Some(peak) = d.peak_allocated_bytes {
         let op = d
             .peak_allocated_op

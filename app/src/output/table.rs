@@ -21,6 +21,8 @@ pub struct TableContext<'a> {
     pub start_ns: i64,
     /// Whether the trace has memory events.
     pub has_memory: bool,
+    /// Whether the source records ops at all (allocator snapshots and recordings do not).
+    pub has_ops: bool,
     /// Source format, for hints.
     pub format: SourceFormat,
     /// Longest name among *all* rows, shown or not: torch sizes the column before the limit.
@@ -43,6 +45,13 @@ pub fn table_text(out: &mut impl Write, rows: &[OpRow], ctx: &TableContext<'_>) 
             "note: {} has no memory events ({})",
             ctx.path.display(),
             ctx.format.importer().memory_hint()
+        )?;
+    }
+    if ctx.has_memory && !ctx.has_ops {
+        writeln!(
+            out,
+            "note: a {} records allocations but no ops, so all of its memory is in the \"[memory]\" row",
+            ctx.format.describe()
         )?;
     }
     if rows.is_empty() {

@@ -1,6 +1,17 @@
 //! Small pieces of wording shared by several reporters: thousands separators, "block(s)",
 //! markdown cells and names cut to a readable length.
 
+/// When a peak happened, after a size: " at 1.234 ms" (after the recording's start), or
+/// " from the start" when it is the recording's first instant — a snapshot's reserved memory
+/// is often at its maximum before its history begins; "" when unknown.
+pub fn when(start_ns: i64, at_ns: Option<i64>) -> String {
+    match at_ns {
+        Some(t) if t == start_ns => " from the start".to_owned(),
+        Some(t) => format!(" at {}", collector::units::duration_between(start_ns, t)),
+        None => String::new(),
+    }
+}
+
 /// 1234567 → "1,234,567".
 pub fn group(n: u64) -> String {
     let digits = n.to_string();

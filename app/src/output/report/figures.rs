@@ -127,6 +127,10 @@ fn self_bytes(r: &OpRow, sort: SortKey) -> i64 {
 
 /// The rows with positive self memory, largest first.
 pub fn top_ops<'a>(s: &Section<'a>) -> Vec<&'a OpRow> {
+    if s.rec.ops.is_empty() {
+        // No ops (an allocator snapshot): its one `[memory]` row is no op to chart.
+        return Vec::new();
+    }
     s.rows
         .iter()
         .filter(|r| self_bytes(r, s.sort) > 0)

@@ -12,7 +12,7 @@ use collector::units::{bytes_iec, duration_between, torch_memory};
 use super::analyses::analyses_markdown;
 use super::figures::top_ops;
 use super::{LIVE_GROUPS, Section, TOP_OPS, chart_stem};
-use crate::output::text::{md_cell, short_name};
+use crate::output::text::{md_cell, short_name, when};
 
 /// One input's section: its facts and environment, each device, the top ops, and what
 /// the analyses found.
@@ -63,11 +63,7 @@ fn device_markdown(md: &mut String, s: &Section<'_>, d: &DeviceSummary) -> std::
     writeln!(md)?;
     writeln!(md, "| | |")?;
     writeln!(md, "|---|---|")?;
-    let at = |time_ns: Option<i64>| {
-        time_ns.map_or(String::new(), |t| {
-            format!(" at {}", duration_between(s.summary.start_ns, t))
-        })
-    };
+    let at = |time_ns: Option<i64>| when(s.summary.start_ns, time_ns);
     if let Some(p) = d.peak_allocated_bytes {
         let op = d
             .peak_allocated_op
@@ -192,7 +188,8 @@ pub(super) fn site_label(g: &LiveGroup) -> String {
 }
 
 fn top_ops_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
-    if s.rows.is_empty() {
+    // A source without ops (an allocator snapshot) has one `[memory]` row: no table.
+    if s.rows.is_empty() || s.rec.ops.is_empty() {
         return Ok(());
     }
     writeln!(md)?;
