@@ -375,3 +375,54 @@ fn a_snapshot_explains_its_table_and_a_peak_from_the_start() {
         "{md}"
     );
 }
+
+/// Nothing silently wrong: a trace entry whose size is not an unsigned int is skipped and
+/// counted (replaying a guess would make every later total wrong), and a `segments` entry
+/// that is not a dict is skipped and counted instead of becoming a phantom segment.
+#[test]
+fn bad_snapshot_entries_are_skipped_and_counted() {
+    let dir = temp_dir("bad-entries");
+    let out = dir.join("bad.pickle");
+    let script = r#"
+import pickle, sys
+snap = pickle.load(open(sys.argv[1], 'rb'))
+entries = [e for trace in snap['device_traces'] for e in trace if e.get('action') == 'alloc']
+entries[0]['size'] = 'twelve'
+entries[1]['size'] = -512
+segments = len(snap['segments'])
+snap['segments'].append(42)
+pickle.dump(snap, open(sys.argv[2], 'wb'), protocol=4)
+print(segments)
+"#;
+    let made = std::process::Command::new(crate::record_support::python3())
+        .args(["-c", script])
+        .arg(fixtures().join("snapshot/basic.pickle"))
+        .arg(&out)
+        .output()
+        .expect("python3");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let segments: u64 = String::from_utf8_lossy(&made.stdout)
+        .trim()
+        .parse()
+        .expect("segment count");
+    let summary = vramscope_json(&["summary", out.to_str().expect("utf-8")]);
+    let warnings = &summary["warnings"];
+    assert_eq!(
+        warnings["trace entries whose size is not a non-negative integer skipped"], 2,
+        "{summary}"
+    );
+    assert_eq!(
+        warnings["entries of \"segments\" that are not dicts skipped"], 1,
+        "{summary}"
+    );
+    let fragmentation = summary["fragmentation"].as_array().expect("fragmentation");
+    let at_snapshot = fragmentation
+        .iter()
+        .find(|f| f["source"] == "snapshot")
+        .expect("the snapshot's own fragmentation");
+    assert_eq!(at_snapshot["segments"], segments, "no phantom segment");
+}

@@ -204,7 +204,7 @@ impl Reader<'_> {
     fn read_entry(&mut self, e: NodeId, trace: &mut Trace) {
         let p = self.p;
         let (mut action, mut addr, mut size, mut time_ns) = (Action::Unknown, None, 0, None);
-        let (mut frames, mut device_free) = (None, None);
+        let (mut frames, mut device_free, mut bad_size) = (None, None, false);
         for &(k, v) in p.entries(e) {
             match self.key(k).0 {
                 Key::Action => {
@@ -214,12 +214,23 @@ impl Reader<'_> {
                     }
                 }
                 Key::Addr => addr = p.as_u64(v),
-                Key::Size => size = p.as_u64(v).unwrap_or(0),
+                Key::Size => match p.as_u64(v) {
+                    Some(bytes) => size = bytes,
+                    None => bad_size = true,
+                },
                 Key::TimeUs => time_ns = p.as_i64(v).map(|us| us.saturating_mul(1000)),
                 Key::Frames => frames = Some(v),
                 Key::DeviceFree => device_free = p.as_u64(v),
                 Key::Other | Key::Name | Key::Filename | Key::Line => {}
             }
+        }
+        if bad_size {
+            // A size that is no unsigned int (corrupt or hand-edited): replaying the entry
+            // with a guess would make every total after it wrong.
+            self.rec
+                .diagnostics
+                .note("trace entries whose size is not a non-negative integer skipped");
+            return;
         }
         if action == Action::Oom {
             trace.device_free.push(device_free);

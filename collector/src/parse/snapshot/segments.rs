@@ -11,6 +11,12 @@ impl Reader<'_> {
     pub(super) fn read_segments(&mut self, segments: NodeId) -> Vec<Segment> {
         let mut out = Vec::new();
         for &s in self.p.items(segments) {
+            if self.p.type_name(s) != "dict" {
+                self.rec
+                    .diagnostics
+                    .note("entries of \"segments\" that are not dicts skipped");
+                continue;
+            }
             let device = self.u64_of(s, "device").unwrap_or(0) as i32;
             let device = self.rec.device_index(DeviceId::cuda(device));
             let mut blocks = Vec::new();
