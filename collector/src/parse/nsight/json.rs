@@ -50,6 +50,10 @@ struct Reader {
     thread_names: Vec<(GlobalId, u64)>,
     /// Records that are nsys records (events, strings, thread names, streams).
     recognized: u64,
+    /// Records of the kinds the SQLite reader reads rows of — NVTX events, CUDA API calls,
+    /// CUDA activity (kernels, copies, memory) — so both exports of a run count the same
+    /// `events` (a JSON export also holds OS-runtime, scheduling and process records).
+    events: u64,
     separate_strings: bool,
     first_unknown: Option<String>,
     not_read: BTreeMap<i128, u64>,
@@ -94,7 +98,7 @@ pub fn read(input: Input, options: LoadOptions) -> Result<Recording, SourceError
             Ok(true) => b.note("records with unexpected field types skipped"),
             Err(StreamError::Truncated { offset, .. }) if options.salvage_truncated => {
                 b.note("the last record was cut off; the complete records before it were read");
-                b.events_read = record.saturating_sub(1);
+                b.events_read = reader.events;
                 let mut rec = reader.finish(b, compressed, offset);
                 rec.diagnostics.truncated_at = Some(offset);
                 return Ok(rec);
@@ -102,7 +106,7 @@ pub fn read(input: Input, options: LoadOptions) -> Result<Recording, SourceError
             Err(e) => return Err(stream_error(e, record)),
         }
     }
-    b.events_read = record;
+    b.events_read = reader.events;
     if reader.recognized == 0 {
         let what = reader.first_unknown.take().unwrap_or_else(|| match record {
             0 => "the file has no records".into(),
@@ -180,15 +184,21 @@ impl Reader {
             return;
         };
         self.recognized += 1;
-        let read = if let Some(n) = r.nvtx {
-            self.nvtx(t, n, b)
+        let (read, counted) = if let Some(n) = r.nvtx {
+            (self.nvtx(t, n, b), true)
         } else if let Some(tp) = r.trace {
-            self.api_call(tp, b)
+            // Trace-process events are CUDA API calls and OS-runtime calls: only the first
+            // are rows the SQLite reader reads.
+            let read = self.api_call(tp, b);
+            (read, read)
         } else if let Some(c) = r.cuda {
-            self.cuda(&c, b)
+            (self.cuda(&c, b), true)
         } else {
-            false
+            (false, false)
         };
+        if counted {
+            self.events += 1;
+        }
         if !read {
             *self.not_read.entry(t.0).or_default() += 1;
         }
