@@ -373,6 +373,8 @@ impl Document {
     /// Whether a table or inspection is being computed.
     #[cfg(test)]
     pub fn busy(&self) -> bool {
-        self.table.pending.is_some() || self.inspect.pending.is_some()
+        // A highlighted row's spans are a job too: asked for, not yet answered.
+        let spans_pending = self.table.highlighted.is_some() && self.table.spans.is_none();
+        self.table.pending.is_some() || self.inspect.pending.is_some() || spans_pending
     }
 }

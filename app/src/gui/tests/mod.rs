@@ -322,6 +322,7 @@ fn two_files_compare_per_op() {
     h.state_mut()
         .apply(&ctx, super::Command::CompareWith(Some(b_id)));
     h.run_steps(3);
+    settle(&mut h);
     // The diff shown is `vramscope diff`'s: recompute it from the two files.
     let load = |p: &Path| {
         let rec = collector::load(p, LoadOptions::default()).expect("load");
