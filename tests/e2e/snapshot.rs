@@ -60,6 +60,8 @@ fn replay_matches_an_independent_replay() {
                 d["device"]
             );
             assert_eq!(d["final_allocated_bytes"], w["final_allocated"], "{p}");
+            assert_eq!(d["peak_requested_bytes"], w["peak_requested"], "{p}");
+            assert_eq!(d["final_requested_bytes"], w["final_requested"], "{p}");
             assert_eq!(d["peak_reserved_bytes"], w["peak_reserved"], "{p}");
             assert_eq!(d["final_reserved_bytes"], w["final_reserved"], "{p}");
             assert_eq!(d["ooms"], w["ooms"], "{p}");

@@ -104,6 +104,12 @@ struct DeviceDoc<'a> {
     cache_at_peak_bytes: Option<i64>,
     final_allocated_bytes: Option<i64>,
     final_reserved_bytes: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peak_requested_bytes: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peak_requested_at_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    final_requested_bytes: Option<i64>,
     totals: &'static str,
     frees_without_alloc: u64,
     live_at_end: u64,
@@ -129,6 +135,9 @@ impl<'a> DeviceDoc<'a> {
             cache_at_peak_bytes: d.cache_at_peak_bytes,
             final_allocated_bytes: d.final_allocated_bytes,
             final_reserved_bytes: d.final_reserved_bytes,
+            peak_requested_bytes: d.peak_requested_bytes,
+            peak_requested_at_us: d.peak_requested_at_ns.map(|t| us(t0, t)),
+            final_requested_bytes: d.final_requested_bytes,
             totals: d.totals.map_or("none", |t| t.as_str()),
             frees_without_alloc: d.frees_without_alloc,
             live_at_end: d.live_at_end,

@@ -209,6 +209,14 @@ fn device_text(out: &mut impl Write, start_ns: i64, d: &DeviceSummary) -> io::Re
             at(d.peak_reserved_at_ns)
         )?;
     }
+    if let Some(r) = d.peak_requested_bytes {
+        writeln!(
+            out,
+            "  peak requested   {}{} (the sizes asked for; allocated counts the allocator's blocks)",
+            bytes_iec(r),
+            at(d.peak_requested_at_ns)
+        )?;
+    }
     if let Some(c) = d.cache_at_peak_bytes {
         writeln!(
             out,
@@ -222,6 +230,9 @@ fn device_text(out: &mut impl Write, start_ns: i64, d: &DeviceSummary) -> io::Re
     }
     if let Some(r) = d.final_reserved_bytes {
         end.push(format!("reserved {}", bytes_iec(r)));
+    }
+    if let Some(r) = d.final_requested_bytes {
+        end.push(format!("requested {}", bytes_iec(r)));
     }
     if !end.is_empty() {
         writeln!(out, "  at the end       {}", end.join(", "))?;

@@ -91,6 +91,23 @@ pub struct AllocatorState {
     pub segments: Vec<Segment>,
     /// `allocator_settings` as the source wrote them.
     pub settings: BTreeMap<String, String>,
+    /// Per device, memory in the sizes the program asked for (the events and totals count
+    /// the allocator's blocks, as `torch.cuda.max_memory_allocated` does).
+    pub requested: Vec<RequestedTotals>,
+}
+
+/// One device's requested memory over a snapshot's history: the sizes callers asked for,
+/// as memory_viz draws them (blocks are rounded up to 512 bytes and may hold more).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RequestedTotals {
+    /// The device.
+    pub device: DeviceIdx,
+    /// The largest requested total.
+    pub peak_bytes: i64,
+    /// When, ns on the recording's clock.
+    pub peak_at_ns: i64,
+    /// The requested total at the end.
+    pub final_bytes: i64,
 }
 
 /// Facts an out-of-memory event carries beyond its size.

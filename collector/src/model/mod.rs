@@ -15,7 +15,8 @@ mod strings;
 
 pub use crate::parse::SourceFormat;
 pub use allocator::{
-    AllocatorState, Block, BlockState, Frame, OomDetail, Segment, SegmentPool, StackId,
+    AllocatorState, Block, BlockState, Frame, OomDetail, RequestedTotals, Segment, SegmentPool,
+    StackId,
 };
 pub use device::{DeviceClass, DeviceId, DeviceType};
 pub use events::{MemEvent, MemEventKind, OpCategory, OpSpan, StepMarker, ThreadInfo};
@@ -162,8 +163,13 @@ impl Recording {
             f(&mut s.start_ns);
             f(&mut s.end_ns);
         }
-        if let Some(t) = self.allocator.as_mut().and_then(|a| a.time_ns.as_mut()) {
-            f(t);
+        if let Some(a) = self.allocator.as_mut() {
+            if let Some(t) = a.time_ns.as_mut() {
+                f(t);
+            }
+            for r in &mut a.requested {
+                f(&mut r.peak_at_ns);
+            }
         }
         for s in &mut self.gpu_samples {
             f(&mut s.time_ns);

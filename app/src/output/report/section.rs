@@ -84,6 +84,14 @@ fn device_markdown(md: &mut String, s: &Section<'_>, d: &DeviceSummary) -> std::
             at(d.peak_reserved_at_ns)
         )?;
     }
+    if let Some(r) = d.peak_requested_bytes {
+        writeln!(
+            md,
+            "| peak requested | {} ({r} B){} (the sizes asked for; allocated counts blocks) |",
+            bytes_iec(r),
+            at(d.peak_requested_at_ns)
+        )?;
+    }
     if let Some(c) = d.cache_at_peak_bytes {
         writeln!(
             md,

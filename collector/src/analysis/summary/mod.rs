@@ -49,6 +49,13 @@ pub struct DeviceSummary {
     pub final_allocated_bytes: Option<i64>,
     /// Reserved bytes after the last event.
     pub final_reserved_bytes: Option<i64>,
+    /// Allocator snapshots: the peak of the sizes the program asked for (allocated counts
+    /// the allocator's blocks: rounded to 512 bytes, or larger where not split).
+    pub peak_requested_bytes: Option<i64>,
+    /// When the requested total peaked, ns on the recording's clock.
+    pub peak_requested_at_ns: Option<i64>,
+    /// Allocator snapshots: the requested total at the end.
+    pub final_requested_bytes: Option<i64>,
     /// Where allocated totals come from; `None` when the source sees no allocations.
     pub totals: Option<TotalsSource>,
     /// Frees of blocks allocated before the trace started.
@@ -286,6 +293,10 @@ fn device_summary(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline) -> D
             _ => {}
         }
     }
+    let requested = rec
+        .allocator
+        .as_ref()
+        .and_then(|a| a.requested.iter().find(|r| r.device == d.device));
     let peak = d.peak_allocated.and_then(|i| d.points.get(i));
     let peak_reserved = d.peak_reserved.and_then(|i| d.points.get(i));
     let last = d.points.last();
@@ -313,6 +324,9 @@ fn device_summary(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline) -> D
             .filter(|_| d.allocated_known)
             .map(|p| p.allocated_bytes),
         final_reserved_bytes: last.and_then(|p| p.reserved_bytes),
+        peak_requested_bytes: requested.map(|r| r.peak_bytes),
+        peak_requested_at_ns: requested.map(|r| r.peak_at_ns),
+        final_requested_bytes: requested.map(|r| r.final_bytes),
         totals: d.allocated_known.then_some(d.totals),
         frees_without_alloc: d.unmatched_frees,
         live_at_end: d.allocations.iter().filter(|a| a.free_ns.is_none()).count() as u64,

@@ -135,10 +135,14 @@ fn absorb_allocator(
             b.stack = stack(b.stack);
         }
     }
+    for r in &mut state.requested {
+        r.device = device(r.device);
+    }
     match dst.allocator.as_mut() {
         None => dst.allocator = Some(state),
         Some(have) => {
             have.segments.extend(state.segments);
+            have.requested.extend(state.requested);
             for (k, v) in state.settings {
                 have.settings.entry(k).or_insert(v);
             }

@@ -16,6 +16,7 @@ mod entry;
 mod parse;
 mod replay;
 mod segments;
+mod state;
 
 use std::io::{self, Read};
 

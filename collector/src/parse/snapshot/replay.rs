@@ -2,22 +2,16 @@
 //! snapshot time to what was live when it begins, then replayed forwards with allocator
 //! totals.
 
-use std::collections::BTreeMap;
-
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use super::PRE_EXISTING_BLOCKS;
 use super::entry::{Action, Entry, Trace};
 use super::parse::Gathered;
+use super::state::{Live, Pieces, Sizes, state_at_snapshot, survivor_sizes, unreserve};
 use crate::model::{
-    AllocatorState, BlockState, DeviceId, DeviceIdx, MemEvent, MemEventKind, OomDetail, Recording,
-    Segment, StackId, StepMarker, ThreadIdx,
+    AllocatorState, DeviceId, DeviceIdx, MemEvent, MemEventKind, OomDetail, Recording,
+    RequestedTotals, Segment, StackId, StepMarker, ThreadIdx,
 };
-
-/// Blocks live on a device, by address: their size and stack.
-type Live = BTreeMap<u64, (u64, Option<StackId>)>;
-/// Reserved address ranges on a device: base address to length in bytes.
-type Pieces = BTreeMap<u64, u64>;
 
 impl Gathered {
     /// Replay every device's history into the recording.
@@ -31,7 +25,10 @@ impl Gathered {
             has_time,
             any_entry,
         } = self;
-        let mut r = Replayer { rec };
+        let mut r = Replayer {
+            rec,
+            requested: Vec::new(),
+        };
         for (index, trace) in per_device {
             r.replay_device(index, &trace, &state, has_time);
         }
@@ -41,6 +38,7 @@ impl Gathered {
             time_ns: None,
             segments: state,
             settings,
+            requested: std::mem::take(&mut r.requested),
         });
         r.finish_meta(has_time, any_entry);
         r.rec
@@ -50,6 +48,8 @@ impl Gathered {
 /// Replays the entries into the recording's events.
 struct Replayer {
     rec: Recording,
+    /// Per device replayed, the requested totals.
+    requested: Vec<RequestedTotals>,
 }
 
 impl Replayer {
@@ -59,7 +59,7 @@ impl Replayer {
         let device = self.rec.device_index(DeviceId::cuda(index));
         let thread = self.rec.thread_index("allocator", &format!("cuda:{index}"));
         let (mut live, mut pieces) = state_at_snapshot(state, device);
-        let final_allocated: i64 = live.values().map(|&(size, _)| size as i64).sum();
+        let final_allocated: i64 = live.values().map(|&(size, _)| size.block as i64).sum();
         let survivor_size = survivor_sizes(entries, &live);
         let final_reserved: i64 = pieces.values().map(|&s| s as i64).sum();
         self.walk_back(entries, &mut live, &mut pieces);
@@ -73,9 +73,17 @@ impl Replayer {
             thread,
             allocated: 0,
             reserved: 0,
+            requested: 0,
+            requested_peak: (0, start),
         };
         let current = self.push_start_state(&mut lane, &pieces, &live, start, entries.len());
         self.replay_forward(&mut lane, trace, &survivor_size, current, has_time, start);
+        self.requested.push(RequestedTotals {
+            device,
+            peak_bytes: lane.requested_peak.0,
+            peak_at_ns: lane.requested_peak.1,
+            final_bytes: lane.requested,
+        });
         let (allocated, reserved_now) = (lane.allocated, lane.reserved);
         if (allocated, reserved_now) != (final_allocated, final_reserved) {
             self.rec.diagnostics.note(&format!(
@@ -95,7 +103,7 @@ impl Replayer {
                         .note("alloc entries whose block is not in the later state");
                 }
                 (Action::FreeCompleted, Some(addr)) => {
-                    live.insert(addr, (e.size, e.stack()));
+                    live.insert(addr, (Sizes::from_request(e.size), e.stack()));
                 }
                 (Action::SegmentAlloc | Action::SegmentMap, Some(addr))
                     if !unreserve(pieces, addr, e.size) =>
@@ -121,7 +129,7 @@ impl Replayer {
         live: &Live,
         start: i64,
         entries: usize,
-    ) -> FxHashMap<u64, u64> {
+    ) -> FxHashMap<u64, Sizes> {
         for (&addr, &size) in pieces {
             lane.reserved += size as i64;
             lane.push(
@@ -137,19 +145,20 @@ impl Replayer {
             .mem_events
             .reserve(pieces.len() + live.len() + entries);
         let pre_existing = live.len() as u64;
-        let mut current: FxHashMap<u64, u64> = FxHashMap::default();
+        let mut current: FxHashMap<u64, Sizes> = FxHashMap::default();
         for (&addr, &(size, stack)) in live {
             current.insert(addr, size);
-            lane.allocated += size as i64;
+            lane.take(size, 1);
             lane.push(
                 &mut self.rec,
                 MemEventKind::Alloc,
-                size as i64,
+                size.block as i64,
                 Some(addr),
                 start,
                 stack,
             );
         }
+        lane.note_requested_peak(start);
         self.rec
             .diagnostics
             .note_n(PRE_EXISTING_BLOCKS, pre_existing);
@@ -162,8 +171,8 @@ impl Replayer {
         &mut self,
         lane: &mut Lane,
         trace: &Trace,
-        survivor_size: &[Option<u64>],
-        mut current: FxHashMap<u64, u64>,
+        survivor_size: &[Option<Sizes>],
+        mut current: FxHashMap<u64, Sizes>,
         has_time: bool,
         start: i64,
     ) {
@@ -180,21 +189,22 @@ impl Replayer {
             let mut size = e.size.min(i64::MAX as u64) as i64;
             let kind = match e.action {
                 Action::Alloc => {
-                    if let Some(true_size) = survivor_size[i] {
-                        size = true_size.min(i64::MAX as u64) as i64;
-                    }
+                    let sizes = survivor_size[i].unwrap_or(Sizes::from_request(e.size));
                     if let Some(addr) = e.addr() {
-                        current.insert(addr, size as u64);
+                        current.insert(addr, sizes);
                     }
-                    lane.allocated += size;
+                    lane.take(sizes, 1);
+                    size = sizes.block.min(i64::MAX as u64) as i64;
                     MemEventKind::Alloc
                 }
                 Action::FreeCompleted => {
                     // A free gives back what its allocation took.
-                    if let Some(taken) = e.addr().and_then(|a| current.remove(&a)) {
-                        size = taken.min(i64::MAX as u64) as i64;
-                    }
-                    lane.allocated -= size;
+                    let sizes = e
+                        .addr()
+                        .and_then(|a| current.remove(&a))
+                        .unwrap_or(Sizes::from_request(e.size));
+                    lane.take(sizes, -1);
+                    size = sizes.block.min(i64::MAX as u64) as i64;
                     MemEventKind::Free
                 }
                 Action::SegmentAlloc | Action::SegmentMap => {
@@ -225,6 +235,7 @@ impl Replayer {
                 _ => size,
             };
             lane.push(&mut self.rec, kind, bytes, e.addr(), time_ns, e.stack());
+            lane.note_requested_peak(time_ns);
         }
     }
 
@@ -267,9 +278,25 @@ struct Lane {
     thread: ThreadIdx,
     allocated: i64,
     reserved: i64,
+    /// The requested total, and its peak (bytes, when).
+    requested: i64,
+    requested_peak: (i64, i64),
 }
 
 impl Lane {
+    /// A block taken (`sign` 1) or given back (−1): both totals move.
+    fn take(&mut self, sizes: Sizes, sign: i64) {
+        self.allocated += sign * sizes.block.min(i64::MAX as u64) as i64;
+        self.requested += sign * sizes.requested.min(i64::MAX as u64) as i64;
+    }
+
+    /// Keep the requested total's peak (the first time it is reached).
+    fn note_requested_peak(&mut self, time_ns: i64) {
+        if self.requested > self.requested_peak.0 {
+            self.requested_peak = (self.requested, time_ns);
+        }
+    }
+
     /// Push an event carrying the current totals.
     fn push(
         &self,
@@ -292,63 +319,6 @@ impl Lane {
             stack,
         });
     }
-}
-
-/// The device's state at snapshot time: its live blocks and its reserved ranges.
-fn state_at_snapshot(state: &[Segment], device: DeviceIdx) -> (Live, Pieces) {
-    let mut live: Live = BTreeMap::new();
-    let mut pieces: Pieces = BTreeMap::new();
-    for s in state.iter().filter(|s| s.device == device) {
-        pieces.insert(s.address, s.total_size_bytes);
-        for b in s.blocks.iter().filter(|b| b.state != BlockState::Inactive) {
-            live.insert(b.address, (b.size_bytes, b.stack));
-        }
-    }
-    (live, pieces)
-}
-
-/// Trace entries carry the size the caller asked for; the allocator's block may be
-/// larger (rounding, unsplit remainders). A block still live at the snapshot takes its
-/// true size from the snapshot, so the replay ends exactly in the snapshot's state: per
-/// entry, the true size of the last allocation at each address still live.
-fn survivor_sizes(entries: &[Entry], live: &Live) -> Vec<Option<u64>> {
-    let mut survivor_size: Vec<Option<u64>> = vec![None; entries.len()];
-    let mut touched_later: FxHashSet<u64> = Default::default();
-    for (i, e) in entries.iter().enumerate().rev() {
-        let Some(addr) = e.addr() else { continue };
-        match e.action {
-            Action::Alloc if touched_later.insert(addr) => {
-                survivor_size[i] = live.get(&addr).map(|&(size, _)| size);
-            }
-            Action::FreeCompleted => {
-                touched_later.insert(addr);
-            }
-            _ => {}
-        }
-    }
-    survivor_size
-}
-
-/// Walking back over a reservation of `size` bytes at `addr`: the range did not exist before.
-/// Expandable segments map pages inside a larger range, so a partial range shrinks the
-/// range that contains it. Returns false when no range holds `addr`.
-fn unreserve(pieces: &mut Pieces, addr: u64, size: u64) -> bool {
-    let Some((&base, &len)) = pieces.range(..=addr).next_back() else {
-        return false;
-    };
-    if addr >= base.saturating_add(len) {
-        return false;
-    }
-    pieces.remove(&base);
-    let end = base.saturating_add(len);
-    if addr > base {
-        pieces.insert(base, addr - base);
-    }
-    let tail = addr.saturating_add(size);
-    if tail < end {
-        pieces.insert(tail, end - tail);
-    }
-    true
 }
 
 /// Steps from annotations: repeated names (`ProfilerStep#N`, `step`, …).

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{
     AllocatorState, Block, BlockState, DeviceId, DeviceIdx, DeviceInfo, DeviceType,
-    DistributedInfo, Frame, Recording, Segment, SegmentPool, SourceFormat, StackId, StrId,
-    ThreadInfo,
+    DistributedInfo, Frame, Recording, RequestedTotals, Segment, SegmentPool, SourceFormat,
+    StackId, StrId, ThreadInfo,
 };
 
 /// The source's facts ([`crate::model::Meta`]) and diagnostics.
@@ -160,6 +160,9 @@ impl StackLine {
 pub struct AllocatorLine {
     time_ns: Option<i64>,
     settings: BTreeMap<String, String>,
+    /// Requested totals per device (packs before them lack the key).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    requested: Vec<RequestedTotals>,
 }
 
 impl AllocatorLine {
@@ -168,6 +171,7 @@ impl AllocatorLine {
         AllocatorLine {
             time_ns: s.time_ns,
             settings: s.settings.clone(),
+            requested: s.requested.clone(),
         }
     }
 
@@ -177,6 +181,7 @@ impl AllocatorLine {
             time_ns: self.time_ns,
             segments: Vec::new(),
             settings: self.settings,
+            requested: self.requested,
         }
     }
 }
