@@ -50,6 +50,9 @@ pub struct ViewerApp {
     title: String,
 }
 
+#[cfg(test)]
+mod testing;
+
 impl ViewerApp {
     /// A viewer opening `paths`, with preferences from `storage` when there is one.
     pub fn new(
@@ -98,53 +101,9 @@ impl ViewerApp {
         app
     }
 
-    /// The open documents.
-    #[cfg(test)]
-    pub fn docs(&self) -> &[Document] {
-        &self.docs
-    }
-
-    /// The open documents, to change their view state.
-    #[cfg(test)]
-    pub fn docs_mut(&mut self) -> &mut [Document] {
-        &mut self.docs
-    }
-
-    /// The built-in file browser.
-    #[cfg(test)]
-    pub fn browser_mut(&mut self) -> &mut FileBrowser {
-        &mut self.browser
-    }
-
-    /// The export window, when open.
-    #[cfg(test)]
-    pub fn export_mut(&mut self) -> Option<&mut ExportWindow> {
-        self.export.as_mut()
-    }
-
-    /// The built-in file browser.
-    #[cfg(test)]
-    pub fn browser(&self) -> &FileBrowser {
-        &self.browser
-    }
-
     /// The shown document.
     pub fn active_doc(&self) -> Option<&Document> {
         self.docs.iter().find(|d| Some(d.id) == self.active)
-    }
-
-    /// The errors shown.
-    #[cfg(test)]
-    pub fn errors(&self) -> &[String] {
-        &self.errors
-    }
-
-    /// Whether anything is loading or being computed.
-    #[cfg(test)]
-    pub fn busy(&self) -> bool {
-        !self.loads.is_empty()
-            || self.docs.iter().any(Document::busy)
-            || self.export.as_ref().is_some_and(ExportWindow::busy)
     }
 
     fn open(&mut self, ctx: &egui::Context, paths: Vec<PathBuf>) {
