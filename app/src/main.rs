@@ -22,7 +22,8 @@ fn main() -> ExitCode {
         }
     };
     let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
+    // Input data reaches the terminal: control characters in it are shown, not obeyed.
+    let mut out = output::terminal::ControlEscaper::new(io::BufWriter::new(stdout.lock()));
     let result = cli::run(args, &mut out).and_then(|code| {
         out.flush()?;
         Ok(code)
@@ -31,7 +32,8 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("vramscope: {e:#}");
+            let message = format!("{e:#}");
+            eprintln!("vramscope: {}", output::terminal::escape_controls(&message));
             let usage = e.downcast_ref::<cli::UsageError>().is_some();
             ExitCode::from(if usage { 2 } else { 1 })
         }

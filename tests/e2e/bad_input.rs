@@ -354,3 +354,54 @@ fn totals_below_zero_are_kept_and_named() {
     assert!(text.contains("inconsistent"), "{text}");
     assert_eq!(count.as_u64(), Some(4), "{summary}");
 }
+
+/// A crafted trace cannot drive the terminal: escape sequences, `\r` and C1 controls in op
+/// names reach stdout and error lines as visible `\u001b` text, so no line can be faked or
+/// rewritten; JSON stays valid and reads back the name whole.
+#[test]
+fn control_characters_from_input_are_shown_not_obeyed() {
+    let dir = temp_dir("escapes");
+    let name = "aten::mm\u{1b}[2J\rok: cuda:0 within the limit\u{9b}31m";
+    let trace = serde_json::json!({"traceEvents": [
+        {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+        {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1,
+         "ts": 5, "args": {"Bytes": 1_048_576, "Total Allocated": 1_048_576, "Addr": 4096,
+                           "Device Type": 0, "Device Id": -1}}
+    ]});
+    let path = dir.join("crafted.json");
+    std::fs::write(&path, trace.to_string()).expect("write");
+    let p = path.to_str().expect("utf-8");
+    let raw = |out: &[u8]| {
+        out.contains(&0x1b) || out.contains(&b'\r') || out.windows(2).any(|w| w == [0xC2, 0x9B])
+    };
+    for args in [
+        vec!["summary", p],
+        vec!["table", p],
+        vec!["live", p],
+        vec!["check", p, "--max-peak", "1KiB"],
+        vec!["diff", p, p, "--format", "markdown"],
+    ] {
+        let out = vramscope(&args);
+        assert!(
+            !raw(&out.stdout),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(!raw(&out.stderr), "{args:?}");
+    }
+    let table = vramscope_ok(&["table", p]);
+    assert!(table.contains("aten::mm\\u001b[2J\\u000dok"), "{table}");
+    let check = vramscope(&["check", p, "--max-peak", "1KiB"]);
+    let line = String::from_utf8_lossy(&check.stdout);
+    assert!(line.starts_with("over the limit"), "{line}");
+    assert!(line.contains("\\u009b31m"), "{line}");
+    // JSON is untouched: serde escapes the controls itself, and the name reads back whole.
+    let rows = vramscope_json(&["table", p]);
+    assert!(
+        rows.as_array()
+            .expect("rows")
+            .iter()
+            .any(|r| r["name"] == name),
+        "{rows}"
+    );
+}

@@ -14,4 +14,5 @@ pub mod perfetto;
 pub mod report;
 pub mod summary;
 pub mod table;
+pub mod terminal;
 pub mod text;
