@@ -361,7 +361,7 @@ fn totals_below_zero_are_kept_and_named() {
 #[test]
 fn control_characters_from_input_are_shown_not_obeyed() {
     let dir = temp_dir("escapes");
-    let name = "aten::mm\u{1b}[2J\rok: cuda:0 within the limit\u{9b}31m";
+    let name = "aten::mm\u{1b}[2J\rok: cuda:0 within the limit\u{9b}31m\nok: a line of its own";
     let trace = serde_json::json!({"traceEvents": [
         {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": 0, "dur": 10},
         {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1,
@@ -391,8 +391,17 @@ fn control_characters_from_input_are_shown_not_obeyed() {
     }
     let table = vramscope_ok(&["table", p]);
     assert!(table.contains("aten::mm\\u001b[2J\\u000dok"), "{table}");
+    assert!(table.contains("\\nok: a ..."), "{table}");
+    for args in [vec!["table", p], vec!["summary", p], vec!["live", p]] {
+        let text = vramscope_ok(&args);
+        assert!(
+            !text.lines().any(|l| l.starts_with("ok:")),
+            "{args:?}: {text}"
+        );
+    }
     let check = vramscope(&["check", p, "--max-peak", "1KiB"]);
     let line = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(line.lines().count(), 1, "{line}");
     assert!(line.starts_with("over the limit"), "{line}");
     assert!(line.contains("\\u009b31m"), "{line}");
     // JSON is untouched: serde escapes the controls itself, and the name reads back whole.

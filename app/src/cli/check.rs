@@ -13,6 +13,7 @@ use collector::units::{bytes_iec, duration_between};
 
 use super::LoadArgs;
 use super::input::{device_keys, open};
+use crate::output::terminal::one_line;
 
 /// Check `path`'s peaks (of device ordinal `device` only, when given) against
 /// `max_peak_bytes`.
@@ -72,7 +73,7 @@ pub fn check(
         .peak_allocated_op
         .as_deref()
         .filter(|_| peak.kind == PeakKind::Allocated)
-        .map_or(String::new(), |o| format!(" in {o}"));
+        .map_or(String::new(), |o| format!(" in {}", one_line(o)));
     let limit_text = format!("{} ({max_peak_bytes} B)", bytes_iec(limit));
     if over == 0 {
         writeln!(

@@ -8,6 +8,7 @@ use collector::model::DeviceId;
 use collector::units::{bytes_iec, duration_us, torch_memory};
 
 use super::json_docs::{DiffDoc, change_us};
+use super::terminal::one_line;
 use super::text::{md_cell, short_name};
 
 /// The two inputs, as the user named them.
@@ -182,10 +183,11 @@ pub fn diff_text(out: &mut impl Write, files: &DiffFiles<'_>, d: &Diff) -> io::R
     }
     writeln!(out)?;
     for o in &d.ops {
-        let name: String = if o.name.chars().count() > NAME_WIDTH {
-            o.name.chars().take(NAME_WIDTH - 3).collect::<String>() + "..."
+        let shown = one_line(&o.name);
+        let name: String = if shown.chars().count() > NAME_WIDTH {
+            shown.chars().take(NAME_WIDTH - 3).collect::<String>() + "..."
         } else {
-            o.name.clone()
+            shown.into_owned()
         };
         write!(out, "{name:<name_width$}")?;
         for c in op_cells(o, device) {

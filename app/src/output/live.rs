@@ -8,6 +8,7 @@ use collector::analysis::live::LiveGroup;
 use collector::units::{bytes_iec, duration_us};
 use serde::Serialize;
 
+use super::terminal::one_line;
 use super::text::{blocks_word, group};
 
 /// What `vramscope live` shows.
@@ -67,7 +68,7 @@ pub fn live_text(out: &mut impl Write, path: &Path, r: &LiveReport) -> io::Resul
             bytes_iec(g.bytes),
             group(g.blocks),
             blocks_word(g.blocks),
-            g.site
+            one_line(&g.site)
         )?;
     }
     Ok(())

@@ -10,6 +10,7 @@ use collector::units::{bytes_iec, duration_between};
 
 use super::json_docs::SummaryDoc;
 use super::nvml;
+use super::terminal::one_line;
 use super::text::{blocks_word, group, when};
 
 /// The summary as JSON ([`SummaryDoc`]: field names and units are a public contract).
@@ -154,7 +155,7 @@ fn ooms_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
                 bytes_iec(g.bytes),
                 group(g.blocks),
                 blocks_word(g.blocks),
-                g.site
+                one_line(&g.site)
             )?;
         }
     }
@@ -193,7 +194,7 @@ fn device_text(out: &mut impl Write, start_ns: i64, d: &DeviceSummary) -> io::Re
         let op = d
             .peak_allocated_op
             .as_deref()
-            .map_or(String::new(), |o| format!(" in {o}"));
+            .map_or(String::new(), |o| format!(" in {}", one_line(o)));
         writeln!(
             out,
             "  peak allocated   {}{}{op}",

@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
+use super::terminal::one_line;
 use collector::analysis::{OpRow, TimeWindow};
 use collector::model::SourceFormat;
 use collector::units::{duration_between, torch_memory};
@@ -103,7 +104,7 @@ pub fn table_text(out: &mut impl Write, rows: &[OpRow], ctx: &TableContext<'_>) 
 
 /// One row's cells: the name cut as torch cuts it, then the memory columns and the calls.
 fn row_cells(r: &OpRow, device: bool) -> Vec<String> {
-    let mut name = r.name.clone();
+    let mut name = one_line(&r.name).into_owned();
     if name.chars().count() >= NAME_COLUMN_MAX - 3 {
         name = name.chars().take(NAME_COLUMN_MAX - 3).collect::<String>() + "...";
     }

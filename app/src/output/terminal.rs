@@ -30,6 +30,17 @@ pub fn escape_controls(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// An input name on one line of text output: a newline in it (which the writer lets
+/// through, since vramscope's own lines need it) is shown as `\n`, so a name cannot start a
+/// line of its own.
+pub fn one_line(s: &str) -> Cow<'_, str> {
+    if s.contains('\n') {
+        Cow::Owned(s.replace('\n', "\\n"))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
 /// A writer that escapes control bytes on their way through: C0 but `\n` and `\t`, DEL,
 /// and the two-byte UTF-8 forms of the C1 controls (U+0080–U+009F), even when a write
 /// splits one.
@@ -140,5 +151,6 @@ mod tests {
         assert_eq!(through(&["\u{a9}".as_bytes()]), "©");
         assert_eq!(escape_controls("a\x1bb\nc"), "a\\u001bb\nc");
         assert!(matches!(escape_controls("plain"), Cow::Borrowed(_)));
+        assert_eq!(one_line("op\nok: fake"), "op\\nok: fake");
     }
 }
