@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::input::Input;
+use super::input::{Input, without_bom};
 use super::{LoadOptions, LoadProgress, SourceError, SourceFormat};
 use crate::model::Recording;
 
@@ -79,11 +79,6 @@ pub fn detect(head: &[u8]) -> Result<SourceFormat, String> {
             head.len()
         )),
     }
-}
-
-/// A text's content after a UTF-8 byte-order mark.
-pub fn without_bom(head: &[u8]) -> &[u8] {
-    head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head)
 }
 
 /// The first non-whitespace byte of a text and what follows it.

@@ -74,6 +74,14 @@ impl<R: Read> Read for Replay<R> {
     }
 }
 
+/// The UTF-8 byte-order mark some editors put before a text's first byte.
+pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// A text's content after its UTF-8 byte-order mark, if it has one.
+pub fn without_bom(text: &[u8]) -> &[u8] {
+    text.strip_prefix(UTF8_BOM).unwrap_or(text)
+}
+
 /// How many content bytes are kept for sniffing the format.
 pub const SNIFF_BYTES: usize = 4096;
 /// Bytes past a text's first token the sniffer wants to see (Nsight's JSON is told from a
@@ -90,7 +98,7 @@ fn read_head(reader: &mut impl Read) -> io::Result<Vec<u8>> {
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     read_up_to(reader, &mut head, SNIFF_BYTES)?;
     loop {
-        let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head);
+        let text = without_bom(&head);
         let token = text.iter().position(|b| !b.is_ascii_whitespace());
         let enough = token.is_some_and(|i| text.len() >= i + TOKEN_LOOKAHEAD_BYTES);
         if enough || head.len() >= MAX_LEADING_WHITESPACE_BYTES {

@@ -8,7 +8,7 @@
 
 use std::io::{self, Read};
 
-use super::input::READ_CHUNK_BYTES;
+use super::input::{READ_CHUNK_BYTES, UTF8_BOM};
 
 /// Largest single JSON value (one event, or one top-level field) accepted. Real events are
 /// a few KiB; this cap only stops a hostile file from making us buffer gigabytes.
@@ -202,10 +202,9 @@ impl<R: Read> JsonStream<R> {
     /// Skip a UTF-8 byte-order mark at the start of the document (editors on Windows
     /// write one); offsets still count it.
     pub fn skip_byte_order_mark(&mut self) -> Result<(), StreamError> {
-        const BOM: &[u8] = b"\xEF\xBB\xBF";
-        self.read_ahead(BOM.len())?;
-        if self.window().starts_with(BOM) {
-            self.consume(BOM.len());
+        self.read_ahead(UTF8_BOM.len())?;
+        if self.window().starts_with(UTF8_BOM) {
+            self.consume(UTF8_BOM.len());
         }
         Ok(())
     }
