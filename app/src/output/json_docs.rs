@@ -138,7 +138,7 @@ impl<'a> DeviceDoc<'a> {
             peak_requested_bytes: d.peak_requested_bytes,
             peak_requested_at_us: d.peak_requested_at_ns.map(|t| us(t0, t)),
             final_requested_bytes: d.final_requested_bytes,
-            totals: d.totals.map_or("none", |t| t.as_str()),
+            totals: super::text::totals_name(d.totals),
             frees_without_alloc: d.frees_without_alloc,
             live_at_end: d.live_at_end,
         }

@@ -12,6 +12,12 @@ pub fn when(start_ns: i64, at_ns: Option<i64>) -> String {
     }
 }
 
+/// Where a device's allocated totals came from, as summary JSON and the report name it:
+/// `trace`, `reconstructed`, or `none` when the source sees no allocations.
+pub fn totals_name(totals: Option<collector::timeline::TotalsSource>) -> &'static str {
+    totals.map_or("none", |t| t.as_str())
+}
+
 /// 1234567 → "1,234,567".
 pub fn group(n: u64) -> String {
     let digits = n.to_string();

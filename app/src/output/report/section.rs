@@ -6,13 +6,12 @@ use std::fmt::Write as _;
 use collector::analysis::DeviceSummary;
 use collector::analysis::live::{Instant, LiveGroup, live_at, resolve_instant};
 use collector::model::DeviceId;
-use collector::timeline::TotalsSource;
 use collector::units::{bytes_iec, duration_between, torch_memory};
 
 use super::analyses::analyses_markdown;
 use super::figures::top_ops;
 use super::{LIVE_GROUPS, Section, TOP_OPS, chart_stem};
-use crate::output::text::{md_cell, short_name, when};
+use crate::output::text::{md_cell, short_name, totals_name, when};
 
 /// One input's section: its facts and environment, each device, the top ops, and what
 /// the analyses found.
@@ -112,7 +111,7 @@ fn device_markdown(md: &mut String, s: &Section<'_>, d: &DeviceSummary) -> std::
         d.allocs,
         d.frees,
         d.ooms,
-        d.totals.map_or("none", TotalsSource::as_str)
+        totals_name(d.totals)
     )?;
     let stem = chart_stem(s.prefix, d.device);
     writeln!(md)?;
