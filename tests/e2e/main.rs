@@ -13,6 +13,7 @@ mod odd_input;
 mod pack;
 mod real_traces;
 mod record;
+mod record_host;
 mod record_signals;
 mod record_support;
 mod record_torch;

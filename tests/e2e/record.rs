@@ -1,6 +1,7 @@
 //! `vramscope record`: samples through the fake libnvidia-ml (loaded by nvml-wrapper's real
 //! path), per-process attribution to the recorded tree only, MIG, exit codes, kills of the
-//! program and of vramscope, a missing NVML, bad output paths, `--force`, a full disk.
+//! program and of vramscope, bad output paths, `--force`, a full disk (host memory and a
+//! missing NVML: record_host.rs).
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -9,7 +10,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 
 use crate::record_support::*;
-use crate::support::*;
 
 #[test]
 fn samples_are_attributed_to_the_recorded_tree_only() {
@@ -253,62 +253,6 @@ fn vramscope_killed_mid_run_loses_at_most_the_last_flush() {
         "{warnings:?}"
     );
     assert!(s["nvml"][0]["samples"].as_u64().is_some_and(|n| n >= 10));
-}
-
-#[test]
-fn without_nvml_the_program_runs_and_host_memory_is_recorded() {
-    let dir = record_dir("no-nvml");
-    let out = Command::new(env!("CARGO_BIN_EXE_vramscope"))
-        .args([
-            "record",
-            "--nvml-lib",
-            "/nonexistent/libnvidia-ml.so.1",
-            "-o",
-            "run.vsr",
-        ])
-        .args(["--interval-ms", "20", "--"])
-        .arg(python3())
-        .arg("-c")
-        .arg("import time; x = bytearray(64 << 20); time.sleep(0.5)")
-        .current_dir(&dir)
-        .output()
-        .expect("run");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
-    assert_eq!(warnings.len(), 1, "{stderr}");
-    assert!(warnings[0].contains("libnvidia-ml"), "{stderr}");
-    let s = summary_json(&dir.join("run.vsr"));
-    assert!(s["nvml"].as_array().is_some_and(Vec::is_empty));
-    // The child touched 64 MiB: the tree's RSS shows it.
-    assert!(
-        s["host_rss_peak_bytes"]
-            .as_u64()
-            .is_some_and(|r| r > 64 * MIB),
-        "{s}"
-    );
-    let header = &lines(&dir.join("run.vsr"))[0];
-    assert!(
-        header["nvml_unavailable"]
-            .as_str()
-            .is_some_and(|w| w.contains("libnvidia-ml"))
-    );
-
-    // VRAMSCOPE_NVML_LIB names the library when --nvml-lib is not given.
-    let script = dir.join("script.json");
-    std::fs::write(&script, plain_gpu_script().to_string()).expect("script");
-    let out = Command::new(env!("CARGO_BIN_EXE_vramscope"))
-        .args(["record", "-o", "env.vsr", "--", "true"])
-        .env("VRAMSCOPE_NVML_LIB", fake_nvml())
-        .env("VRAMSCOPE_FAKE_NVML_SCRIPT", &script)
-        .current_dir(&dir)
-        .output()
-        .expect("run");
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(
-        summary_json(&dir.join("env.vsr"))["nvml"][0]["peak_used_bytes"],
-        GIB
-    );
 }
 
 #[test]

@@ -44,6 +44,8 @@ pub struct SummaryDoc<'a> {
     allocator_settings: &'a BTreeMap<String, String>,
     nvml: Vec<NvmlDoc>,
     host_rss_peak_bytes: Option<u64>,
+    host_pss_peak_bytes: Option<u64>,
+    host_processes_max: Option<u32>,
 }
 
 impl<'a> SummaryDoc<'a> {
@@ -81,6 +83,8 @@ impl<'a> SummaryDoc<'a> {
             allocator_settings: &s.allocator_settings,
             nvml: s.nvml.iter().map(|n| NvmlDoc::new(t0, n)).collect(),
             host_rss_peak_bytes: s.host_rss_peak_bytes,
+            host_pss_peak_bytes: s.host_pss_peak_bytes,
+            host_processes_max: s.host_processes_max,
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The driver's view of a recording (NVML samples, host RSS) as summary text.
+//! The driver's view of a recording (NVML samples, host RSS and PSS) as summary text.
 
 use std::io::{self, Write};
 
@@ -11,7 +11,7 @@ pub fn has_samples(s: &Summary) -> bool {
 }
 
 /// One block per GPU: peak used on the device, the recorded tree's peak and its processes,
-/// least free memory; then the host RSS peak.
+/// least free memory; then the host RSS and PSS peaks.
 pub fn nvml_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
     let b = |n: u64| bytes_iec(i64::try_from(n).unwrap_or(i64::MAX));
     let at = |time_ns: i64| duration_between(s.start_ns, time_ns);
@@ -55,11 +55,19 @@ pub fn nvml_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
     }
     if let Some(rss) = s.host_rss_peak_bytes {
         writeln!(out)?;
-        writeln!(
-            out,
-            "host RSS peak {} (the recorded process and its descendants)",
-            b(rss)
-        )?;
+        let processes = match s.host_processes_max {
+            Some(1) => "the recorded process".to_owned(),
+            Some(n) => format!("the recorded process and its descendants, up to {n} at once"),
+            None => "the recorded process and its descendants".to_owned(),
+        };
+        writeln!(out, "host RSS peak {} ({processes})", b(rss))?;
+        if let Some(pss) = s.host_pss_peak_bytes {
+            writeln!(
+                out,
+                "host PSS peak {} (shared pages counted once: what the processes hold together)",
+                b(pss)
+            )?;
+        }
     }
     Ok(())
 }

@@ -15,7 +15,9 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use collector::analysis::decimate::{Curve, curve, min_max_points};
-use collector::analysis::samples::{SampleCurve, gpu_curve, host_rss_curve, sampled_devices};
+use collector::analysis::samples::{
+    HostCurve, SampleCurve, gpu_curve, host_curve, sampled_devices,
+};
 use collector::model::MemEventKind;
 use collector::parse::chrome_trace::SEGMENT_EVENT;
 use collector::{Recording, Timeline};
@@ -320,5 +322,12 @@ fn counter_events(
             counter(&format!("{device} {label}"), &gpu_curve(rec, idx, which))?;
         }
     }
-    counter("host RSS of the recorded processes", &host_rss_curve(rec))
+    counter(
+        "host RSS of the recorded processes",
+        &host_curve(rec, HostCurve::Rss),
+    )?;
+    counter(
+        "host PSS of the recorded processes",
+        &host_curve(rec, HostCurve::Pss),
+    )
 }

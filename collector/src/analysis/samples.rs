@@ -1,5 +1,5 @@
 //! Driver-side memory of a recording as curves: NVML's used memory per GPU (the whole
-//! device, and the recorded process tree's share) and the process tree's host RSS. These
+//! device, and the recorded process tree's share) and the process tree's host RSS and PSS. These
 //! sit beside the allocator's allocated/reserved curves, so the gap between NVML used and
 //! reserved — CUDA context, NCCL, other libraries and other processes — can be read off.
 
@@ -40,12 +40,27 @@ pub fn sampled_devices(rec: &Recording) -> Vec<DeviceIdx> {
     out
 }
 
-/// The recorded process tree's host RSS, `(time_ns, bytes)` in time order.
-pub fn host_rss_curve(rec: &Recording) -> Vec<(i64, i64)> {
+/// Which host memory figure of the recorded process tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostCurve {
+    /// Resident set size: a page shared by N processes counts N times.
+    Rss,
+    /// Proportional set size: a shared page counts 1/N in each (read less often).
+    Pss,
+}
+
+/// The recorded process tree's host memory, `(time_ns, bytes)` in time order.
+pub fn host_curve(rec: &Recording, which: HostCurve) -> Vec<(i64, i64)> {
     let mut out: Vec<(i64, i64)> = rec
         .host_samples
         .iter()
-        .map(|s| (s.time_ns, i64::try_from(s.rss_bytes).unwrap_or(i64::MAX)))
+        .filter_map(|s| {
+            let bytes = match which {
+                HostCurve::Rss => Some(s.rss_bytes),
+                HostCurve::Pss => s.pss_bytes,
+            }?;
+            Some((s.time_ns, i64::try_from(bytes).unwrap_or(i64::MAX)))
+        })
         .collect();
     out.sort_by_key(|p| p.0);
     out
@@ -79,6 +94,8 @@ mod tests {
         rec.host_samples.push(HostSample {
             time_ns: 7,
             rss_bytes: 100,
+            pss_bytes: Some(60),
+            processes: Some(2),
         });
         // THEN each curve holds its device's readings, sorted by time
         assert_eq!(
@@ -88,6 +105,7 @@ mod tests {
         assert_eq!(gpu_curve(&rec, a, SampleCurve::ProcessUsed), [(20, 3)]);
         assert_eq!(gpu_curve(&rec, b, SampleCurve::DeviceUsed), [(10, 9)]);
         assert_eq!(sampled_devices(&rec), [a, b]);
-        assert_eq!(host_rss_curve(&rec), [(7, 100)]);
+        assert_eq!(host_curve(&rec, HostCurve::Rss), [(7, 100)]);
+        assert_eq!(host_curve(&rec, HostCurve::Pss), [(7, 60)]);
     }
 }

@@ -41,6 +41,12 @@ pub struct GpuProcessSample {
 pub struct HostSample {
     /// When.
     pub time_ns: i64,
-    /// Resident set size of the process and its descendants.
+    /// Resident set size of the process and its descendants (a page shared by N of them
+    /// counts N times).
     pub rss_bytes: u64,
+    /// Proportional set size of the same processes (a shared page counts 1/N in each), where
+    /// read at this sample; read less often than RSS (it costs ~15 ms per GiB).
+    pub pss_bytes: Option<u64>,
+    /// How many processes the tree held, where known.
+    pub processes: Option<u32>,
 }

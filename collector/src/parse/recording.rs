@@ -229,7 +229,7 @@ pub enum Line {
         /// Size and checksum.
         snapshot_end: SnapshotEnd,
     },
-    /// A sample: GPU readings and the process tree's RSS.
+    /// A sample: GPU readings and the process tree's host memory.
     Sample {
         /// ns since `start_unix_ns`.
         t_ns: i64,
@@ -239,6 +239,13 @@ pub enum Line {
         /// Host RSS of the process tree.
         #[serde(default)]
         rss: Option<u64>,
+        /// Host PSS of the process tree: the latest reading that finished since the sample
+        /// before (it is read less often than RSS; see `sampler::pss`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pss: Option<u64>,
+        /// Processes in the tree at this sample (the program and its descendants).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host_processes: Option<u32>,
     },
 }
 

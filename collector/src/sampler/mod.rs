@@ -1,9 +1,11 @@
 //! Sampling while a program runs: GPU memory through a [`GpuProbe`] (NVML in production, a
-//! scripted probe in tests) and the host memory of the process tree, on a named thread that
-//! sends recording lines over a bounded channel to whoever writes them.
+//! scripted probe in tests) and the host memory of the process tree (RSS each sample, PSS as
+//! often as its cost allows), on a named thread that sends recording lines over a bounded
+//! channel to whoever writes them.
 
 pub mod nvml;
 pub mod proc;
+pub mod pss;
 
 use std::io;
 use std::thread::JoinHandle;
@@ -93,6 +95,7 @@ impl Sampler {
             .name("vramscope-sampler".into())
             .spawn(move || {
                 let mut tree = ProcessTree::new(root_pid);
+                let pss = pss::PssMeter::start(interval);
                 let mut next = Instant::now();
                 let since_start = || i64::try_from(start.elapsed().as_nanos()).unwrap_or(i64::MAX);
                 loop {
@@ -103,7 +106,16 @@ impl Sampler {
                         .map(|p| p.read(&mut tree))
                         .unwrap_or_default();
                     let rss = Some(tree.rss_bytes()).filter(|&r| r > 0);
-                    if out.send(Line::Sample { t_ns, gpus, rss }).is_err() {
+                    let host_processes = u32::try_from(tree.pids().len()).ok();
+                    let pss = pss.as_ref().and_then(|m| m.offer(tree.pids()));
+                    let sample = Line::Sample {
+                        t_ns,
+                        gpus,
+                        rss,
+                        pss,
+                        host_processes,
+                    };
+                    if out.send(sample).is_err() {
                         return;
                     }
                     for note in probe.as_mut().map(|p| p.take_notes()).unwrap_or_default() {

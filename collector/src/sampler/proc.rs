@@ -1,27 +1,35 @@
 //! The recorded process tree, from /proc: which processes descend from the child, and how
-//! much host memory (RSS) they hold. Linux only; elsewhere the tree is just the child.
+//! much host memory they hold (RSS, and PSS: see [`super::pss`]). Linux only; elsewhere the
+//! tree is just the child.
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::time::{Duration, Instant};
 
-/// How often all of /proc is walked for new descendants. A walk reads every process's
-/// `stat` (about 10 µs each: 2 ms on a machine running 200 processes), too much for every
-/// 10 ms sample; between walks the known members are read directly, and a pid NVML reports
-/// is placed by walking up its parents ([`ProcessTree::contains`]), so GPU attribution is
-/// exact at once and only the host RSS of a brand-new process can be up to this late.
-pub const TREE_RESCAN: Duration = Duration::from_secs(1);
-/// Longest parent chain followed from a pid NVML reports.
+/// How often the whole tree is rebuilt from every process's parent. Between rebuilds each
+/// sample lists /proc (about 1 µs an entry) and reads the `stat` of only the pids it has not
+/// placed yet (about 10 µs each), so a process that lives one sampling interval is seen at
+/// a sample, at a cost that grows with the processes started, not with the machine's
+/// process count. The rebuild catches what the listing cannot: a pid that exited and was
+/// reused by a new process between two samples.
+pub const TREE_REBUILD: Duration = Duration::from_secs(1);
+/// Longest parent chain followed from an unplaced pid.
 const MAX_ANCESTRY: usize = 64;
+/// Most processes the tree holds: a fork bomb under `record` must not grow vramscope's own
+/// memory without bound (each member costs a few bytes here and a /proc read per sample).
+const MAX_MEMBERS: usize = 1 << 16;
 
-/// The recorded process and its descendants, kept up to date cheaply (see [`TREE_RESCAN`]).
+/// The recorded process and its descendants, kept up to date cheaply (see [`TREE_REBUILD`]).
 pub struct ProcessTree {
     root: u32,
     /// Sorted members, the root included.
     members: Vec<u32>,
-    /// Pids known not to descend from the root (cleared at every walk: pids are reused).
+    /// Pids known not to descend from the root (forgotten once they leave /proc, and at
+    /// every rebuild: pids are reused).
     foreign: HashSet<u32>,
-    walked_at: Option<Instant>,
+    rebuilt_at: Option<Instant>,
+    /// Every pid that was ever a member (for the end of run: how many processes were seen).
+    seen: HashSet<u32>,
 }
 
 impl ProcessTree {
@@ -31,20 +39,36 @@ impl ProcessTree {
             root,
             members: vec![root],
             foreign: HashSet::new(),
-            walked_at: None,
+            rebuilt_at: None,
+            seen: HashSet::from([root]),
         }
     }
 
-    /// Walk /proc again if the last walk is older than [`TREE_RESCAN`].
+    /// Bring the members up to date: a rebuild if the last one is older than
+    /// [`TREE_REBUILD`], else place the pids that appeared since the last call.
     pub fn refresh(&mut self) {
-        if self.walked_at.is_some_and(|t| t.elapsed() < TREE_RESCAN) {
-            return;
+        if self.rebuilt_at.is_none_or(|t| t.elapsed() >= TREE_REBUILD) {
+            self.members = process_tree(self.root);
+            self.members.sort_unstable();
+            self.members.dedup();
+            self.members.truncate(MAX_MEMBERS);
+            self.foreign.clear();
+            self.rebuilt_at = Some(Instant::now());
+        } else {
+            let listed = listed_pids();
+            self.foreign.retain(|p| listed.binary_search(p).is_ok());
+            for pid in listed {
+                self.contains(pid);
+            }
         }
-        self.members = process_tree(self.root);
-        self.members.sort_unstable();
-        self.members.dedup();
-        self.foreign.clear();
-        self.walked_at = Some(Instant::now());
+        if self.seen.len() < MAX_MEMBERS {
+            self.seen.extend(self.members.iter().copied());
+        }
+    }
+
+    /// How many distinct processes have been members so far, the root included.
+    pub fn processes_seen(&self) -> usize {
+        self.seen.len()
     }
 
     /// The members now (the root, and every descendant seen).
@@ -67,12 +91,16 @@ impl ProcessTree {
             match parent_of(p) {
                 Some(parent) if self.members.binary_search(&parent).is_ok() => {
                     for q in chain {
+                        if self.members.len() >= MAX_MEMBERS {
+                            break;
+                        }
                         if let Err(at) = self.members.binary_search(&q) {
                             self.members.insert(at, q);
                         }
                     }
                     return true;
                 }
+                Some(parent) if self.foreign.contains(&parent) => break,
                 Some(parent) if parent > 1 && parent != p => {
                     chain.push(parent);
                     p = parent;
@@ -102,18 +130,9 @@ impl ProcessTree {
 /// `pid` and every process descending from it, now.
 pub fn process_tree(root: u32) -> Vec<u32> {
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-    if let Ok(entries) = fs::read_dir("/proc") {
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|s| s.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            if let Some(ppid) = parent_of(pid) {
-                children.entry(ppid).or_default().push(pid);
-            }
+    for pid in listed_pids() {
+        if let Some(ppid) = parent_of(pid) {
+            children.entry(ppid).or_default().push(pid);
         }
     }
     let mut tree = vec![root];
@@ -123,11 +142,25 @@ pub fn process_tree(root: u32) -> Vec<u32> {
             tree.extend(kids.iter().copied().filter(|k| *k != pid));
         }
         i += 1;
-        if tree.len() > 1 << 20 {
+        if tree.len() > MAX_MEMBERS {
             break;
         }
     }
     tree
+}
+
+/// The pids in /proc now, sorted.
+fn listed_pids() -> Vec<u32> {
+    let mut pids: Vec<u32> = fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+                .collect()
+        })
+        .unwrap_or_default();
+    pids.sort_unstable();
+    pids
 }
 
 /// Room for a /proc file in one read. `fs::read_to_string` asks the file's size (0 for /proc),
@@ -136,7 +169,7 @@ pub fn process_tree(root: u32) -> Vec<u32> {
 const PROC_READ_BYTES: usize = 4096;
 
 /// A small /proc file, read whole in as few calls as possible.
-fn read_proc(path: &str) -> Option<String> {
+pub(super) fn read_proc(path: &str) -> Option<String> {
     use std::io::Read;
     let mut f = fs::File::open(path).ok()?;
     let mut buf = vec![0u8; PROC_READ_BYTES];

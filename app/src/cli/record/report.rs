@@ -74,7 +74,15 @@ pub fn lines(f: &Facts<'_>) -> Vec<String> {
         out.push(line);
     }
     if let Some(rss) = f.written.peak_rss_bytes {
-        out.push(format!("  host    peak RSS {}", b(rss)));
+        let pss = f
+            .written
+            .peak_pss_bytes
+            .map_or(String::new(), |p| format!(", PSS {}", b(p)));
+        let processes = match f.written.most_processes {
+            Some(n) if n > 1 => format!(" ({n} processes at most)"),
+            _ => String::new(),
+        };
+        out.push(format!("  host    peak RSS {}{pss}{processes}", b(rss)));
     }
     if let Some(t) = f.torch {
         out.push(match (&t.why_none, t.processes) {

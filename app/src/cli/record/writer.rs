@@ -50,6 +50,10 @@ pub struct WriterReport {
     pub gpus: BTreeMap<u32, GpuPeaks>,
     /// Peak host RSS of the tree.
     pub peak_rss_bytes: Option<u64>,
+    /// Peak host PSS of the tree, where read.
+    pub peak_pss_bytes: Option<u64>,
+    /// Most processes in the tree at one sample.
+    pub most_processes: Option<u32>,
     /// The first write error, if the recording could not be written to the end.
     pub error: Option<String>,
     /// Whether the end line was written and the file synced.
@@ -58,7 +62,14 @@ pub struct WriterReport {
 
 impl WriterReport {
     fn observe(&mut self, line: &Line) {
-        let Line::Sample { t_ns, gpus, rss } = line else {
+        let Line::Sample {
+            t_ns,
+            gpus,
+            rss,
+            pss,
+            host_processes,
+        } = line
+        else {
             return;
         };
         self.samples += 1;
@@ -83,9 +94,10 @@ impl WriterReport {
                 };
             }
         }
-        if let Some(r) = rss {
-            self.peak_rss_bytes = Some(self.peak_rss_bytes.map_or(*r, |p| p.max(*r)));
-        }
+        let max = |peak: Option<u64>, now: Option<u64>| peak.max(now);
+        self.peak_rss_bytes = max(self.peak_rss_bytes, *rss);
+        self.peak_pss_bytes = max(self.peak_pss_bytes, *pss);
+        self.most_processes = self.most_processes.max(*host_processes);
     }
 }
 

@@ -71,6 +71,8 @@ fn a_vramscope_recording_shows_nvml_used_memory() {
             t_ns,
             gpus,
             rss: None,
+            pss: None,
+            host_processes: None,
         })
         .expect("sample");
     }

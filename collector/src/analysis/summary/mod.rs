@@ -168,6 +168,10 @@ pub struct Summary {
     pub nvml: Vec<NvmlSummary>,
     /// Peak host RSS of the recorded process tree, for recordings.
     pub host_rss_peak_bytes: Option<u64>,
+    /// Peak host PSS of the recorded process tree, for recordings that read it.
+    pub host_pss_peak_bytes: Option<u64>,
+    /// Most processes the recorded tree held at one sample, where recorded.
+    pub host_processes_max: Option<u32>,
 }
 
 /// A GPU the trace describes.
@@ -234,6 +238,8 @@ pub fn summarize(rec: &Recording, timeline: &Timeline) -> Summary {
             .unwrap_or_default(),
         nvml: nvml::nvml(rec),
         host_rss_peak_bytes: rec.host_samples.iter().map(|h| h.rss_bytes).max(),
+        host_pss_peak_bytes: rec.host_samples.iter().filter_map(|h| h.pss_bytes).max(),
+        host_processes_max: rec.host_samples.iter().filter_map(|h| h.processes).max(),
     }
 }
 

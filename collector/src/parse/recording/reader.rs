@@ -136,7 +136,13 @@ impl Reading {
         self.lo = self.lo.min(time_ns);
         self.hi = self.hi.max(time_ns);
         match line {
-            Line::Sample { gpus, rss, .. } => {
+            Line::Sample {
+                gpus,
+                rss,
+                pss,
+                host_processes,
+                ..
+            } => {
                 for g in gpus {
                     let rec = &mut self.rec;
                     let device = *self
@@ -161,9 +167,12 @@ impl Reading {
                         }));
                 }
                 if let Some(rss_bytes) = rss {
-                    self.rec
-                        .host_samples
-                        .push(HostSample { time_ns, rss_bytes });
+                    self.rec.host_samples.push(HostSample {
+                        time_ns,
+                        rss_bytes,
+                        pss_bytes: pss,
+                        processes: host_processes,
+                    });
                 }
             }
             Line::Note { note, .. } => self.rec.diagnostics.note(&format!("note: {note}")),

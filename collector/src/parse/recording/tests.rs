@@ -41,6 +41,9 @@ fn sample(t_ns: i64, used: u64, procs: u64, rss: u64) -> Line {
             ..GpuReading::default()
         }],
         rss: Some(rss),
+        // As with DataLoader workers: shared pages make PSS less than RSS.
+        pss: Some(rss / 2),
+        host_processes: Some(3),
     }
 }
 
@@ -109,6 +112,8 @@ fn round_trip_and_refuse_overwrite() {
     );
     assert_eq!(summary.nvml[0].peak_process_bytes, Some(2 << 30));
     assert_eq!(summary.host_rss_peak_bytes, Some(120 << 20));
+    assert_eq!(summary.host_pss_peak_bytes, Some(60 << 20));
+    assert_eq!(summary.host_processes_max, Some(3));
 }
 
 #[test]
@@ -241,6 +246,8 @@ fn free_driver_reserved_pids_and_mig_round_trip() {
             }],
         }],
         rss: None,
+        pss: None,
+        host_processes: None,
     })
     .expect("write");
     w.write(&Line::Sample {
@@ -256,6 +263,8 @@ fn free_driver_reserved_pids_and_mig_round_trip() {
             mig: Vec::new(),
         }],
         rss: None,
+        pss: None,
+        host_processes: None,
     })
     .expect("write");
     w.finish(30, EndInfo::default()).expect("finish");

@@ -257,6 +257,12 @@ pub struct HostColumns {
     pub(super) t: Vec<i64>,
     /// RSS bytes.
     pub(super) rss: Vec<u64>,
+    /// PSS bytes where read (absent in packs made before PSS was recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) pss: Vec<Option<u64>>,
+    /// Processes in the tree (absent in older packs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) n: Vec<Option<u32>>,
 }
 
 /// Encodes host samples line by line.
@@ -272,6 +278,8 @@ impl HostEncoder {
         for s in samples {
             c.t.push(s.time_ns.wrapping_sub(self.previous_ns));
             c.rss.push(s.rss_bytes);
+            c.pss.push(s.pss_bytes);
+            c.n.push(s.processes);
             self.previous_ns = s.time_ns;
         }
         c

@@ -142,11 +142,19 @@ impl Decoder {
     /// Append the samples of a `host_samples` record.
     pub fn host(&mut self, c: HostColumns, out: &mut Vec<HostSample>) -> Result<(), String> {
         let n = same_lengths("host sample", &[c.t.len(), c.rss.len()])?;
+        // Packs made before PSS and process counts were recorded lack those columns.
+        let optional = |len: usize| if len == 0 { n } else { len };
+        same_lengths(
+            "host sample",
+            &[n, optional(c.pss.len()), optional(c.n.len())],
+        )?;
         for i in 0..n {
             self.host_ns = self.host_ns.wrapping_add(c.t[i]);
             out.push(HostSample {
                 time_ns: self.host_ns,
                 rss_bytes: c.rss[i],
+                pss_bytes: c.pss.get(i).copied().flatten(),
+                processes: c.n.get(i).copied().flatten(),
             });
         }
         Ok(())

@@ -127,6 +127,8 @@ fn samples_round_trip() {
         rec.host_samples.push(HostSample {
             time_ns: 1_700_000_000_000_000_000 + i * 100_000_000,
             rss_bytes: 1 << 30,
+            pss_bytes: (i % 3 == 0).then_some((i as u64) << 20),
+            processes: (i % 7 != 0).then_some(1 + (i % 4) as u32),
         });
     }
     let back = read_back("samples.vsr", &packed_bytes(&rec), LoadOptions::default());
