@@ -107,3 +107,36 @@ fn wal_mode_databases_read_without_files_beside_them() {
     names.sort();
     assert_eq!(names, ["a run?x=1#%20.sqlite"]);
 }
+
+#[test]
+fn floods_of_one_byte_pickle_opcodes_stop_at_the_reader_caps() {
+    // 4 MiB of MARK (took 8 bytes of memory per byte) and of None (4 per byte; 4 GiB of
+    // them aborted the process): each stops at its cap, named with the byte offset.
+    let dir = temp_dir("hostile-pickle");
+    for (name, opcode, needles) in [
+        (
+            "marks.pickle",
+            b'(',
+            [
+                "MARK would open more than 65536 marks",
+                "MAX_OPEN_MARKS",
+                "at byte 65538",
+            ],
+        ),
+        (
+            "nones.pickle",
+            b'N',
+            [
+                "NONE would put more than 1048576 values on the stack",
+                "MAX_STACK_VALUES",
+                "at byte 1048578",
+            ],
+        ),
+    ] {
+        let path = dir.join(name);
+        let mut bytes = vec![0x80, 2];
+        bytes.resize(2 + (4 << 20), opcode);
+        std::fs::write(&path, bytes).expect("write");
+        refused_promptly(&path, &needles);
+    }
+}
