@@ -58,7 +58,7 @@ fn recursive_views_named_like_nsys_tables_are_refused_at_once() {
 }
 
 #[test]
-fn views_and_virtual_tables_of_other_names_are_never_run() {
+fn views_of_other_names_are_never_run() {
     // GIVEN a real export's tables beside an endless view and a view on itself
     let mut conn = db(&format!(
         "{SCHEMA} {} CREATE VIEW a AS SELECT * FROM a;",
@@ -156,7 +156,7 @@ fn values_over_16_mib_are_refused() {
 }
 
 #[test]
-fn a_real_export_fits_its_budget_many_times_over() {
+fn a_real_export_fits_the_smallest_budget() {
     let path = real("run-nolazy.sqlite");
     let bytes = std::fs::metadata(&path).expect("real export").len();
     let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
@@ -164,4 +164,18 @@ fn a_real_export_fits_its_budget_many_times_over() {
     // Its 7,600 VM steps and its rows fit the budget of an empty file.
     let rec = read_connection(&mut conn, 0).expect("reads within the smallest budget");
     assert_eq!((rec.ops.len(), bytes), (75, 1_036_288));
+}
+
+#[test]
+fn virtual_tables_named_like_nsys_tables_are_refused() {
+    let mut conn = db(&SCHEMA.replace(
+        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);",
+        "CREATE VIRTUAL TABLE StringIds USING fts5(id, value);",
+    ));
+    let (message, took) = failure(&mut conn);
+    assert!(
+        message.starts_with("StringIds is a virtual table, not a plain table: nsys"),
+        "{message}"
+    );
+    assert!(took < PROMPT, "{took:?}");
 }
