@@ -1,9 +1,10 @@
 //! The database side of the SQLite reader: listing tables and columns, selecting the
 //! columns a table has (alternatives per column, `NULL` when absent), loosely typed cells,
-//! and the file's enum ids.
+//! and the file's enum ids. Only plain tables are read: a view, virtual table or generated
+//! column where the reader looks for an nsys table is refused, and every query runs
+//! within the file's [`Budget`].
 
 use std::borrow::Cow;
-
 use std::cell::Cell;
 
 use rusqlite::types::ValueRef;
