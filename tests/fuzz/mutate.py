@@ -14,6 +14,8 @@ import argparse
 import gzip
 import os
 import random
+import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -34,7 +36,41 @@ SEEDS = [
     F / "nsight" / "cuda-memory.sqlite",
     ROOT / "samples" / "cs336-transformer-snapshot.pickle",
 ]
+# An endless recursive query, as the body of a view named like an nsys table.
+ENDLESS = ("WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) "
+           "SELECT x AS start, x AS end, 0 AS deviceId, x AS address, 512 AS bytes, "
+           "0 AS memKind, 0 AS memoryOperationType, 1 AS globalPid, 59 AS eventType, "
+           "'spin' AS text, 1 AS globalTid, x AS id, 'v' AS value FROM r")
 EXTREMES = [0, -1, 2**31, 2**63, 2**64, -(2**63), 1e308, -1e308, 10**30, "NaN", "1e999"]
+
+
+def hostile_seeds(out):
+    """Inputs made to hang the reader or exhaust its memory (issue 17), small: the nsys
+    fixture with tables replaced by endless views, a database of views alone, and pickles
+    that flood the reader's mark stack and value stack with one-byte opcodes."""
+    made = []
+    for name, script in [
+        ("view-memory", "DROP TABLE CUDA_GPU_MEMORY_USAGE_EVENTS; "
+                        f"CREATE VIEW CUDA_GPU_MEMORY_USAGE_EVENTS AS {ENDLESS};"),
+        ("view-nvtx", f"DROP TABLE NVTX_EVENTS; CREATE VIEW NVTX_EVENTS AS {ENDLESS}; "
+                      f"CREATE VIEW spin AS {ENDLESS};"),
+    ]:
+        path = out / f"seed-{name}.sqlite"
+        shutil.copyfile(F / "nsight" / "cuda-memory.sqlite", path)
+        db = sqlite3.connect(path)
+        db.executescript(script)
+        db.close()
+        made.append(path.read_bytes())
+    only_views = out / "seed-only-views.sqlite"
+    only_views.unlink(missing_ok=True)
+    db = sqlite3.connect(only_views)
+    db.executescript(f"CREATE VIEW StringIds AS {ENDLESS}; CREATE VIEW NVTX_EVENTS AS {ENDLESS};")
+    db.close()
+    made.append(only_views.read_bytes())
+    made.append(b"\x80\x02" + b"(" * 100_000)  # past MAX_OPEN_MARKS (65,536)
+    made.append(b"\x80\x02" + b"N" * ((1 << 20) + 1000))  # past MAX_STACK_VALUES (1 Mi)
+    made.append(b"\x80\x04" + b"(N]}" * 300_000 + b".")  # marks, values and slots mixed
+    return made
 
 
 def mutate(rng, data):
@@ -87,7 +123,7 @@ def main():
         ["check", "{}", "--max-peak", "1MiB"],
     ]
     rng = random.Random(args.seed)
-    seeds = [p.read_bytes() for p in SEEDS if p.exists()]
+    seeds = [p.read_bytes() for p in SEEDS if p.exists()] + hostile_seeds(out)
     # Packs are made by this binary from the seeds, so they follow its format version.
     for src in (SEEDS[0], SEEDS[2]):
         packed = out / f"seed-{src.stem}.vsr"

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::path::Path;
 
 mod db;
+mod guard;
 
 use rusqlite::{Connection, OpenFlags};
 use rustc_hash::FxHashMap;
@@ -15,6 +16,7 @@ use super::{GlobalId, qualified_nvtx_name};
 use crate::model::{OpCategory, Recording, SourceFormat};
 use crate::parse::SourceError;
 use db::{Db, Enums, Strings, db_error, int, name_cell, nvtx_text, text};
+use guard::{Budget, guard, immutable_uri};
 
 /// Tables only nsys writes; a database with none of them is not an nsys export.
 const NSYS_TABLES: &[&str] = &[
@@ -26,18 +28,29 @@ const NSYS_TABLES: &[&str] = &[
     "META_DATA_EXPORT",
 ];
 
-/// Read the export at `path`, opened read-only.
+/// Read the export at `path`, opened read-only and immutable (nothing is written beside it).
 pub fn read(path: &Path) -> Result<Recording, SourceError> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags)
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let mut conn = Connection::open_with_flags(immutable_uri(path), flags)
         .map_err(|e| db_error("opening the database", &e))?;
     let content_bytes = std::fs::metadata(path).map_or(0, |m| m.len());
-    read_connection(&conn, content_bytes)
+    read_connection(&mut conn, content_bytes)
 }
 
-/// Read an export from an open connection.
-pub fn read_connection(conn: &Connection, content_bytes: u64) -> Result<Recording, SourceError> {
-    let db = Db::new(conn)?;
+/// Read an export from an open connection, within the work budget of a file of
+/// `content_bytes` (which also sizes the recording's memory estimate).
+pub fn read_connection(
+    conn: &mut Connection,
+    content_bytes: u64,
+) -> Result<Recording, SourceError> {
+    let budget = Budget::for_file(content_bytes);
+    guard(conn, budget)?;
+    let db = Db::new(conn, budget)?;
+    for table in NSYS_TABLES {
+        db.real(table)?; // a view named like an nsys table is refused, not skipped
+    }
     if !NSYS_TABLES.iter().any(|t| db.has(t)) {
         let mut found: Vec<&str> = db.tables.values().map(String::as_str).collect();
         found.sort_unstable();

@@ -220,48 +220,75 @@ impl Pickle {
 
 impl Pickle {
     /// The slot of a new `str`, its text copied into the pool.
-    pub(super) fn add_str(&mut self, text: &str) -> Slot {
+    pub(super) fn add_str(&mut self, text: &str) -> Result<Slot, Full> {
         let start = self.text.len();
+        if self.text.capacity() - start < text.len() {
+            self.text
+                .try_reserve(text.len())
+                .map_err(|_| Full::Memory)?;
+        }
         self.text.push_str(text);
         match u32::try_from(text.len()) {
-            Ok(len) => Slot::Str {
+            Ok(len) => Ok(Slot::Str {
                 start: start as u64,
                 len,
-            },
+            }),
             Err(_) => {
                 // At most 4 of these fit in the 16 GiB an input may hold.
                 let index = u32::try_from(self.long.len()).unwrap_or(u32::MAX);
+                room(&mut self.long, 1)?;
                 self.long.push((start, self.text.len()));
-                Slot::LongStr(index)
+                Ok(Slot::LongStr(index))
             }
         }
     }
 
     /// The slot of a new `bytes`, copied into the pool.
-    pub(super) fn add_bytes(&mut self, bytes: &[u8]) -> Slot {
+    pub(super) fn add_bytes(&mut self, bytes: &[u8]) -> Result<Slot, Full> {
         let start = self.blobs.len();
+        room(&mut self.blobs, bytes.len())?;
         self.blobs.extend_from_slice(bytes);
         match u32::try_from(bytes.len()) {
-            Ok(len) => Slot::Bytes {
+            Ok(len) => Ok(Slot::Bytes {
                 start: start as u64,
                 len,
-            },
+            }),
             Err(_) => {
                 let index = u32::try_from(self.long.len()).unwrap_or(u32::MAX);
+                room(&mut self.long, 1)?;
                 self.long.push((start, self.blobs.len()));
-                Slot::LongBytes(index)
+                Ok(Slot::LongBytes(index))
             }
         }
     }
 
     /// The slot of a Python 2 `str`: text when it is UTF-8 (Python 3 reads it as ASCII by
     /// default), else the bytes.
-    pub(super) fn add_legacy(&mut self, bytes: &[u8]) -> Slot {
+    pub(super) fn add_legacy(&mut self, bytes: &[u8]) -> Result<Slot, Full> {
         match std::str::from_utf8(bytes) {
             Ok(text) => self.add_str(text),
             Err(_) => self.add_bytes(bytes),
         }
     }
+}
+
+/// Why the arena (or the machine's stack or memo) could not take another value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Full {
+    /// Past 4 billion values or slots (ids and ranges are `u32`).
+    Count,
+    /// The allocator refused the memory: the pickle fails with an error instead of
+    /// aborting the process, as a plain `Vec` push would.
+    Memory,
+}
+
+/// Room for `additional` more elements in `flat`, grown as `Vec` grows (doubling), or
+/// [`Full::Memory`] when the allocator refuses.
+pub(super) fn room<T>(flat: &mut Vec<T>, additional: usize) -> Result<(), Full> {
+    if flat.capacity() - flat.len() < additional {
+        flat.try_reserve(additional).map_err(|_| Full::Memory)?;
+    }
+    Ok(())
 }
 
 /// The range of a pool that a slot's `start` and `len` name.
@@ -280,16 +307,18 @@ pub(super) fn empty<T>(flat: &[T]) -> Seq {
     }
 }
 
-/// A new container holding `values`, at the end of `flat`; `None` past 4 billion slots.
+/// A new container holding `values`, at the end of `flat`; [`Full`] past 4 billion slots
+/// or when memory runs out.
 pub(super) fn at_tail<T>(
     flat: &mut Vec<T>,
     values: impl ExactSizeIterator<Item = T>,
-) -> Option<Seq> {
-    let start = u32::try_from(flat.len()).ok()?;
-    let len = u32::try_from(values.len()).ok()?;
-    start.checked_add(len)?;
+) -> Result<Seq, Full> {
+    let start = u32::try_from(flat.len()).map_err(|_| Full::Count)?;
+    let len = u32::try_from(values.len()).map_err(|_| Full::Count)?;
+    start.checked_add(len).ok_or(Full::Count)?;
+    room(flat, len as usize)?;
     flat.extend(values);
-    Some(Seq {
+    Ok(Seq {
         start,
         len,
         cap: len,
@@ -299,39 +328,41 @@ pub(super) fn at_tail<T>(
 /// Appends `values` to container `seq` of `flat`: in place while its range is the last
 /// one or has room, otherwise moved to the end with twice its room (filled with
 /// `filler`), so filling a container batch by batch costs amortized linear time and
-/// `flat` stays within 4x the items it holds. False (nothing changed) past 4 billion
-/// slots.
+/// `flat` stays within 4x the items it holds. [`Full`] (nothing changed) past 4 billion
+/// slots or when memory runs out.
 pub(super) fn extend<T: Copy>(
     flat: &mut Vec<T>,
     seq: &mut Seq,
     values: impl IntoIterator<Item = T, IntoIter: ExactSizeIterator>,
     filler: T,
-) -> bool {
+) -> Result<(), Full> {
     let values = values.into_iter();
-    let Some(len) = u32::try_from(values.len())
+    let added = values.len();
+    let Some(len) = u32::try_from(added)
         .ok()
         .and_then(|n| seq.len.checked_add(n))
     else {
-        return false;
+        return Err(Full::Count);
     };
     let used = seq.range();
     if used.end == flat.len() {
         // The last range (no room reserved past `len`): grow the array.
         if seq.start.checked_add(len).is_none() {
-            return false;
+            return Err(Full::Count);
         }
+        room(flat, added)?;
         flat.extend(values);
         seq.len = len;
         seq.cap = len;
-        return true;
+        return Ok(());
     }
     if len <= seq.cap {
-        let room = flat.get_mut(used.end..).unwrap_or_default();
-        for (slot, value) in room.iter_mut().zip(values) {
+        let free = flat.get_mut(used.end..).unwrap_or_default();
+        for (slot, value) in free.iter_mut().zip(values) {
             *slot = value;
         }
         seq.len = len;
-        return true;
+        return Ok(());
     }
     let cap = if seq.len == 0 {
         len
@@ -342,12 +373,12 @@ pub(super) fn extend<T: Copy>(
         .ok()
         .filter(|start| start.checked_add(cap).is_some())
     else {
-        return false;
+        return Err(Full::Count);
     };
-    flat.reserve(cap as usize);
+    room(flat, cap as usize)?;
     flat.extend_from_within(used);
     flat.extend(values);
     flat.resize(start as usize + cap as usize, filler);
     *seq = Seq { start, len, cap };
-    true
+    Ok(())
 }

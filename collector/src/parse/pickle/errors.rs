@@ -5,8 +5,9 @@ use std::fmt;
 use std::io::Read;
 
 use super::NodeId;
+use super::arena::Full;
 use super::opcodes as op;
-use super::reader::{Parser, SHOWN_NAME_BYTES};
+use super::reader::{MAX_OPEN_MARKS, MAX_STACK_VALUES, Parser, SHOWN_NAME_BYTES};
 
 /// The kind of a [`PickleError`], for callers that map it onto their own errors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,6 +108,40 @@ impl<R: Read> Parser<R> {
     #[cold]
     pub(super) fn too_many(&self) -> PickleError {
         self.unsupported("more than 4 billion values".into())
+    }
+
+    /// The error of an arena, memo or stack that could not take another value.
+    #[cold]
+    pub(super) fn full(&self, full: Full) -> PickleError {
+        match full {
+            Full::Count => self.too_many(),
+            Full::Memory => self.out_of_memory(),
+        }
+    }
+
+    #[cold]
+    pub(super) fn out_of_memory(&self) -> PickleError {
+        self.unsupported(format!(
+            "this machine has no memory left for the pickle's values ({} read so far)",
+            self.p.nodes.len()
+        ))
+    }
+
+    #[cold]
+    pub(super) fn stack_full(&self) -> PickleError {
+        self.unsupported(format!(
+            "{} would put more than {MAX_STACK_VALUES} values on the stack at once \
+             (MAX_STACK_VALUES: a snapshot keeps a few thousand there)",
+            op::name(self.op)
+        ))
+    }
+
+    #[cold]
+    pub(super) fn marks_full(&self) -> PickleError {
+        self.unsupported(format!(
+            "MARK would open more than {MAX_OPEN_MARKS} marks at once (MAX_OPEN_MARKS: \
+             Python opens one per container it is filling, a snapshot under 10)"
+        ))
     }
 
     #[cold]

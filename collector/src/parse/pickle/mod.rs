@@ -26,9 +26,15 @@
 //!
 //! The reader is iterative (no recursion on nesting depth), checks every length field
 //! against the remaining input before allocating, and reports every problem with the byte
-//! offset of the opcode that caused it. Memory stays proportional to the input: each
-//! opcode byte adds at most one 16-byte slot, one stack slot and a few container slots
-//! (snapshots need about 2x their size in all). The input itself is read through a small
+//! offset of the opcode that caused it. Its own memory per input byte is a small constant:
+//! the stack and the open marks are capped ([`reader::MAX_STACK_VALUES`], 4 MiB, and
+//! [`reader::MAX_OPEN_MARKS`], 256 KiB: a flood of one-byte `None` or `MARK` opcodes fails
+//! at the cap, with its name and the byte offset, where it used to take 4 or 8 bytes per
+//! input byte and abort the process at 4 GiB), and what remains grows with the values a
+//! file makes — at most one 16-byte slot per two opcode bytes that make and drop a value,
+//! 8 bytes per input byte (an `EMPTY_LIST`, `POP` flood: 2.1 GB for 256 MiB); snapshots need
+//! about 2x their size in all. Every growth is a `try_reserve`, so memory the allocator
+//! refuses is an error, not an abort. The input itself is read through a small
 //! reused buffer ([`parse_from`]), never held whole. Measured (release, shared 2-core VM,
 //! `bench/snapshot.sh`): `vramscope summary` of a synthetic 109 MB snapshot of 1M trace
 //! entries, parse included, takes 0.7 s and 286 MB peak RSS.

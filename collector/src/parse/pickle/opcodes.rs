@@ -54,11 +54,7 @@ impl<R: Read> Parser<R> {
             MEMOIZE => self.put((self.memo.len() + self.sparse_memo.len()) as u64),
             EMPTY_DICT => self.push(Slot::Dict(empty(&self.p.pairs))),
             EMPTY_LIST => self.push(Slot::List(empty(&self.p.items))),
-            MARK => {
-                self.marks.push(self.stack.len());
-                self.floor = self.stack.len();
-                Ok(())
-            }
+            MARK => self.mark(),
             SETITEMS => self.setitems(),
             APPENDS => self.appends(),
             SHORT_BINUNICODE => self.unicode(1),

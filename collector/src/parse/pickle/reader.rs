@@ -27,14 +27,29 @@ pub(super) const MAX_RESERVED_INPUT: usize = 1 << 30;
 /// strings.
 pub(super) const INPUT_BYTES_PER_NODE: usize = 16;
 
+/// MARKs open at once. Python's pickler opens one per container it is filling, so a
+/// pickle from Python has about as many as its data nests deep (a snapshot: under 10), and
+/// its recursion limit keeps that under about 1,000. The cap costs 256 KiB of marks at
+/// most; without it 512 MiB of `MARK` bytes took 4.1 GB.
+pub(super) const MAX_OPEN_MARKS: usize = 1 << 16;
+
+/// Values on the stack at once. A snapshot keeps a few thousand there at most: the
+/// containers being filled and one batch of up to 1,000 items each (Python writes lists,
+/// dicts and sets in batches); only a tuple's or frozenset's items all wait on the stack,
+/// and a snapshot's have a few. The cap costs 4 MiB of stack at most; without it a
+/// flood of `None` (one byte each, no arena slot) took 4 bytes of stack per input byte and
+/// 4 GiB of them aborted the process.
+pub(super) const MAX_STACK_VALUES: usize = 1 << 20;
+
 /// How much of a refused module or attribute name a message shows.
 pub(super) const SHOWN_NAME_BYTES: usize = 80;
 
 pub(super) type Res<T> = Result<T, PickleError>;
 
-/// The pickle machine's state. `stack` is one flat stack; `marks` hold the stack lengths
-/// at each `MARK`, and `floor` (the last mark) keeps opcodes from reaching below it, as
-/// Python's separate per-mark stacks do.
+/// The pickle machine's state. `stack` is one flat stack of at most [`MAX_STACK_VALUES`];
+/// `marks` hold the stack lengths at each `MARK` (at most [`MAX_OPEN_MARKS`]; `u32`, as
+/// the stack is shorter), and `floor` (the last mark) keeps opcodes from reaching below
+/// it, as Python's separate per-mark stacks do.
 pub(super) struct Parser<R> {
     pub(super) reader: R,
     /// A window of the input: `data[..filled]` holds the bytes from offset `base` on,
@@ -52,7 +67,7 @@ pub(super) struct Parser<R> {
     /// The arena being built (its `root` is set at `STOP`).
     pub(super) p: Pickle,
     pub(super) stack: Vec<NodeId>,
-    pub(super) marks: Vec<usize>,
+    pub(super) marks: Vec<u32>,
     pub(super) floor: usize,
     /// Memo keys `0..memo.len()`: `MEMOIZE` and pickles from Python fill them densely.
     pub(super) memo: Vec<NodeId>,
@@ -139,6 +154,9 @@ impl<R: Read> Parser<R> {
                 self.pos = 0;
                 if self.data.len() - self.filled < READ_CHUNK / 2 {
                     let len = (self.data.len() * 2).max(self.filled + READ_CHUNK);
+                    if self.data.try_reserve_exact(len - self.data.len()).is_err() {
+                        return Err(self.out_of_memory());
+                    }
                     self.data.resize(len, 0);
                 }
             }

@@ -90,14 +90,14 @@ impl<R: Read> Parser<R> {
             Ok(text) => self.p.add_str(text),
             Err(_) => self.p.add_str(&String::from_utf8_lossy(bytes)),
         };
-        self.push(slot)
+        self.push_added(slot)
     }
 
     pub(super) fn bytes(&mut self, width: usize) -> Res<()> {
         let n = self.length(width)?;
         let range = self.take(n)?;
         let slot = self.p.add_bytes(self.data.get(range).unwrap_or_default());
-        self.push(slot)
+        self.push_added(slot)
     }
 
     /// `SHORT_BINSTRING`, `BINSTRING`: a Python 2 `str`.
@@ -109,7 +109,7 @@ impl<R: Read> Parser<R> {
         };
         let range = self.take(n)?;
         let slot = self.p.add_legacy(self.data.get(range).unwrap_or_default());
-        self.push(slot)
+        self.push_added(slot)
     }
 
     /// `STRING`: a Python 2 `str` as a quoted, backslash-escaped literal.

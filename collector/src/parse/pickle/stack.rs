@@ -4,10 +4,10 @@
 use std::io::Read;
 
 use super::NodeId;
-use super::arena::{Seq, Slot, at_tail, extend};
+use super::arena::{Full, Seq, Slot, at_tail, extend, room};
 use super::errors::shown;
 use super::opcodes as op;
-use super::reader::{NONE_ID, Parser, Res, SMALL_INTS};
+use super::reader::{MAX_OPEN_MARKS, MAX_STACK_VALUES, NONE_ID, Parser, Res, SMALL_INTS};
 
 impl<R: Read> Parser<R> {
     /// `BINGET`, `LONG_BINGET`, `BINPUT`, `LONG_BINPUT`: a 1- or 4-byte memo key.
@@ -34,6 +34,12 @@ impl<R: Read> Parser<R> {
         else {
             return Err(self.too_many());
         };
+        if self.stack.len() >= MAX_STACK_VALUES {
+            return Err(self.stack_full());
+        }
+        if let Err(full) = room(&mut self.p.nodes, 1) {
+            return Err(self.full(full));
+        }
         self.p.nodes.push(slot);
         self.stack.push(NodeId(id));
         Ok(())
@@ -53,6 +59,9 @@ impl<R: Read> Parser<R> {
         }
         // There are no more bigints than values, whose count `push` bounds.
         let index = u32::try_from(self.p.bigints.len()).unwrap_or(u32::MAX);
+        if let Err(full) = room(&mut self.p.bigints, 1) {
+            return Err(self.full(full));
+        }
         self.p.bigints.push(int);
         self.push(Slot::BigInt(index))
     }
@@ -60,17 +69,41 @@ impl<R: Read> Parser<R> {
     /// A `str`, its text copied into the pool.
     pub(super) fn push_str(&mut self, text: &str) -> Res<()> {
         let slot = self.p.add_str(text);
-        self.push(slot)
+        self.push_added(slot)
     }
 
     /// A Python 2 `str`.
     pub(super) fn push_legacy(&mut self, bytes: &[u8]) -> Res<()> {
         let slot = self.p.add_legacy(bytes);
-        self.push(slot)
+        self.push_added(slot)
     }
 
+    /// The slot of a value just added to a pool, or the error of a full pool.
+    pub(super) fn push_added(&mut self, slot: Result<Slot, Full>) -> Res<()> {
+        match slot {
+            Ok(slot) => self.push(slot),
+            Err(full) => Err(self.full(full)),
+        }
+    }
+
+    /// Pushes `id`; the stack holds at most [`MAX_STACK_VALUES`] (its growth by `Vec`'s
+    /// doubling is then bounded, 4 MiB).
     pub(super) fn push_id(&mut self, id: NodeId) -> Res<()> {
+        if self.stack.len() >= MAX_STACK_VALUES {
+            return Err(self.stack_full());
+        }
         self.stack.push(id);
+        Ok(())
+    }
+
+    /// `MARK`: at most [`MAX_OPEN_MARKS`] open at once.
+    pub(super) fn mark(&mut self) -> Res<()> {
+        if self.marks.len() >= MAX_OPEN_MARKS {
+            return Err(self.marks_full());
+        }
+        // The stack is shorter than MAX_STACK_VALUES, which fits in u32.
+        self.marks.push(self.stack.len() as u32);
+        self.floor = self.stack.len();
         Ok(())
     }
 
@@ -99,10 +132,10 @@ impl<R: Read> Parser<R> {
 
     /// Drop the innermost `MARK`; returns the stack length it recorded.
     pub(super) fn pop_mark(&mut self) -> Res<usize> {
-        let Some(base) = self.marks.pop() else {
+        let Some(base) = self.marks.pop().map(|b| b as usize) else {
             return Err(self.malformed("has no MARK before it".into()));
         };
-        self.floor = self.marks.last().copied().unwrap_or(0);
+        self.floor = self.marks.last().map_or(0, |&b| b as usize);
         if base > self.stack.len() {
             return Err(self.underflow());
         }
@@ -113,8 +146,9 @@ impl<R: Read> Parser<R> {
     /// the stack.
     pub(super) fn collect(&mut self, base: usize, make: fn(Seq) -> Slot) -> Res<()> {
         let values = self.stack.get(base..).unwrap_or_default();
-        let Some(seq) = at_tail(&mut self.p.items, values.iter().copied()) else {
-            return Err(self.too_many());
+        let seq = match at_tail(&mut self.p.items, values.iter().copied()) {
+            Ok(seq) => seq,
+            Err(full) => return Err(self.full(full)),
         };
         self.stack.truncate(base);
         self.push(make(seq))
@@ -181,8 +215,8 @@ impl<R: Read> Parser<R> {
                 return Err(self.wrong_target(target, expected));
             }
         };
-        if !grown {
-            return Err(self.too_many());
+        if let Err(full) = grown {
+            return Err(self.full(full));
         }
         self.stack.truncate(base);
         Ok(())
@@ -213,8 +247,8 @@ impl<R: Read> Parser<R> {
             }
             _ => return Err(self.wrong_target(target, "a dict")),
         };
-        if !grown {
-            return Err(self.too_many());
+        if let Err(full) = grown {
+            return Err(self.full(full));
         }
         self.stack.truncate(base);
         Ok(())
@@ -226,8 +260,9 @@ impl<R: Read> Parser<R> {
         if values.len() % 2 != 0 {
             return Err(self.odd_items());
         }
-        let Some(seq) = at_tail(&mut self.p.pairs, values.chunks_exact(2).map(pair)) else {
-            return Err(self.too_many());
+        let seq = match at_tail(&mut self.p.pairs, values.chunks_exact(2).map(pair)) {
+            Ok(seq) => seq,
+            Err(full) => return Err(self.full(full)),
         };
         self.stack.truncate(base);
         self.push(Slot::Dict(seq))
@@ -245,12 +280,18 @@ impl<R: Read> Parser<R> {
                 }
             }
             Ok(k) if k == dense_len => {
+                if let Err(full) = room(&mut self.memo, 1) {
+                    return Err(self.full(full));
+                }
                 self.memo.push(value);
                 if !self.sparse_memo.is_empty() {
                     self.sparse_memo.remove(&key);
                 }
             }
             _ => {
+                if self.sparse_memo.try_reserve(1).is_err() {
+                    return Err(self.out_of_memory());
+                }
                 self.sparse_memo.insert(key, value);
             }
         }

@@ -1,8 +1,11 @@
 //! The database side of the SQLite reader: listing tables and columns, selecting the
 //! columns a table has (alternatives per column, `NULL` when absent), loosely typed cells,
-//! and the file's enum ids.
+//! and the file's enum ids. Only plain tables are read: a view, virtual table or generated
+//! column where the reader looks for an nsys table is refused, and every query runs
+//! within the file's [`Budget`].
 
 use std::borrow::Cow;
+use std::cell::Cell;
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row};
@@ -10,6 +13,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::super::builder::{Builder, MemKind, MemOp};
 use super::super::{event_class, event_type};
+use super::guard::{Budget, MAX_VALUE_BYTES};
 use crate::parse::SourceError;
 
 /// A clear message for a database error while doing `what`.
@@ -17,9 +21,32 @@ pub(super) fn db_error(what: &str, e: &rusqlite::Error) -> SourceError {
     let why = match e.sqlite_error_code() {
         Some(rusqlite::ErrorCode::DatabaseCorrupt) => "the database is damaged or cut short: ",
         Some(rusqlite::ErrorCode::NotADatabase) => "not a readable SQLite database: ",
+        Some(rusqlite::ErrorCode::TooBig) => {
+            return SourceError::shape(
+                None,
+                format!(
+                    "a value in the database is larger than {} MiB, more than any Nsight \
+                     export holds (SQLite error while {what}: {e}): it is damaged or was not \
+                     written by nsys; export the report again with `nsys export --type sqlite`",
+                    MAX_VALUE_BYTES >> 20
+                ),
+            );
+        }
         _ => "",
     };
     SourceError::shape(None, format!("{why}SQLite error while {what}: {e}"))
+}
+
+/// The message for a schema object the reader will not read in place of an nsys table.
+fn refusal(name: &str, what: &str) -> SourceError {
+    SourceError::shape(
+        None,
+        format!(
+            "{name} is {what}: nsys exports hold plain tables only, and vramscope does not \
+             run a file's views or expressions (they can ask for unbounded work); export the \
+             report again with `nsys export --type sqlite`"
+        ),
+    )
 }
 
 /// An integer cell, tolerating reals and numeric text (SQLite columns are loosely typed).
@@ -167,45 +194,91 @@ impl Enums {
     }
 }
 
-/// The database and its table names (lowercase → as written).
+/// The database, its table names (lowercase → as written), and the work left to it.
 pub(super) struct Db<'c> {
     conn: &'c Connection,
     pub(super) tables: FxHashMap<String, String>,
+    /// Views and virtual tables (lowercase → name and what it is): never read, and an
+    /// error when the reader asks for one of their names.
+    refused: FxHashMap<String, (String, &'static str)>,
+    budget: Budget,
+    rows_left: Cell<u64>,
 }
 
 impl<'c> Db<'c> {
-    pub(super) fn new(conn: &'c Connection) -> Result<Db<'c>, SourceError> {
-        let mut tables = FxHashMap::default();
-        let sql = "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')";
+    /// The tables of the database behind `conn`, to be read within `budget`.
+    pub(super) fn new(conn: &'c Connection, budget: Budget) -> Result<Db<'c>, SourceError> {
         let mut db = Db {
             conn,
             tables: FxHashMap::default(),
+            refused: FxHashMap::default(),
+            budget,
+            rows_left: Cell::new(budget.rows),
         };
+        let (mut tables, mut refused) = (FxHashMap::default(), FxHashMap::default());
+        let sql = "SELECT name, type FROM pragma_table_list \
+                   WHERE schema = 'main' AND name <> 'sqlite_schema'";
         db.rows(sql, "listing the tables", |row| {
-            if let Some(name) = text(row, 0)? {
-                tables.insert(name.to_ascii_lowercase(), name);
+            let (Some(name), Some(kind)) = (text(row, 0)?, text(row, 1)?) else {
+                return Ok(());
+            };
+            let key = name.to_ascii_lowercase();
+            match kind.as_str() {
+                "table" => {
+                    tables.insert(key, name);
+                }
+                "view" => {
+                    refused.insert(key, (name, "a view, not a table"));
+                }
+                "virtual" => {
+                    refused.insert(key, (name, "a virtual table, not a plain table"));
+                }
+                _ => {
+                    refused.insert(key, (name, "not a plain table"));
+                }
             }
             Ok(())
         })?;
         db.tables = tables;
+        db.refused = refused;
         Ok(db)
+    }
+
+    /// The name of `table` as the file writes it; `None` when it has no such table, an
+    /// error when the name is a view or a virtual table.
+    pub(super) fn real(&self, table: &str) -> Result<Option<&String>, SourceError> {
+        let key = table.to_ascii_lowercase();
+        if let Some((name, what)) = self.refused.get(&key) {
+            return Err(refusal(name, what));
+        }
+        Ok(self.tables.get(&key))
     }
 
     pub(super) fn has(&self, table: &str) -> bool {
         self.tables.contains_key(&table.to_ascii_lowercase())
     }
 
-    /// Lowercase column names of `table` (empty if it does not exist).
+    /// Lowercase column names of `table` (empty if it does not exist). A generated column
+    /// is refused: nsys writes none, and computing one runs the file's expression per row.
     pub(super) fn columns(&self, table: &str) -> Result<FxHashSet<String>, SourceError> {
         let mut cols = FxHashSet::default();
-        if let Some(real) = self.tables.get(&table.to_ascii_lowercase()) {
-            let sql = format!("PRAGMA table_info(\"{real}\")");
+        let mut generated = None;
+        if let Some(real) = self.real(table)? {
+            let sql = format!("PRAGMA table_xinfo(\"{real}\")");
             self.rows(&sql, "reading a table's columns", |row| {
                 if let Some(c) = text(row, 1)? {
+                    // `hidden`: 2 and 3 are generated columns (virtual, stored).
+                    if matches!(int(row, 6)?, Some(2 | 3)) {
+                        generated.get_or_insert_with(|| c.clone());
+                    }
                     cols.insert(c.to_ascii_lowercase());
                 }
                 Ok(())
             })?;
+            if let Some(column) = generated {
+                let what = format!("a table with a generated column ({column})");
+                return Err(refusal(real, &what));
+            }
         }
         Ok(cols)
     }
@@ -218,7 +291,7 @@ impl<'c> Db<'c> {
         wanted: &[&[&str]],
         rest: &str,
     ) -> Result<Option<String>, SourceError> {
-        let Some(real) = self.tables.get(&table.to_ascii_lowercase()) else {
+        let Some(real) = self.real(table)? else {
             return Ok(None);
         };
         let cols = self.columns(table)?;
@@ -236,18 +309,27 @@ impl<'c> Db<'c> {
         )))
     }
 
-    /// Run `sql` and hand each row to `f`; returns the number of rows.
+    /// Run `sql` and hand each row to `f`; returns the number of rows. Fails once the
+    /// whole read has taken more rows or VM steps than the budget.
     pub(super) fn rows(
         &self,
         sql: &str,
         what: &str,
         mut f: impl FnMut(&Row<'_>) -> rusqlite::Result<()>,
     ) -> Result<u64, SourceError> {
-        let err = |e: rusqlite::Error| db_error(what, &e);
+        let err = |e: rusqlite::Error| match e.sqlite_error_code() {
+            // Only the budget's progress handler interrupts.
+            Some(rusqlite::ErrorCode::OperationInterrupted) => self.budget.steps_exceeded(),
+            _ => db_error(what, &e),
+        };
         let mut stmt = self.conn.prepare(sql).map_err(err)?;
         let mut rows = stmt.query([]).map_err(err)?;
         let mut n = 0;
         while let Some(row) = rows.next().map_err(err)? {
+            let Some(left) = self.rows_left.get().checked_sub(1) else {
+                return Err(self.budget.rows_exceeded());
+            };
+            self.rows_left.set(left);
             f(row).map_err(err)?;
             n += 1;
         }

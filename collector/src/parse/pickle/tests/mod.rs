@@ -1,6 +1,7 @@
 //! Tests of the pickle reader: reading every data opcode CPython writes, and refusing
 //! everything else.
 
+mod limits;
 mod reading;
 mod refusing;
 

@@ -4,19 +4,21 @@
 use super::*;
 use crate::model::MemEventKind;
 
+mod hostile;
+
 const MIB: i64 = 1 << 20;
 /// `globalPid` of the real trace's process (pid 19) and its main thread's `globalTid`.
 const PROCESS: i64 = 281_475_295_477_760;
 const MAIN: i64 = PROCESS | 19;
 
-fn db(sql: &str) -> Connection {
+pub(super) fn db(sql: &str) -> Connection {
     let conn = Connection::open_in_memory().expect("in-memory database");
     conn.execute_batch(sql).expect("schema");
     conn
 }
 
 /// The real schema's tables, trimmed to the columns the reader looks at.
-const SCHEMA: &str = "
+pub(super) const SCHEMA: &str = "
     CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT);
     CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
@@ -29,7 +31,7 @@ const SCHEMA: &str = "
     INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1000000, 'x', 'x');
 ";
 
-fn read_db(conn: &Connection) -> Recording {
+fn read_db(conn: &mut Connection) -> Recording {
     read_connection(conn, 0).expect("reads")
 }
 
@@ -55,7 +57,7 @@ fn device_totals(rec: &Recording) -> Vec<(String, i64)> {
 #[test]
 fn documented_ids_are_used_when_enum_tables_are_empty() {
     // GIVEN the --lazy=false situation: enum tables exist but hold no rows.
-    let conn = db(SCHEMA);
+    let mut conn = db(SCHEMA);
     conn.execute_batch(&format!(
         "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES
             (10, {PROCESS}, 0, 4096, {m2}, 2, 0, NULL),
@@ -67,7 +69,7 @@ fn documented_ids_are_used_when_enum_tables_are_empty() {
     ))
     .expect("rows");
     // WHEN read
-    let rec = read_db(&conn);
+    let rec = read_db(&mut conn);
     // THEN 0 Pageable .. 7 Unknown and 0 alloc / 1 free apply
     assert_eq!(
         device_totals(&rec),
@@ -86,7 +88,7 @@ fn documented_ids_are_used_when_enum_tables_are_empty() {
 #[test]
 fn enum_tables_win_over_documented_ids_where_filled() {
     // GIVEN enum tables whose ids differ from the documented ones
-    let conn = db(SCHEMA);
+    let mut conn = db(SCHEMA);
     conn.execute_batch(&format!(
         "INSERT INTO ENUM_CUDA_MEM_KIND VALUES (0, 'CUDA_MEMOPR_MEMORY_KIND_DEVICE', 'Device'),
             (2, 'CUDA_MEMOPR_MEMORY_KIND_PINNED', 'Pinned'),
@@ -102,7 +104,7 @@ fn enum_tables_win_over_documented_ids_where_filled() {
         m = MIB,
     ))
     .expect("rows");
-    let rec = read_db(&conn);
+    let rec = read_db(&mut conn);
     assert_eq!(
         device_totals(&rec),
         vec![
@@ -124,12 +126,12 @@ fn enum_tables_win_over_documented_ids_where_filled() {
 #[test]
 fn old_schemas_without_columns_still_load() {
     // GIVEN an old export without memKind, correlationId or session start
-    let conn = db("
+    let mut conn = db("
         CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INTEGER, deviceId INTEGER,
             bytes INTEGER, memoryOperationType INTEGER);
         INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (5, 0, 100, 0), ('7', 0, 40.0, 1);");
-    let rec = read_db(&conn);
+    let rec = read_db(&mut conn);
     assert_eq!(device_totals(&rec), vec![("cuda:0".to_owned(), 60)]);
     assert_eq!(
         rec.mem_events[1].time_ns, 7,
@@ -149,11 +151,11 @@ fn old_schemas_without_columns_still_load() {
     assert!(notes.iter().any(|n| n.contains("without a process")));
 
     // A table without its bytes column is reported and left out, not fatal.
-    let conn = db(
+    let mut conn = db(
         "CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INTEGER, deviceId INTEGER,
         memoryOperationType INTEGER); INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (1, 0, 0);",
     );
-    let rec = read_db(&conn);
+    let rec = read_db(&mut conn);
     assert!(rec.mem_events.is_empty());
     assert!(
         rec.diagnostics
@@ -165,7 +167,7 @@ fn old_schemas_without_columns_still_load() {
 
 #[test]
 fn nvtx_names_domains_and_threads() {
-    let conn = db(SCHEMA);
+    let mut conn = db(SCHEMA);
     conn.execute_batch(&format!(
         "INSERT INTO StringIds VALUES (7, 'forward'), (8, 'load'), (9, 'python');
          CREATE TABLE ThreadNames (nameId INTEGER, priority INTEGER, globalTid INTEGER);
@@ -180,7 +182,7 @@ fn nvtx_names_domains_and_threads() {
         worker = PROCESS | 30,
     ))
     .expect("rows");
-    let rec = read_db(&conn);
+    let rec = read_db(&mut conn);
     let spans: Vec<(&str, &str, i64, i64)> = rec
         .ops
         .iter()
@@ -212,8 +214,8 @@ fn nvtx_names_domains_and_threads() {
 
 #[test]
 fn databases_that_are_not_nsys_exports_are_refused() {
-    let conn = db("CREATE TABLE notes (id INTEGER, body TEXT);");
-    let err = read_connection(&conn, 0).expect_err("not nsys");
+    let mut conn = db("CREATE TABLE notes (id INTEGER, body TEXT);");
+    let err = read_connection(&mut conn, 0).expect_err("not nsys");
     let message = shape_message(err);
     assert!(
         message.contains("not an nsys export: no StringIds table"),
@@ -221,19 +223,19 @@ fn databases_that_are_not_nsys_exports_are_refused() {
     );
     assert!(message.contains("its tables: notes"), "{message}");
 
-    let conn = db("");
-    let message = shape_message(read_connection(&conn, 0).expect_err("empty"));
+    let mut conn = db("");
+    let message = shape_message(read_connection(&mut conn, 0).expect_err("empty"));
     assert!(message.contains("it has no tables"), "{message}");
 }
 
-fn shape_message(e: SourceError) -> String {
+pub(super) fn shape_message(e: SourceError) -> String {
     match e.kind {
         crate::parse::LoadErrorKind::Shape(m) => m,
         other => panic!("expected a shape error, got {other:?}"),
     }
 }
 
-fn real(name: &str) -> std::path::PathBuf {
+pub(super) fn real(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/traces/nsys-cpu")
         .join(name)
