@@ -7,6 +7,8 @@ mod bad_input;
 mod check;
 mod diff;
 mod export;
+mod file_policy;
+mod file_signals;
 mod golden;
 mod hostile_input;
 mod nsight;

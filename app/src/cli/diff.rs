@@ -14,7 +14,7 @@ use super::input::open;
 use super::{AlignArg, DiffFormat, DiffOptions, LoadArgs};
 use crate::output::charts::compare::{self, DeviceCurves, RunCurves};
 use crate::output::diff::{DiffFiles, diff_json, diff_markdown, diff_text};
-use crate::output::file::Overwrite;
+use crate::output::file::{self, Overwrite, Policy};
 
 /// Compare the two runs on `out`, and draw the chart when asked.
 pub fn run(
@@ -24,6 +24,13 @@ pub fn run(
     options: &DiffOptions,
     load: LoadArgs,
 ) -> Result<ExitCode> {
+    let inputs = [a, b];
+    let chart_policy = Policy::new(Overwrite::from_force(options.force), &inputs);
+    if let Some(chart) = &options.chart {
+        file::guard_signals();
+        // Refused before the runs are read, not after.
+        file::check(chart, &chart_policy)?;
+    }
     let align = match options.align {
         AlignArg::Start => Align::Start,
         AlignArg::Step => Align::Step,
@@ -42,7 +49,7 @@ pub fn run(
         DiffFormat::Markdown => diff_markdown(out, &files, &d)?,
     }
     if let Some(chart) = &options.chart {
-        write_chart(chart, &files, &run_a, &run_b, align)?;
+        write_chart(chart, &chart_policy, &files, &run_a, &run_b, align)?;
         // The table goes to stdout (maybe JSON); the note to stderr, after it.
         out.flush()?;
         eprintln!("vramscope: wrote {}", chart.display());
@@ -102,8 +109,15 @@ impl Run {
     }
 }
 
-/// Draw both runs on one time axis into `path`, replacing it if it exists.
-fn write_chart(path: &Path, files: &DiffFiles<'_>, a: &Run, b: &Run, align: Align) -> Result<()> {
+/// Draw both runs on one time axis into `path`, as `policy` allows.
+fn write_chart(
+    path: &Path,
+    policy: &Policy<'_>,
+    files: &DiffFiles<'_>,
+    a: &Run,
+    b: &Run,
+    align: Align,
+) -> Result<()> {
     let name = |p: &str| {
         Path::new(p)
             .file_name()
@@ -119,7 +133,7 @@ fn write_chart(path: &Path, files: &DiffFiles<'_>, a: &Run, b: &Run, align: Alig
     };
     compare::write_file(
         path,
-        Overwrite::Replace,
+        policy,
         &RunCurves {
             label: &la,
             devices: &a.curves,

@@ -109,6 +109,9 @@ enum Command {
         /// The file to write.
         #[arg(short, long, value_name = "FILE")]
         output: PathBuf,
+        /// Replace FILE if it exists. Never the input, even with --force.
+        #[arg(long)]
+        force: bool,
         #[command(flatten)]
         load: LoadArgs,
     },
@@ -124,7 +127,7 @@ enum Command {
         /// line: package code keeps its package-relative path, the rest its file name.
         #[arg(long)]
         redact_paths: bool,
-        /// Overwrite FILE if it exists.
+        /// Replace FILE if it exists. Never the input, even with --force.
         #[arg(long)]
         force: bool,
         #[command(flatten)]
@@ -156,9 +159,13 @@ enum Command {
         /// The traces or snapshots to report on.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// The directory to write (created if missing).
+        /// The directory to write (created if missing, used if empty).
         #[arg(short, long, value_name = "DIR")]
         output: PathBuf,
+        /// Replace the report in DIR if there is one, whole. Never a directory holding an
+        /// input or files other than a report's, even with --force.
+        #[arg(long)]
+        force: bool,
         #[command(flatten)]
         load: LoadArgs,
     },
@@ -222,6 +229,9 @@ struct DiffOptions {
     /// says) into FILE: PNG, or SVG when FILE ends in .svg.
     #[arg(long, value_name = "FILE")]
     pub chart: Option<PathBuf>,
+    /// Replace the --chart FILE if it exists. Never run A or B, even with --force.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(clap::Args, Debug, Clone, Copy)]
@@ -315,8 +325,9 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
             path,
             format,
             output,
+            force,
             load,
-        } => export::run(out, &path, format, &output, load),
+        } => export::run(out, &path, format, &output, force, load),
         Command::Pack {
             path,
             output,
@@ -327,8 +338,9 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
         Command::Report {
             paths,
             output,
+            force,
             load,
-        } => report::run(out, &paths, &output, load),
+        } => report::run(out, &paths, &output, force, load),
         Command::Summary { path, format, load } => summary::run(out, &path, format, load),
         Command::Live {
             path,

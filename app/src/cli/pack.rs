@@ -1,9 +1,8 @@
 //! `vramscope pack`: any input rewritten as a compact, gzip-compressed vramscope recording
 //! holding only what vramscope reads, so a 500 MB trace fits in a bug report.
 //!
-//! The pack is written through [`crate::output::file`], so a crash or a full disk never
-//! leaves a half-written pack under the requested name (and packing a file onto itself
-//! with `--force` is safe: the input is read completely first).
+//! The pack is written through [`crate::output::file`], so a crash, a full disk or Ctrl-C
+//! never leaves a half-written pack under the requested name, and never the input.
 
 use std::fs;
 use std::io::Write;
@@ -19,7 +18,7 @@ use flate2::write::GzEncoder;
 
 use super::LoadArgs;
 use super::input::open;
-use crate::output::file::{self, Overwrite};
+use crate::output::file::{self, Overwrite, Policy};
 
 /// Pack `path` into `output` and say so on `out`.
 pub fn run(
@@ -30,6 +29,9 @@ pub fn run(
     force: bool,
     load: LoadArgs,
 ) -> Result<ExitCode> {
+    file::guard_signals();
+    // Refused before the input is read, not after.
+    file::check(output, &Policy::new(Overwrite::from_force(force), &[path]))?;
     let rec = open(path, load)?;
     let packed = pack(path, rec, output, redact_paths, force)?;
     writeln!(out, "{}", describe(output, &packed))?;
@@ -59,13 +61,6 @@ pub fn pack(
     redact: bool,
     force: bool,
 ) -> Result<Packed> {
-    let overwrite = if force {
-        Overwrite::Replace
-    } else {
-        Overwrite::Refuse {
-            hint: "pass --force to overwrite it",
-        }
-    };
     let redacted = redact.then(|| collector::redact::redact_paths(&mut rec));
     let info = PackInfo {
         source_name: input
@@ -75,7 +70,9 @@ pub fn pack(
         source_bytes: fs::metadata(input).ok().map(|m| m.len()),
         redacted_paths: redact,
     };
-    let output_bytes = file::write(output, overwrite, TEMP_TAG, |w| {
+    let inputs = [input];
+    let policy = Policy::new(Overwrite::from_force(force), &inputs);
+    let output_bytes = file::write(output, &policy, TEMP_TAG, |w| {
         let mut gz = GzEncoder::new(w, Compression::new(PACK_COMPRESSION));
         packed::write(&mut gz, &rec, &info)?;
         gz.finish()?;
@@ -88,7 +85,7 @@ pub fn pack(
     })
 }
 
-/// The temporary file's tag: `.NAME.pack-PID` beside the output.
+/// The temporary file's tag: `.NAME.pack-PID-N` beside the output.
 const TEMP_TAG: &str = "pack";
 
 /// One line for the terminal.
@@ -115,18 +112,7 @@ pub fn describe(output: &Path, p: &Packed) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::file::temp_path;
     use std::fs::File;
-
-    #[test]
-    fn temp_file_sits_beside_the_output() {
-        let t = temp_path(Path::new("/x/y/run.vsr"), TEMP_TAG);
-        assert_eq!(t.parent(), Some(Path::new("/x/y")));
-        assert!(
-            t.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(".run.vsr.pack-"))
-        );
-    }
 
     #[test]
     fn a_missing_directory_is_an_error_and_leaves_nothing() {

@@ -8,16 +8,23 @@ use anyhow::Result;
 
 use super::LoadArgs;
 use super::input::open;
-use crate::output::file::Overwrite;
-use crate::output::report::write_report;
+use crate::output::file::{self, Overwrite, Policy};
+use crate::output::report::{REPORT_SHAPE, write_report};
 
-/// Write the report on `paths` into the directory `output`, replacing what is there.
+/// Write the report on `paths` into the directory `output`, whole; an existing report
+/// there is replaced only with `force` (never a directory holding an input or other files).
 pub fn run(
     out: &mut impl Write,
     paths: &[PathBuf],
     output: &Path,
+    force: bool,
     load: LoadArgs,
 ) -> Result<ExitCode> {
+    file::guard_signals();
+    let input_paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    let policy = Policy::new(Overwrite::from_force(force), &input_paths);
+    // Refused before the inputs are read, not after.
+    file::check_dir(output, &policy, &REPORT_SHAPE)?;
     let mut inputs = Vec::with_capacity(paths.len());
     for path in paths {
         // The file name only, so reports compare across machines.
@@ -27,7 +34,7 @@ pub fn run(
         );
         inputs.push((name, open(path, load)?));
     }
-    write_report(output, &inputs, Overwrite::Replace)?;
+    write_report(output, &inputs, &policy)?;
     writeln!(out, "wrote {}", output.join("report.md").display())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,8 @@ use super::input::load_options;
 
 /// Run the viewer until its window closes.
 pub fn run(paths: Vec<PathBuf>, load: LoadArgs) -> Result<ExitCode> {
+    // Before the window's threads start: a signal removes an export's temporary.
+    crate::output::file::guard_signals();
     crate::gui::run(paths, load_options(load))?;
     Ok(ExitCode::SUCCESS)
 }

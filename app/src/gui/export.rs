@@ -2,7 +2,8 @@
 //! prefilled next to the input, or the desktop's save dialog), then a named thread writes
 //! exactly what `vramscope report` and `vramscope export --format perfetto` write — the same
 //! functions, fed the recording, timeline and summary the viewer already holds — while the
-//! window keeps drawing. Nothing is overwritten unless the user ticks "Replace", and never
+//! window keeps drawing. The files follow the policy of every writer ([`crate::output::file`]):
+//! nothing is overwritten unless the user ticks "Replace" (the commands' `--force`), and never
 //! the file being viewed.
 
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ use egui::{RichText, Ui};
 
 use super::data::Loaded;
 use super::files::portal_available;
-use crate::output::file::Overwrite;
+use crate::output::file::{self, Overwrite, Policy};
 use crate::output::{perfetto, report};
 
 /// What is exported.
@@ -294,7 +295,19 @@ pub fn default_destination(kind: ExportKind, input: &Path) -> PathBuf {
     }
 }
 
-/// Whether `dest` may be written; why not otherwise.
+/// The file policy of an export of `input`: replace only when the user ticked "Replace".
+fn policy<'a>(inputs: &'a [&'a Path], replace: bool) -> Policy<'a> {
+    let overwrite = if replace {
+        Overwrite::Replace
+    } else {
+        Overwrite::Refuse {
+            hint: "tick \"Replace\" to overwrite it",
+        }
+    };
+    Policy::new(overwrite, inputs)
+}
+
+/// Whether `dest` may be written, by the policy every writer follows; why not otherwise.
 fn check_destination(
     kind: ExportKind,
     dest: &Path,
@@ -304,62 +317,21 @@ fn check_destination(
     if dest.as_os_str().is_empty() {
         return Err("Type where to write.".into());
     }
-    let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
+    let inputs = [input];
+    let policy = policy(&inputs, replace);
+    let checked = match kind {
+        ExportKind::Perfetto => file::check(dest, &policy),
+        ExportKind::Report => file::check_dir(dest, &policy, &report::REPORT_SHAPE).map(|_| ()),
     };
-    match kind {
-        ExportKind::Perfetto => {
-            if same(dest, input) {
-                return Err("That is the file being viewed: choose another name.".into());
-            }
-            if dest.is_dir() {
-                return Err(format!(
-                    "{} is a directory: add a file name.",
-                    dest.display()
-                ));
-            }
-            if dest.exists() && !replace {
-                return Err(format!(
-                    "{} exists: tick \"Replace\" to overwrite it.",
-                    dest.display()
-                ));
-            }
-        }
-        ExportKind::Report => {
-            if dest.exists() && !dest.is_dir() {
-                return Err(format!(
-                    "{} is a file: a report is a directory.",
-                    dest.display()
-                ));
-            }
-            // The report writes report.md and *.png / *.svg charts into the directory.
-            if let Some(parent) = input.parent()
-                && same(parent, dest)
-            {
-                let name = input
-                    .file_name()
-                    .map(|n| n.to_string_lossy().to_lowercase());
-                if name
-                    .is_some_and(|n| n == "report.md" || n.ends_with(".png") || n.ends_with(".svg"))
-                {
-                    return Err("The report would overwrite the file being viewed.".into());
-                }
-            }
-            if dest.join("report.md").exists() && !replace {
-                return Err(format!(
-                    "{} already holds a report: tick \"Replace\" to overwrite it.",
-                    dest.display()
-                ));
-            }
-        }
-    }
-    Ok(())
+    checked.map_err(|e| e.to_string())
 }
 
-/// Write the export through [`crate::output`], replacing what is there only when the user
-/// ticked "Replace"; a line saying what was written.
+/// Write the export through [`crate::output`], by the same policy; a line saying what was
+/// written.
 fn write(kind: ExportKind, data: &Loaded, dest: &Path, replace: bool) -> Result<String, String> {
+    let inputs = [data.path.as_path()];
+    let policy = policy(&inputs, replace);
+    let said = |e: file::FileError| format!("{:#}", anyhow::Error::from(e));
     match kind {
         ExportKind::Report => {
             let input = report::Analysed {
@@ -368,22 +340,12 @@ fn write(kind: ExportKind, data: &Loaded, dest: &Path, replace: bool) -> Result<
                 timeline: &data.timeline,
                 summary: &data.summary,
             };
-            // `check_destination` has refused an existing report.md without "Replace"; the
-            // charts beside it are replaced as `vramscope report` replaces them.
-            report::write_analysed(dest, &[input], Overwrite::Replace)
-                .map_err(|e| format!("{e:#}"))?;
+            report::write_analysed(dest, &[input], &policy).map_err(said)?;
             Ok(format!("Wrote {}", dest.join("report.md").display()))
         }
         ExportKind::Perfetto => {
-            let overwrite = if replace {
-                Overwrite::Replace
-            } else {
-                Overwrite::Refuse {
-                    hint: "tick \"Replace\" to overwrite it",
-                }
-            };
-            let bytes = perfetto::write_file(dest, overwrite, &data.rec, &data.timeline)
-                .map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
+            let bytes =
+                perfetto::write_file(dest, &policy, &data.rec, &data.timeline).map_err(said)?;
             Ok(format!(
                 "Wrote {} ({})",
                 dest.display(),

@@ -1,28 +1,88 @@
-//! The one way vramscope writes a file (pack, export, report, `diff --chart`, the viewer's
-//! File > Export): the content goes to a temporary file beside the destination, is synced,
-//! and is renamed into place only once complete, so a crash, a full disk or a failed write
-//! never leaves a cut-off file under the requested name; on failure the temporary file is
-//! removed. Whether an existing destination may be replaced is decided here too, by the
-//! [`Overwrite`] policy each caller passes, so there is one place to change it.
+//! The one way vramscope writes the user's files, and the one policy for it: `pack`,
+//! `export`, `report`, `diff --chart` and the viewer's File > Export all come through here
+//! ([`check`] is public for `record`, which writes its file as it goes and so cannot use
+//! [`write`]).
+//!
+//! - An existing destination is replaced only when the caller's [`Overwrite`] says so
+//!   (`--force`, the viewer's "Replace"); otherwise the error says how.
+//! - A destination that is one of the inputs — the same path, a symlink to it, a path with
+//!   `..` that leads to it, another hard link to the same file, or for a directory one that
+//!   holds an input — is refused whatever [`Overwrite`] says.
+//! - A file is written to a temporary beside the destination, synced, and renamed into place
+//!   only once complete, then the directory is synced: a crash, a full disk or a failed
+//!   write never leaves a cut-off file under the requested name. The temporary is removed
+//!   on error, and on SIGINT, SIGTERM and SIGHUP once [`guard_signals`] has run ([`temps`]);
+//!   only SIGKILL or a power cut can leave one (`.NAME.TAG-PID-N`, named after the file).
+//! - A directory (a report) is built whole in a temporary directory beside it and swapped in
+//!   ([`write_dir`]), so no stale file of an earlier report survives; a directory that does
+//!   not look like one vramscope wrote ([`DirShape`]) is never replaced, so `-o ~ --force`
+//!   cannot cost a home directory. An empty directory is used as a new one.
+
+mod dir;
+mod same;
+mod temps;
+#[cfg(test)]
+mod tests;
 
 use std::fmt;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-/// What to do when the destination already exists.
+pub use dir::{DirShape, check_dir, write_dir};
+pub use temps::guard_signals;
+
+/// What to do when the destination already exists (never when it is an input).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Overwrite {
-    /// Replace it (export, report, `diff --chart`, the viewer once "Replace" is ticked).
+    /// Replace it (`--force`, the viewer once "Replace" is ticked).
     Replace,
-    /// Leave it and fail; `hint` says how to replace it (`pack` without `--force`).
+    /// Leave it and fail; `hint` says how to replace it.
     Refuse {
-        /// Appended to "FILE exists; ", e.g. "pass --force to overwrite it".
+        /// Appended to "FILE exists; ", e.g. [`FORCE_HINT`].
         hint: &'static str,
     },
 }
+
+/// How the commands' `--force` is named in the refusal.
+pub const FORCE_HINT: &str = "pass --force to overwrite it";
+
+impl Overwrite {
+    /// The commands' rule: replace with `--force`, refuse without and say to pass it.
+    pub fn from_force(force: bool) -> Overwrite {
+        if force {
+            Overwrite::Replace
+        } else {
+            Overwrite::Refuse { hint: FORCE_HINT }
+        }
+    }
+}
+
+/// Where a writer may write: whether an existing destination may be replaced, and the
+/// inputs the destination must never be.
+#[derive(Clone, Copy, Debug)]
+pub struct Policy<'a> {
+    /// Whether an existing destination is replaced.
+    pub overwrite: Overwrite,
+    /// The files read to make the output.
+    pub inputs: &'a [&'a Path],
+}
+
+impl<'a> Policy<'a> {
+    /// The policy of a command that read `inputs`.
+    pub fn new(overwrite: Overwrite, inputs: &'a [&'a Path]) -> Policy<'a> {
+        Policy { overwrite, inputs }
+    }
+}
+
+/// For files inside a directory [`write_dir`] is building: it is vramscope's own and new,
+/// so there is nothing to protect in it.
+pub const FRESH: Policy<'static> = Policy {
+    overwrite: Overwrite::Replace,
+    inputs: &[],
+};
 
 /// Why a file was not written.
 #[derive(Debug)]
@@ -33,6 +93,37 @@ pub enum FileError {
         dest: PathBuf,
         /// How to replace it.
         hint: &'static str,
+    },
+    /// The destination is one of the inputs (refused even with `--force`).
+    IsInput {
+        /// The destination.
+        dest: PathBuf,
+        /// The input it is.
+        input: PathBuf,
+    },
+    /// The destination directory holds one of the inputs (refused even with `--force`).
+    HoldsInput {
+        /// The destination.
+        dest: PathBuf,
+        /// The input inside it.
+        input: PathBuf,
+    },
+    /// A file was asked for and the destination is a directory.
+    IsDirectory {
+        /// The destination.
+        dest: PathBuf,
+    },
+    /// A directory was asked for and the destination is something else.
+    NotDirectory {
+        /// The destination.
+        dest: PathBuf,
+    },
+    /// The destination directory holds something vramscope did not write there.
+    Foreign {
+        /// The destination.
+        dest: PathBuf,
+        /// What is in it, and what it would have to be.
+        why: String,
     },
     /// The temporary file could not be created beside the destination (a missing
     /// directory, no permission).
@@ -55,6 +146,33 @@ impl fmt::Display for FileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FileError::Exists { dest, hint } => write!(f, "{} exists; {hint}", dest.display()),
+            FileError::IsInput { dest, input } => write!(
+                f,
+                "refusing to write {}: it is the input {}; choose another name",
+                dest.display(),
+                input.display()
+            ),
+            FileError::HoldsInput { dest, input } => write!(
+                f,
+                "refusing to replace {}: it holds the input {}; choose another directory",
+                dest.display(),
+                input.display()
+            ),
+            FileError::IsDirectory { dest } => write!(
+                f,
+                "{} is a directory; name a file (in it, or elsewhere)",
+                dest.display()
+            ),
+            FileError::NotDirectory { dest } => write!(
+                f,
+                "{} is a file, and a report is a directory; choose another name",
+                dest.display()
+            ),
+            FileError::Foreign { dest, why } => write!(
+                f,
+                "refusing to replace {}: {why}; choose a new or empty directory",
+                dest.display()
+            ),
             FileError::Create { dest, .. } | FileError::Write { dest, .. } => {
                 write!(f, "cannot write {}", dest.display())
             }
@@ -65,10 +183,37 @@ impl fmt::Display for FileError {
 impl std::error::Error for FileError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            FileError::Exists { .. } => None,
             FileError::Create { source, .. } => Some(source),
             FileError::Write { source, .. } => Some(&**source),
+            _ => None,
         }
+    }
+}
+
+/// Whether `dest` may be written as a file under `policy`; the refusal otherwise. Every
+/// writer here asks it first; a writer that writes as it goes (`record`) asks it before
+/// creating its file.
+pub fn check(dest: &Path, policy: &Policy<'_>) -> Result<(), FileError> {
+    if let Some(input) = same::input_at(dest, policy.inputs) {
+        return Err(FileError::IsInput {
+            dest: dest.to_owned(),
+            input: input.to_owned(),
+        });
+    }
+    if dest.is_dir() {
+        return Err(FileError::IsDirectory {
+            dest: dest.to_owned(),
+        });
+    }
+    // A dangling symlink is an existing name too: the rename would replace it.
+    match policy.overwrite {
+        Overwrite::Refuse { hint } if fs::symlink_metadata(dest).is_ok() => {
+            Err(FileError::Exists {
+                dest: dest.to_owned(),
+                hint,
+            })
+        }
+        _ => Ok(()),
     }
 }
 
@@ -76,21 +221,14 @@ impl std::error::Error for FileError {
 /// Returns the size of the file written.
 pub fn write(
     dest: &Path,
-    overwrite: Overwrite,
+    policy: &Policy<'_>,
     tag: &str,
     body: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
 ) -> Result<u64, FileError> {
-    refuse_existing(dest, overwrite)?;
-    let temp = temp_path(dest, tag);
-    let file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temp)
-        .map_err(|source| FileError::Create {
-            dest: dest.to_owned(),
-            source,
-        })?;
-    finish(dest, &temp, || {
+    check(dest, policy)?;
+    let (temp, file) = temps::Temp::create_file(temps::sibling(dest, tag, None))
+        .map_err(|source| create_error(dest, source))?;
+    finish(dest, temp, |_| {
         let mut w = BufWriter::new(file);
         body(&mut w)?;
         w.flush()?;
@@ -101,160 +239,60 @@ pub fn write(
 /// Write `dest` as `bytes`.
 pub fn write_bytes(
     dest: &Path,
-    overwrite: Overwrite,
+    policy: &Policy<'_>,
     tag: &str,
     bytes: &[u8],
 ) -> Result<u64, FileError> {
-    write(dest, overwrite, tag, |w| Ok(w.write_all(bytes)?))
+    write(dest, policy, tag, |w| Ok(w.write_all(bytes)?))
 }
 
-/// Write `dest` through `body`, which creates the temporary file at the path it is given:
-/// for libraries that write only to a path (plotters' PNG encoder). The temporary path ends
-/// in the destination's extension, from which such libraries pick the format.
+/// Write `dest` through `body`, which writes the temporary file at the path it is given
+/// (it exists, empty): for libraries that write only to a path (plotters' PNG encoder).
+/// The temporary path ends in `.EXT`, from which such libraries pick the format, whatever
+/// the destination is called.
 pub fn write_to_path(
     dest: &Path,
-    overwrite: Overwrite,
+    policy: &Policy<'_>,
     tag: &str,
+    ext: &str,
     body: impl FnOnce(&Path) -> Result<()>,
 ) -> Result<u64, FileError> {
-    refuse_existing(dest, overwrite)?;
-    let mut temp = temp_path(dest, tag).into_os_string();
-    if let Some(ext) = dest.extension() {
-        temp.push(".");
-        temp.push(ext);
-    }
-    let temp = PathBuf::from(temp);
-    finish(dest, &temp, || {
-        body(&temp)?;
-        Ok(File::open(&temp)?)
+    check(dest, policy)?;
+    let (temp, file) = temps::Temp::create_file(temps::sibling(dest, tag, Some(ext.as_ref())))
+        .map_err(|source| create_error(dest, source))?;
+    drop(file);
+    finish(dest, temp, |path| {
+        body(path)?;
+        Ok(File::open(path)?)
     })
 }
 
-/// Create the directory `dir` and its parents (a report's directory).
-pub fn create_dir_all(dir: &Path) -> Result<()> {
-    use anyhow::Context;
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
-}
-
-/// `.NAME.TAG-PID` beside `dest`.
-pub fn temp_path(dest: &Path, tag: &str) -> PathBuf {
-    let name = dest
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    dest.with_file_name(format!(".{name}.{tag}-{}", std::process::id()))
-}
-
-/// The overwrite policy: the one place it is applied.
-fn refuse_existing(dest: &Path, overwrite: Overwrite) -> Result<(), FileError> {
-    match overwrite {
-        Overwrite::Refuse { hint } if dest.exists() => Err(FileError::Exists {
-            dest: dest.to_owned(),
-            hint,
-        }),
-        _ => Ok(()),
+fn create_error(dest: &Path, source: io::Error) -> FileError {
+    FileError::Create {
+        dest: dest.to_owned(),
+        source,
     }
 }
 
-/// Run `fill` (which leaves the complete content in `temp` and returns it open), sync it
-/// and rename it onto `dest`; on failure remove `temp`. Returns the size written.
-fn finish(dest: &Path, temp: &Path, fill: impl FnOnce() -> Result<File>) -> Result<u64, FileError> {
+/// Run `fill` (which leaves the complete content in the temporary and returns it open),
+/// sync it and rename it onto `dest`; on failure the temporary is removed (by its drop).
+/// Returns the size written.
+fn finish(
+    dest: &Path,
+    temp: temps::Temp,
+    fill: impl FnOnce(&Path) -> Result<File>,
+) -> Result<u64, FileError> {
     let written = (|| -> Result<u64> {
-        let file = fill()?;
+        let file = fill(temp.path())?;
         file.sync_all()?;
         let bytes = file.metadata()?.len();
         drop(file);
-        fs::rename(temp, dest)?;
+        temps::pause_for_tests();
+        temp.rename_onto(dest)?;
         Ok(bytes)
     })();
-    written.map_err(|source| {
-        let _ = fs::remove_file(temp);
-        FileError::Write {
-            dest: dest.to_owned(),
-            source,
-        }
+    written.map_err(|source| FileError::Write {
+        dest: dest.to_owned(),
+        source,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("vramscope-file-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).expect("temp dir");
-        dir
-    }
-
-    fn names(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = fs::read_dir(dir)
-            .expect("list")
-            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-            .collect();
-        names.sort();
-        names
-    }
-
-    #[test]
-    fn replace_writes_and_replaces_leaving_no_temporary_file() {
-        let dir = temp_dir("replace");
-        let dest = dir.join("out.json");
-        assert_eq!(
-            write_bytes(&dest, Overwrite::Replace, "t", b"one").expect("written"),
-            3
-        );
-        write_bytes(&dest, Overwrite::Replace, "t", b"second").expect("replaced");
-        assert_eq!(fs::read(&dest).expect("read"), b"second");
-        assert_eq!(names(&dir), ["out.json"]);
-    }
-
-    #[test]
-    fn refuse_leaves_an_existing_file_alone() {
-        let dir = temp_dir("refuse");
-        let dest = dir.join("out.vsr");
-        fs::write(&dest, b"keep").expect("write");
-        let refuse = Overwrite::Refuse {
-            hint: "pass --force to overwrite it",
-        };
-        let err = write_bytes(&dest, refuse, "t", b"new").expect_err("refused");
-        assert_eq!(
-            err.to_string(),
-            format!("{} exists; pass --force to overwrite it", dest.display())
-        );
-        assert_eq!(fs::read(&dest).expect("read"), b"keep");
-        assert_eq!(names(&dir), ["out.vsr"]);
-    }
-
-    #[test]
-    fn a_failed_body_removes_the_temporary_file_and_keeps_the_old_one() {
-        let dir = temp_dir("fail");
-        let dest = dir.join("out.json");
-        fs::write(&dest, b"old").expect("write");
-        let err = write(&dest, Overwrite::Replace, "t", |w| {
-            w.write_all(b"half")?;
-            anyhow::bail!("disk full")
-        })
-        .expect_err("failed");
-        let message = format!("{:#}", anyhow::Error::from(err));
-        assert_eq!(
-            message,
-            format!("cannot write {}: disk full", dest.display())
-        );
-        assert_eq!(fs::read(&dest).expect("read"), b"old");
-        assert_eq!(names(&dir), ["out.json"]);
-    }
-
-    #[test]
-    fn a_path_writer_gets_a_temporary_path_with_the_extension() {
-        let dir = temp_dir("path");
-        let dest = dir.join("chart.png");
-        write_to_path(&dest, Overwrite::Replace, "chart", |temp| {
-            assert_eq!(temp.extension(), Some("png".as_ref()));
-            assert_eq!(temp.parent(), Some(dir.as_path()));
-            Ok(fs::write(temp, b"png")?)
-        })
-        .expect("written");
-        assert_eq!(names(&dir), ["chart.png"]);
-    }
 }

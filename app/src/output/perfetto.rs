@@ -23,7 +23,7 @@ use collector::parse::chrome_trace::SEGMENT_EVENT;
 use collector::{Recording, Timeline};
 use serde_json::json;
 
-use super::file::{self, FileError, Overwrite};
+use super::file::{self, FileError, Policy};
 
 /// Buckets per counter series: at most 2 points each, so ≤ ~100k points per series. A
 /// million-event device exports in well under a second and Perfetto stays responsive.
@@ -105,11 +105,11 @@ const TEMP_TAG: &str = "perfetto";
 /// Write the recording as Chrome trace-event JSON into the file `dest`.
 pub fn write_file(
     dest: &Path,
-    overwrite: Overwrite,
+    policy: &Policy<'_>,
     rec: &Recording,
     timeline: &Timeline,
 ) -> Result<u64, FileError> {
-    file::write(dest, overwrite, TEMP_TAG, |w| {
+    file::write(dest, policy, TEMP_TAG, |w| {
         Ok(perfetto_json(w, rec, timeline)?)
     })
 }

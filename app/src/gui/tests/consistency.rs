@@ -20,7 +20,7 @@ use super::super::jobs::inspect;
 use super::super::panels::ops_table::refresh_order;
 use super::repo;
 use crate::cli::{Cli, run};
-use crate::output::file::Overwrite;
+use crate::output::file::FRESH;
 use crate::output::report::{Analysed, write_analysed};
 
 /// Inputs of each kind the three askers share: a CPU profiler trace (no device memory),
@@ -123,7 +123,7 @@ fn the_cli_the_report_and_the_viewer_give_the_same_numbers() {
             summary: &data.summary,
         };
         let report_dir = dir.join("report");
-        write_analysed(&report_dir, &[analysed], Overwrite::Replace).expect("report");
+        write_analysed(&report_dir, &[analysed], &FRESH).expect("report");
         let md = std::fs::read_to_string(report_dir.join("report.md")).expect("report.md");
         let peak_row = format!(
             "| peak allocated | {} ({peak_bytes} B)",

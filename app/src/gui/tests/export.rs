@@ -1,6 +1,6 @@
 //! File → Export report… / Export for Perfetto…: the files the viewer writes are the bytes
 //! the CLI writes for the same input, nothing is overwritten without "Replace", and never
-//! the file being viewed.
+//! the file being viewed (by the file policy of every writer, `output::file`).
 
 use std::path::{Path, PathBuf};
 
@@ -10,7 +10,7 @@ use egui_kittest::kittest::Queryable;
 use super::super::Command;
 use super::super::export::ExportKind;
 use super::{harness, sample, settle};
-use crate::output::file::Overwrite;
+use crate::output::file::FRESH;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("vramscope-gui-{name}-{}", std::process::id()));
@@ -63,8 +63,7 @@ fn the_report_written_from_the_window_is_the_cli_report() {
     assert!(said.contains("report.md"), "{said}");
     let rec = collector::load(&sample(), LoadOptions::default()).expect("sample");
     let name = "transformer-lm-train-cpu.json.gz".to_owned();
-    crate::output::report::write_report(&cli, &[(name, rec)], Overwrite::Replace)
-        .expect("cli report");
+    crate::output::report::write_report(&cli, &[(name, rec)], &FRESH).expect("cli report");
     let (g, c) = (files(&gui), files(&cli));
     assert!(
         g.iter().any(|(n, _)| n == "report.md") && g.len() >= 3,
@@ -112,9 +111,19 @@ fn the_perfetto_file_written_from_the_window_is_the_cli_export() {
 #[test]
 fn an_export_never_overwrites_the_file_being_viewed() {
     let before = std::fs::read(sample()).expect("sample");
-    let refused =
-        export_through_window(ExportKind::Perfetto, &sample(), true).expect_err("refused");
-    assert!(refused.contains("being viewed"), "{refused}");
+    let dir = temp_dir("viewed");
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink(sample(), &link).expect("symlink");
+    for dest in [sample(), link] {
+        let refused =
+            export_through_window(ExportKind::Perfetto, &dest, true).expect_err("refused");
+        let want = format!("refusing to write {}: it is the input", dest.display());
+        assert!(refused.starts_with(&want), "{refused}");
+    }
+    // Nor a report replace the directory the file is in.
+    let parent = sample().parent().expect("samples").to_owned();
+    let refused = export_through_window(ExportKind::Report, &parent, true).expect_err("refused");
+    assert!(refused.contains("it holds the input"), "{refused}");
     assert!(std::fs::read(sample()).expect("sample") == before);
 }
 

@@ -13,7 +13,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::columns::Columns;
 use super::{FONT, GRID, draw_err, register_fonts, rgb, size_unit, time_unit};
-use crate::output::file::{self, Overwrite};
+use crate::output::file::{self, Policy};
 use crate::palette;
 
 /// Width of the chart, and the height of one device's panel.
@@ -66,7 +66,7 @@ const TEMP_TAG: &str = "chart";
 /// `origin` names where each run's clock starts: "start" or "first step".
 pub fn write_file(
     dest: &Path,
-    overwrite: Overwrite,
+    policy: &Policy<'_>,
     a: &RunCurves<'_>,
     b: &RunCurves<'_>,
     origin: &str,
@@ -92,9 +92,9 @@ pub fn write_file(
             draw(&root, a, b, origin, &panels).map_err(draw_err)?;
             root.present().map_err(draw_err)?;
         }
-        file::write_bytes(dest, overwrite, TEMP_TAG, text.as_bytes())?;
+        file::write_bytes(dest, policy, TEMP_TAG, text.as_bytes())?;
     } else {
-        file::write_to_path(dest, overwrite, TEMP_TAG, |temp| {
+        file::write_to_path(dest, policy, TEMP_TAG, "png", |temp| {
             let root = BitMapBackend::new(temp, size).into_drawing_area();
             draw(&root, a, b, origin, &panels).map_err(draw_err)?;
             root.present().map_err(|e| anyhow!("{e}"))

@@ -13,18 +13,18 @@ use collector::units::{bytes_iec, duration_between};
 use super::{Section, TEMP_TAG, TOP_OPS, chart_stem};
 use crate::output::charts::memory::{MemoryChart, memory_png, memory_svg};
 use crate::output::charts::ops::ops_png;
-use crate::output::file::{self, Overwrite};
+use crate::output::file::{self, FRESH};
 use crate::output::text::short_name;
 
 /// Draw the charts of one section into `dir`.
-pub fn write_charts(dir: &Path, s: &Section<'_>, overwrite: Overwrite) -> Result<()> {
+pub fn write_charts(dir: &Path, s: &Section<'_>) -> Result<()> {
     // Devices with allocator events, and GPUs that only NVML saw (recordings).
     let mut devices: Vec<DeviceIdx> = s.timeline.devices.iter().map(|d| d.device).collect();
     devices.extend(sampled_devices(s.rec));
     devices.sort_unstable();
     devices.dedup();
     for idx in devices {
-        write_device_chart(dir, s, idx, overwrite)?;
+        write_device_chart(dir, s, idx)?;
     }
     let top: Vec<(String, i64)> = top_ops(s)
         .iter()
@@ -37,7 +37,7 @@ pub fn write_charts(dir: &Path, s: &Section<'_>, overwrite: Overwrite) -> Result
             s.sort.torch_name()
         );
         let png = dir.join(format!("{}top-ops.png", s.prefix));
-        file::write_to_path(&png, overwrite, TEMP_TAG, |temp| {
+        file::write_to_path(&png, &FRESH, TEMP_TAG, "png", |temp| {
             ops_png(&title, &top, temp)
         })?;
     }
@@ -45,12 +45,7 @@ pub fn write_charts(dir: &Path, s: &Section<'_>, overwrite: Overwrite) -> Result
 }
 
 /// The memory chart of device `idx`, PNG then SVG; nothing when it has no curve.
-fn write_device_chart(
-    dir: &Path,
-    s: &Section<'_>,
-    idx: DeviceIdx,
-    overwrite: Overwrite,
-) -> Result<()> {
+fn write_device_chart(dir: &Path, s: &Section<'_>, idx: DeviceIdx) -> Result<()> {
     let Some(info) = s.rec.devices.get(idx as usize) else {
         return Ok(());
     };
@@ -83,14 +78,15 @@ fn write_device_chart(
     let stem = chart_stem(s.prefix, info.key);
     file::write_to_path(
         &dir.join(format!("{stem}.png")),
-        overwrite,
+        &FRESH,
         TEMP_TAG,
+        "png",
         |temp| memory_png(&chart, temp),
     )?;
     let svg = memory_svg(&chart)?;
     file::write_bytes(
         &dir.join(format!("{stem}.svg")),
-        overwrite,
+        &FRESH,
         TEMP_TAG,
         svg.as_bytes(),
     )?;

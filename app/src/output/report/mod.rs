@@ -14,15 +14,50 @@ use collector::analysis::{self, OpRow, SortKey, Summary};
 use collector::model::DeviceId;
 use collector::{Recording, Timeline};
 
-use super::file::{self, Overwrite};
+use super::file::{self, DirShape, FRESH, FileError, Policy};
 
 /// Live groups listed at each peak.
 pub const LIVE_GROUPS: usize = 10;
 /// Rows of the top-ops table and bars of its chart.
 pub const TOP_OPS: usize = 15;
 
-/// The temporary files' tag while the report is written: `.report.md.report-PID`.
+/// The temporaries' tag while the report is written: the directory is built as
+/// `.DIR.report-PID-N` beside it, and its files as `.NAME.report-PID-N` in that.
 const TEMP_TAG: &str = "report";
+
+/// The first line of report.md, by which a directory is known to be a report.
+const TITLE: &str = "# vramscope report\n";
+
+/// What a report directory holds (report.md and the charts [`chart_stem`] and
+/// [`figures`] name): only such a directory is ever replaced, so `-o ~ --force` cannot
+/// cost a home directory.
+pub const REPORT_SHAPE: DirShape = DirShape {
+    what: "a vramscope report",
+    marker: "report.md",
+    marker_head: TITLE,
+    made: is_report_file,
+};
+
+/// Whether `name` is a file a report writes: report.md, and charts named
+/// `[N-]memory-DEVICE.png|svg` and `[N-]top-ops.png`.
+fn is_report_file(name: &str) -> bool {
+    if name == "report.md" {
+        return true;
+    }
+    // Several inputs prefix their charts with their number.
+    let chart = match name.split_once('-') {
+        Some((n, rest)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => rest,
+        _ => name,
+    };
+    let device = |stem: &str| {
+        stem.strip_prefix("memory-").is_some_and(|d| {
+            !d.is_empty() && d.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
+    };
+    chart == "top-ops.png"
+        || chart.strip_suffix(".png").is_some_and(device)
+        || chart.strip_suffix(".svg").is_some_and(device)
+}
 
 /// Everything one input contributes to the report.
 pub struct Section<'a> {
@@ -74,21 +109,20 @@ pub fn sorted_rows(rec: &Recording) -> (Vec<OpRow>, SortKey) {
 
 /// The report's markdown for all sections.
 pub fn markdown(sections: &[Section<'_>]) -> Result<String> {
-    use std::fmt::Write as _;
     let mut md = String::new();
-    writeln!(md, "# vramscope report")?;
+    md.push_str(TITLE);
     for s in sections {
         section::section_markdown(&mut md, s)?;
     }
     Ok(md)
 }
 
-/// Write the report for `inputs` (display name, recording) into `dir`.
+/// Write the report for `inputs` (display name, recording) into `dir`, whole.
 pub fn write_report(
     dir: &Path,
     inputs: &[(String, Recording)],
-    overwrite: Overwrite,
-) -> Result<()> {
+    policy: &Policy<'_>,
+) -> Result<(), FileError> {
     let built: Vec<(Timeline, Summary)> = inputs
         .iter()
         .map(|(_, rec)| {
@@ -107,12 +141,23 @@ pub fn write_report(
             summary,
         })
         .collect();
-    write_analysed(dir, &analysed, overwrite)
+    write_analysed(dir, &analysed, policy)
 }
 
-/// Write the report for analysed inputs into `dir`: report.md and the charts beside it.
-pub fn write_analysed(dir: &Path, inputs: &[Analysed<'_>], overwrite: Overwrite) -> Result<()> {
-    file::create_dir_all(dir)?;
+/// Write the report for analysed inputs into `dir`, whole ([`file::write_dir`]):
+/// report.md and the charts beside it, nothing else.
+pub fn write_analysed(
+    dir: &Path,
+    inputs: &[Analysed<'_>],
+    policy: &Policy<'_>,
+) -> Result<(), FileError> {
+    file::write_dir(dir, policy, &REPORT_SHAPE, TEMP_TAG, |staging| {
+        fill(staging, inputs)
+    })
+}
+
+/// Write report.md and the charts of `inputs` into the new directory `dir`.
+fn fill(dir: &Path, inputs: &[Analysed<'_>]) -> Result<()> {
     let rows: Vec<(Vec<OpRow>, SortKey)> = inputs.iter().map(|a| sorted_rows(a.rec)).collect();
     let prefixes: Vec<String> = (0..inputs.len())
         .map(|i| {
@@ -138,9 +183,42 @@ pub fn write_analysed(dir: &Path, inputs: &[Analysed<'_>], overwrite: Overwrite)
         })
         .collect();
     for s in &sections {
-        figures::write_charts(dir, s, overwrite)?;
+        figures::write_charts(dir, s)?;
     }
     let md = markdown(&sections)?;
-    file::write_bytes(&dir.join("report.md"), overwrite, TEMP_TAG, md.as_bytes())?;
+    file::write_bytes(&dir.join("report.md"), &FRESH, TEMP_TAG, md.as_bytes())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_report_file;
+
+    #[test]
+    fn a_report_directory_holds_report_md_and_its_charts_only() {
+        for name in [
+            "report.md",
+            "memory-cuda-0.png",
+            "memory-cuda-0.svg",
+            "memory-cpu.png",
+            "top-ops.png",
+            "2-memory-cuda-1.svg",
+            "12-top-ops.png",
+        ] {
+            assert!(is_report_file(name), "{name}");
+        }
+        for name in [
+            ".bashrc",
+            "notes.md",
+            "memory-.png",
+            "memory-cuda:0.png",
+            "top-ops.svg",
+            "-top-ops.png",
+            "x-top-ops.png",
+            "trace.json.gz",
+            "Report.md",
+        ] {
+            assert!(!is_report_file(name), "{name}");
+        }
+    }
 }
