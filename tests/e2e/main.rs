@@ -17,6 +17,7 @@ mod pack;
 mod real_traces;
 mod record;
 mod record_host;
+mod record_outputs;
 mod record_signals;
 mod record_support;
 mod record_torch;

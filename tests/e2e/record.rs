@@ -168,7 +168,8 @@ fn the_exit_code_is_the_programs() {
         assert_eq!(s["format"], "vramscope-recording");
         assert_eq!(s["nvml"][0]["peak_used_bytes"], GIB);
     }
-    // A program that cannot be started: the shell's codes, and the recording says why.
+    // A program that cannot be started: the shell's codes, the reason, and no recording
+    // left to make the next run stop at "exists".
     let out = record(
         &dir,
         &plain_gpu_script(),
@@ -176,13 +177,14 @@ fn the_exit_code_is_the_programs() {
         &["no-such-program-vs"],
     );
     assert_eq!(out.status.code(), Some(127));
-    let path = dir.join("missing.vsr");
-    assert_eq!(end_line(&path).expect("finalised")["exit_code"], 127);
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        notes(&path)
-            .iter()
-            .any(|n| n.contains("cannot run no-such-program-vs"))
+        stderr.contains("cannot run no-such-program-vs") && stderr.contains("no recording"),
+        "{stderr}"
     );
+    assert!(!dir.join("missing.vsr").exists());
+    let again = record(&dir, &plain_gpu_script(), &["-o", "missing.vsr"], &["true"]);
+    assert_eq!(again.status.code(), Some(0));
     let out = record(&dir, &plain_gpu_script(), &["-o", "dir.vsr"], &["/"]);
     assert_eq!(
         out.status.code(),
@@ -316,6 +318,18 @@ fn a_full_disk_never_hides_the_programs_outcome() {
     assert_eq!(out.status.code(), Some(5), "{stderr}");
     assert!(stderr.contains("cannot write /dev/full"), "{stderr}");
     assert!(stderr.contains("the program exited with 5"), "{stderr}");
+    // A program that succeeded with its recording cut: vramscope's own failure code, so a
+    // script does not take the cut file for a whole one.
+    let out = record(
+        &dir,
+        &plain_gpu_script(),
+        &["-o", "/dev/full", "--force", "--interval-ms", "5"],
+        &["sh", "-c", "sleep 0.3"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    assert!(stderr.contains("incomplete"), "{stderr}");
+    assert!(stderr.contains("the program exited with 0"), "{stderr}");
 }
 
 #[test]

@@ -39,6 +39,28 @@ fn without_nvml_the_program_runs_and_host_memory_is_recorded() {
             .is_some_and(|r| r > 64 * MIB),
         "{s}"
     );
+    // Its report shows the host memory, not an empty page.
+    let report = dir.join("report");
+    vramscope_ok(&[
+        "report",
+        dir.join("run.vsr").to_str().expect("utf-8"),
+        "-o",
+        report.to_str().expect("utf-8"),
+    ]);
+    let md = std::fs::read_to_string(report.join("report.md")).expect("report.md");
+    assert!(
+        md.contains("### Host memory of the recorded processes"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| peak RSS |") && md.contains("| peak PSS |"),
+        "{md}"
+    );
+    assert!(!md.contains("nothing to say about memory"), "{md}");
+    let png = std::fs::metadata(report.join("memory-host.png")).expect("the host chart");
+    assert!(png.len() > 10_000, "a drawn chart: {} bytes", png.len());
+    let svg = std::fs::read_to_string(report.join("memory-host.svg")).expect("svg");
+    assert!(svg.contains("PSS") && svg.contains("peak RSS"), "labelled");
     let header = &lines(&dir.join("run.vsr"))[0];
     assert!(
         header["nvml_unavailable"]

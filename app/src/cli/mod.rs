@@ -242,9 +242,12 @@ struct LoadArgs {
     salvage: bool,
 }
 
+/// Text for people or JSON for programs.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum Format {
+pub enum Format {
+    /// Text for people.
     Text,
+    /// JSON for programs.
     Json,
 }
 

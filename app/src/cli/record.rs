@@ -13,6 +13,8 @@
 #[cfg(target_os = "linux")]
 mod child;
 #[cfg(target_os = "linux")]
+mod name;
+#[cfg(target_os = "linux")]
 mod report;
 #[cfg(target_os = "linux")]
 mod torch;
@@ -28,8 +30,9 @@ use anyhow::Result;
 /// Options of `vramscope record`.
 #[derive(clap::Args, Debug)]
 pub struct RecordArgs {
-    /// The file to write; default `vramscope-<program>-<pid>.vsr` in the current directory
-    /// (<pid> is vramscope's). Any name works: recordings are recognised by their content.
+    /// The file to write; default `vramscope-<script>-<pid>.vsr` in the current directory
+    /// (`vramscope-train-4242.vsr` for `python train.py`; <pid> is vramscope's). Any name
+    /// works: recordings are recognised by their content.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Replace FILE if it exists.
@@ -51,6 +54,10 @@ pub struct RecordArgs {
     #[arg(long, value_name = "N", default_value_t = 100_000, requires = "torch_memory",
           value_parser = clap::value_parser!(u64).range(1..))]
     pub torch_max_entries: u64,
+    /// The end-of-run report: text on stderr, or one JSON document on stdout, after all
+    /// the program printed there.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: super::Format,
     /// The program to run and its arguments (after `--`).
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,

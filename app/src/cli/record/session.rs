@@ -16,16 +16,18 @@ use collector::sampler::{GpuProbe, SAMPLE_QUEUE, Sampler};
 use crossbeam_channel::{Sender, bounded};
 
 use super::torch::{TorchReport, TorchShim};
-use super::{OWN_FAILURE, RecordArgs, child, report, writer};
+use super::{OWN_FAILURE, RecordArgs, child, name, report, writer};
+use crate::output::file;
 
 /// Run `vramscope record`.
 pub fn run(args: RecordArgs) -> Result<ExitCode> {
     let path = args
         .output
         .clone()
-        .unwrap_or_else(|| default_name(&args.command));
-    // The file is made first: a bad path or an existing file fails before anything runs.
-    let Some(file) = create_file(&path, args.force) else {
+        .unwrap_or_else(|| name::default_name(&args.command));
+    // The file is made first: a bad path, an existing file or one of the program's own
+    // files fails before anything runs.
+    let Some(file) = create_file(&path, args.force, &args.command) else {
         return Ok(ExitCode::from(OWN_FAILURE));
     };
     let (probe, nvml_unavailable) = open_probe(&args);
@@ -67,7 +69,10 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     }
     let child = match spawned {
         Ok(child) => child,
-        Err(e) => return Ok(not_started(&e, &args, tx, writer, start, torch.as_ref())),
+        Err(e) => {
+            let torch = torch.as_ref();
+            return Ok(not_started(&e, &args, &path, tx, writer, start, torch));
+        }
     };
     let outcome = watch(child, probe, &args, signals, &tx, start);
     let torch_report = torch.as_ref().map(|t| t.finish(&tx, start_unix_ns, start));
@@ -75,24 +80,51 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     drop(tx);
     let written = writer.join();
     finish_torch(torch.as_ref(), torch_report.as_ref(), written.finalised);
-    report::print(&report::Facts {
+    let facts = report::Facts {
         path: &path,
         elapsed: start.elapsed(),
         written: &written,
         header: &header,
         torch: torch_report.as_ref(),
         outcome,
-    });
-    Ok(ExitCode::from(outcome.code()))
+    };
+    report::print(&facts, args.format);
+    Ok(ExitCode::from(exit_code(outcome, &written)))
 }
 
-/// Create the recording's file, or say why not.
-fn create_file(path: &Path, force: bool) -> Option<std::fs::File> {
+/// The program's exit code; but when the program succeeded and its recording could not be
+/// written to the end (a full disk, an I/O error), [`OWN_FAILURE`], so that a script does
+/// not go on with a cut recording as if it were whole.
+fn exit_code(outcome: child::Outcome, written: &writer::WriterReport) -> u8 {
+    match outcome.code() {
+        0 if written.error.is_some() || !written.finalised => OWN_FAILURE,
+        code => code,
+    }
+}
+
+/// Create the recording's file, or say why not. The files the command names (its script,
+/// its config) are its inputs: the recording never replaces one, even with `--force`.
+fn create_file(path: &Path, force: bool, command: &[OsString]) -> Option<std::fs::File> {
+    let named: Vec<PathBuf> = command
+        .iter()
+        .map(PathBuf::from)
+        .filter(|p| p.is_file())
+        .collect();
+    let inputs: Vec<&Path> = named.iter().map(PathBuf::as_path).collect();
+    let policy = file::Policy::new(file::Overwrite::from_force(force), &inputs);
+    if let Err(e) = file::check(path, &policy) {
+        let next = match e {
+            file::FileError::Exists { .. } => ", or -o to choose another name",
+            _ => "",
+        };
+        eprintln!("vramscope: {e}{next}");
+        return None;
+    }
     match open_output(path, force) {
         Ok(f) => Some(f),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             eprintln!(
-                "vramscope: {} exists; use --force to replace it, or -o to choose another name",
+                "vramscope: {} exists; pass --force to overwrite it, or -o to choose another name",
                 path.display()
             );
             None
@@ -133,10 +165,11 @@ fn prepare_torch(args: &RecordArgs, path: &Path) -> (Option<TorchShim>, Vec<Stri
     }
 }
 
-/// The program could not be started: finalise the recording with the shell's exit code.
+/// The program could not be started: the shell's exit code, and no recording.
 fn not_started(
     e: &io::Error,
     args: &RecordArgs,
+    path: &Path,
     tx: Sender<Line>,
     writer: writer::Writer,
     start: Instant,
@@ -159,7 +192,10 @@ fn not_started(
     if let Some(t) = torch {
         let _ = t.remove_snapshots();
     }
-    eprintln!("vramscope: {what}");
+    // Nothing ran, so there is nothing to keep; a file left behind would only make the
+    // next run, with the command fixed, stop at "exists".
+    let _ = std::fs::remove_file(path);
+    eprintln!("vramscope: {what}; no recording was kept");
     ExitCode::from(code)
 }
 
@@ -272,53 +308,8 @@ fn header(
     }
 }
 
-/// `vramscope-<program>-<pid>.vsr` in the current directory, the program's file name made
-/// safe for any file system.
-fn default_name(command: &[OsString]) -> PathBuf {
-    let program = command
-        .first()
-        .and_then(|p| Path::new(p).file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let safe: String = program
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let safe = if safe.is_empty() {
-        "program".into()
-    } else {
-        safe
-    };
-    PathBuf::from(format!("vramscope-{safe}-{}.vsr", std::process::id()))
-}
-
 fn unix_ns_now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_names_are_safe_and_carry_the_pid() {
-        let name = default_name(&["/usr/bin/python3.11".into(), "train.py".into()]);
-        assert_eq!(
-            name,
-            PathBuf::from(format!("vramscope-python3.11-{}.vsr", std::process::id()))
-        );
-        let odd = default_name(&["./my run$(x)".into()]);
-        assert_eq!(
-            odd,
-            PathBuf::from(format!("vramscope-my_run__x_-{}.vsr", std::process::id()))
-        );
-    }
 }

@@ -1,6 +1,7 @@
 //! The report's memory chart of one device: allocated (filled), reserved (a band), NVML's
 //! whole-device reading (dashed), the device's total as a ceiling when the curves come near
-//! it, and the peak marked and labelled.
+//! it, and the peak marked and labelled; for a recording's host, the process tree's RSS
+//! and PSS instead.
 
 use std::path::Path;
 
@@ -26,6 +27,8 @@ const RESERVED: RGBColor = rgb(palette::light::RESERVED);
 const NVML_USED: RGBColor = rgb(palette::light::NVML_USED);
 const PEAK: RGBColor = rgb(palette::light::PEAK);
 const CEILING: RGBColor = RGBColor(120, 120, 120);
+const HOST_RSS: RGBColor = RGBColor(46, 125, 50);
+const HOST_PSS: RGBColor = RGBColor(123, 31, 162);
 
 /// One device's memory curve, ready to draw.
 pub struct MemoryChart<'a> {
@@ -37,6 +40,10 @@ pub struct MemoryChart<'a> {
     pub reserved: &'a [(i64, i64)],
     /// NVML's used memory of the whole device (recordings), likewise; empty when unknown.
     pub nvml_used: &'a [(i64, i64)],
+    /// Host RSS of a recording's process tree, likewise; empty on device charts.
+    pub host_rss: &'a [(i64, i64)],
+    /// Host PSS of the same processes, likewise.
+    pub host_pss: &'a [(i64, i64)],
     /// The device's memory, drawn as a ceiling when the curves come near it.
     pub total_bytes: Option<i64>,
     /// The recording's length in ns.
@@ -90,6 +97,8 @@ impl Scales {
             .iter()
             .chain(c.reserved)
             .chain(c.nvml_used)
+            .chain(c.host_rss)
+            .chain(c.host_pss)
             .map(|p| p.1)
             .max()
             .unwrap_or(0)
@@ -203,6 +212,37 @@ fn draw_curves<DB: DrawingBackend>(
             ))?
             .label("NVML used (whole device)")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], NVML_USED.stroke_width(2)));
+    }
+    draw_host(chart, c, &cols)
+}
+
+/// Host RSS as a band, PSS dashed below it.
+fn draw_host<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    c: &MemoryChart<'_>,
+    cols: &Columns,
+) -> Drawn<DB> {
+    if !c.host_rss.is_empty() {
+        // Polygons, not a thick polyline: its joins would spike at every sharp turn.
+        chart
+            .draw_series(
+                cols.bands(c.host_rss, 1.0)
+                    .into_iter()
+                    .map(|b| Polygon::new(b, HOST_RSS.filled())),
+            )?
+            .label("RSS (shared pages once per process)")
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], HOST_RSS.stroke_width(2)));
+    }
+    if !c.host_pss.is_empty() {
+        chart
+            .draw_series(DashedLineSeries::new(
+                cols.envelope(c.host_pss),
+                6,
+                4,
+                HOST_PSS.stroke_width(2),
+            ))?
+            .label("PSS (shared pages split between processes)")
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], HOST_PSS.stroke_width(2)));
     }
     Ok(())
 }

@@ -5,7 +5,9 @@ use std::path::Path;
 
 use anyhow::Result;
 use collector::analysis::decimate::{Curve, curve};
-use collector::analysis::samples::{SampleCurve, gpu_curve, sampled_devices};
+use collector::analysis::samples::{
+    HostCurve, SampleCurve, gpu_curve, host_curve, sampled_devices,
+};
 use collector::analysis::{OpRow, SortKey};
 use collector::model::{DeviceId, DeviceIdx};
 use collector::units::{bytes_iec, duration_between};
@@ -26,6 +28,7 @@ pub fn write_charts(dir: &Path, s: &Section<'_>) -> Result<()> {
     for idx in devices {
         write_device_chart(dir, s, idx)?;
     }
+    write_host_chart(dir, s)?;
     let top: Vec<(String, i64)> = top_ops(s)
         .iter()
         .map(|r| (r.name.clone(), self_bytes(r, s.sort)))
@@ -71,6 +74,8 @@ fn write_device_chart(dir: &Path, s: &Section<'_>, idx: DeviceIdx) -> Result<()>
         allocated: &allocated,
         reserved: &reserved,
         nvml_used: &nvml_used,
+        host_rss: &[],
+        host_pss: &[],
         total_bytes: info.total_memory_bytes.and_then(|t| i64::try_from(t).ok()),
         duration_ns: s.rec.meta.end_ns - start,
         peak: peak_mark(s, info.key),
@@ -91,6 +96,56 @@ fn write_device_chart(dir: &Path, s: &Section<'_>, idx: DeviceIdx) -> Result<()>
         svg.as_bytes(),
     )?;
     Ok(())
+}
+
+/// The host memory chart of a recording's process tree (RSS and PSS), PNG then SVG;
+/// nothing when the input has no host samples.
+fn write_host_chart(dir: &Path, s: &Section<'_>) -> Result<()> {
+    let start = s.rec.meta.start_ns;
+    let shift = |p: Vec<(i64, i64)>| -> Vec<(i64, i64)> {
+        p.into_iter().map(|(t, b)| (t - start, b)).collect()
+    };
+    let rss = shift(host_curve(s.rec, HostCurve::Rss));
+    if rss.is_empty() {
+        return Ok(());
+    }
+    let pss = shift(host_curve(s.rec, HostCurve::Pss));
+    let peak = rss.iter().max_by_key(|p| (p.1, -p.0)).map(|&(t, bytes)| {
+        let at = duration_between(0, t);
+        (t, bytes, format!("peak RSS {} at {at}", bytes_iec(bytes)))
+    });
+    let chart = MemoryChart {
+        title: &format!("{} · host memory of the recorded processes", s.name),
+        allocated: &[],
+        reserved: &[],
+        nvml_used: &[],
+        host_rss: &rss,
+        host_pss: &pss,
+        total_bytes: None,
+        duration_ns: s.rec.meta.end_ns - start,
+        peak,
+    };
+    let stem = host_chart_stem(s.prefix);
+    file::write_to_path(
+        &dir.join(format!("{stem}.png")),
+        &FRESH,
+        TEMP_TAG,
+        "png",
+        |temp| memory_png(&chart, temp),
+    )?;
+    let svg = memory_svg(&chart)?;
+    file::write_bytes(
+        &dir.join(format!("{stem}.svg")),
+        &FRESH,
+        TEMP_TAG,
+        svg.as_bytes(),
+    )?;
+    Ok(())
+}
+
+/// The host chart's file stem, beside the devices' `memory-DEVICE` charts.
+pub fn host_chart_stem(prefix: &str) -> String {
+    format!("{prefix}memory-host")
 }
 
 /// The peak the chart marks, as the summary reports it: (ns since start, bytes, label).

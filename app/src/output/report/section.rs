@@ -9,7 +9,7 @@ use collector::model::DeviceId;
 use collector::units::{bytes_iec, duration_between, torch_memory};
 
 use super::analyses::analyses_markdown;
-use super::figures::top_ops;
+use super::figures::{host_chart_stem, top_ops};
 use super::{LIVE_GROUPS, Section, TOP_OPS, chart_stem};
 use crate::output::text::{md_cell, short_name, totals_name, when};
 
@@ -37,7 +37,8 @@ pub fn section_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
         duration_between(sum.start_ns, sum.end_ns)
     )?;
     environment(md, s)?;
-    if !sum.has_memory_data {
+    let host = sum.host_rss_peak_bytes.is_some();
+    if !sum.has_memory_data && !host {
         writeln!(md)?;
         writeln!(
             md,
@@ -46,6 +47,9 @@ pub fn section_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
     }
     for d in &sum.devices {
         device_markdown(md, s, d)?;
+    }
+    if host {
+        host_markdown(md, s)?;
     }
     top_ops_markdown(md, s)?;
     analyses_markdown(md, s)
@@ -121,6 +125,41 @@ fn device_markdown(md: &mut String, s: &Section<'_>, d: &DeviceSummary) -> std::
         d.device
     )?;
     live_at_peak(md, s, d.device)
+}
+
+/// A recording's host memory: the process tree's peaks and its RSS/PSS chart.
+fn host_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
+    let sum = s.summary;
+    writeln!(md)?;
+    writeln!(md, "### Host memory of the recorded processes")?;
+    writeln!(md)?;
+    writeln!(md, "| | |")?;
+    writeln!(md, "|---|---|")?;
+    if let Some(r) = sum.host_rss_peak_bytes {
+        let r = i64::try_from(r).unwrap_or(i64::MAX);
+        writeln!(
+            md,
+            "| peak RSS | {} (a page shared by N processes counts N times) |",
+            bytes_iec(r)
+        )?;
+    }
+    if let Some(p) = sum.host_pss_peak_bytes {
+        let p = i64::try_from(p).unwrap_or(i64::MAX);
+        writeln!(
+            md,
+            "| peak PSS | {} (shared pages split between the processes) |",
+            bytes_iec(p)
+        )?;
+    }
+    if let Some(n) = sum.host_processes_max {
+        writeln!(md, "| processes at once | at most {n} |")?;
+    }
+    let stem = host_chart_stem(s.prefix);
+    writeln!(md)?;
+    writeln!(
+        md,
+        "![host memory over time]({stem}.png) ([SVG]({stem}.svg))"
+    )
 }
 
 fn environment(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
