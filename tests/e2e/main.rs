@@ -8,6 +8,7 @@ mod check;
 mod diff;
 mod export;
 mod golden;
+mod gzip_input;
 mod nsight;
 mod odd_input;
 mod pack;
