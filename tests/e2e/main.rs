@@ -6,6 +6,7 @@
 mod bad_input;
 mod check;
 mod diff;
+mod error_hints;
 mod export;
 mod golden;
 mod gzip_input;

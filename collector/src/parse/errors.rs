@@ -37,6 +37,8 @@ pub enum LoadErrorKind {
     Unrecognized(String),
     /// The content ends early.
     Truncated(String),
+    /// The content ends early, outside the part `--salvage` can keep (a trace's events).
+    TruncatedOutsideEvents(String),
     /// Invalid syntax.
     Syntax(String),
     /// Valid syntax, but not the structure the format requires.
@@ -85,6 +87,9 @@ impl fmt::Display for LoadError {
                 )?
             }
             LoadErrorKind::Truncated(m) => write!(f, "the file ends early ({m})")?,
+            LoadErrorKind::TruncatedOutsideEvents(m) => {
+                write!(f, "the file ends early ({m}, outside the event list)")?
+            }
             LoadErrorKind::Syntax(m) => write!(f, "invalid JSON: {m}")?,
             LoadErrorKind::Shape(m) => write!(f, "{m}")?,
             LoadErrorKind::Gzip(damage) => write!(f, "{damage}")?,
@@ -132,6 +137,9 @@ impl LoadError {
             LoadErrorKind::Truncated(_) => Some(salvage_or(
                 "the file is incomplete: copy it again, or write it again",
             )),
+            LoadErrorKind::TruncatedOutsideEvents(_) => {
+                Some("the file is incomplete: copy it again, or write it again".to_owned())
+            }
             LoadErrorKind::Syntax(_) => Some(
                 "the file is damaged or was edited at that byte: copy it again, or write it again"
                     .to_owned(),

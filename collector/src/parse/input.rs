@@ -99,20 +99,19 @@ pub const MAX_LEADING_WHITESPACE_BYTES: usize = 64 << 20;
 
 /// Read the head: [`SNIFF_BYTES`], or on past leading whitespace until the first token and
 /// [`TOKEN_LOOKAHEAD_BYTES`] after it are in (at most [`MAX_LEADING_WHITESPACE_BYTES`]).
-fn read_head(reader: &mut impl Read) -> io::Result<Vec<u8>> {
-    let mut head = Vec::with_capacity(SNIFF_BYTES);
-    read_up_to(reader, &mut head, SNIFF_BYTES)?;
+fn read_head(reader: &mut impl Read, head: &mut Vec<u8>) -> io::Result<()> {
+    read_up_to(reader, head, SNIFF_BYTES)?;
     loop {
         let text = without_bom(&head);
         let token = text.iter().position(|b| !b.is_ascii_whitespace());
         let enough = token.is_some_and(|i| text.len() >= i + TOKEN_LOOKAHEAD_BYTES);
         if enough || head.len() >= MAX_LEADING_WHITESPACE_BYTES {
-            return Ok(head);
+            return Ok(());
         }
         let before = head.len();
-        read_up_to(reader, &mut head, before + SNIFF_BYTES)?;
+        read_up_to(reader, head, before + SNIFF_BYTES)?;
         if head.len() == before {
-            return Ok(head);
+            return Ok(());
         }
     }
 }
@@ -207,7 +206,14 @@ pub fn open_watched(
     } else {
         (Box::new(raw), None)
     };
-    let head = read_head(&mut reader)?;
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    match read_head(&mut reader, &mut head) {
+        Ok(()) => {}
+        // Damage inside the head: the bytes before it are sniffed, and the gzip reader
+        // fails again where it is, so the importer of the format reports it.
+        Err(e) if GzipDamage::from_io(&e).is_some() => {}
+        Err(e) => return Err(e),
+    }
     let reader = Box::new(Replay {
         head: head.clone(),
         pos: 0,

@@ -146,16 +146,16 @@ fn read_any(
         Some(progress.cancel.clone()),
         options,
     );
-    let input::Opened { input, gzip } = watched.map_err(|e| {
-        let kind = match input::GzipDamage::from_io(&e) {
-            Some(damage) => LoadErrorKind::Gzip(damage),
-            None => LoadErrorKind::Io(e),
-        };
-        err(kind, None, false, false)
-    })?;
+    let input::Opened { input, gzip } =
+        watched.map_err(|e| err(LoadErrorKind::Io(e), None, false, false))?;
     let compressed = input.compressed;
-    let format = importer::detect(&input.head)
-        .map_err(|m| err(LoadErrorKind::Unrecognized(m), None, false, false))?;
+    let format = importer::detect(&input.head).map_err(|m| {
+        // Damage in the first bytes of a gzip file leaves nothing to recognise.
+        match gzip.as_ref().and_then(|g| g.report().damage) {
+            Some(damage) => err(LoadErrorKind::Gzip(damage), None, false, false),
+            None => err(LoadErrorKind::Unrecognized(m), None, false, false),
+        }
+    })?;
     let context = importer::ReadContext {
         path,
         options,
@@ -186,6 +186,7 @@ fn checked_gzip(
         Err(SourceError {
             kind: LoadErrorKind::Syntax(_)
                 | LoadErrorKind::Truncated(_)
+                | LoadErrorKind::TruncatedOutsideEvents(_)
                 | LoadErrorKind::Shape(_)
                 | LoadErrorKind::TooLarge
                 | LoadErrorKind::Io(_),

@@ -36,6 +36,10 @@ impl Importer for ChromeTraceImporter {
                 TraceError::Stream(StreamError::TooLarge { offset }) => {
                     (LoadErrorKind::TooLarge, Some(offset))
                 }
+                TraceError::TruncatedOutsideEvents { offset, context } => (
+                    LoadErrorKind::TruncatedOutsideEvents(format!("inside {context}")),
+                    Some(offset),
+                ),
                 TraceError::Shape { offset, message } => {
                     (LoadErrorKind::Shape(message), Some(offset))
                 }

@@ -40,6 +40,8 @@ pub enum TraceError {
     Stream(StreamError),
     /// The JSON is fine but is not a trace.
     Shape { offset: u64, message: String },
+    /// The document ends early outside the event array (salvage keeps events only).
+    TruncatedOutsideEvents { offset: u64, context: &'static str },
     /// A second JSON document starts at `offset`, after the trace's ended at `first_end`.
     SecondDocument { offset: u64, first_end: u64 },
 }
@@ -73,6 +75,10 @@ fn read_with(
         }) if options.salvage_truncated && salvageable(&error) => {
             builder.diagnostics.truncated_at = Some(stream.offset());
         }
+        Err(Cut {
+            error: TraceError::Stream(StreamError::Truncated { offset, context }),
+            in_events: false,
+        }) => return Err(TraceError::TruncatedOutsideEvents { offset, context }),
         Err(Cut { error, .. }) => return Err(error),
     }
     let content_bytes = stream.offset();
