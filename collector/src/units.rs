@@ -19,6 +19,19 @@ pub fn torch_memory(nbytes: i64) -> String {
     }
 }
 
+/// 1234567 → "1,234,567".
+pub fn group_thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Format bytes with IEC units for reports: "1.50 GiB", "512 B".
 pub fn bytes_iec(nbytes: i64) -> String {
     const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];

@@ -6,10 +6,12 @@
 mod bad_input;
 mod check;
 mod diff;
+mod error_hints;
 mod export;
 mod file_policy;
 mod file_signals;
 mod golden;
+mod gzip_input;
 mod hostile_input;
 mod nsight;
 mod odd_input;

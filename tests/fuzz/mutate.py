@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Mutation fuzzing of the vramscope binary: real inputs of every format vramscope reads
 (profiler traces, allocator snapshots, recordings, packs, Nsight exports) are damaged —
-bytes flipped, cut, spliced, repeated, numbers replaced by extreme ones, gzipped or not —
+bytes flipped, cut, spliced, repeated, numbers replaced by extreme ones, gzipped or not;
+or their gzip container: bad CRC-32/ISIZE at the end of a multi-MB member, several
+members, bytes after the last one, two documents in one file, small bombs —
 and fed to each command. Every run must end with exit 0 or 1 (2 for usage), never a
 panic, an abort (stack overflow) or a hang, and an error must name the file.
 
@@ -99,6 +101,39 @@ def mutate(rng, data):
     return bytes(d)
 
 
+def gz_members(rng, content):
+    """The content as 1 to 5 gzip members, cut anywhere (RFC 1952: one content)."""
+    cuts = sorted(rng.randrange(len(content) + 1) for _ in range(rng.randint(0, 4)))
+    bounds = [0] + cuts + [len(content)]
+    return b"".join(gzip.compress(content[a:b], rng.choice([1, 6])) for a, b in zip(bounds, bounds[1:]))
+
+
+def damage_gzip(rng, data):
+    """Damage the container rather than the content: a bad CRC-32 or ISIZE at the end of a
+    member of up to several MB, several members, bytes after the last member, two documents
+    in one file, or a small bomb (with a low --max-decompressed-size). Returns the bytes and
+    the extra arguments for the command."""
+    content = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+    kind = rng.choice(["crc", "isize", "members", "trailing", "concat", "bomb"])
+    if kind in ("crc", "isize"):
+        # Whitespace after a JSON document (or a pickle's STOP) is legal: a multi-MB member.
+        padded = content + b" " * rng.randrange(4 << 20)
+        d = bytearray(gz_members(rng, padded) if rng.random() < 0.3 else gzip.compress(padded, 1))
+        d[len(d) - (8 if kind == "crc" else 4) + rng.randrange(4)] ^= 1 << rng.randrange(8)
+        return bytes(d), []
+    if kind == "members":
+        return gz_members(rng, content), []
+    if kind == "trailing":
+        tail = rng.choice([b"\0" * rng.randint(1, 512), rng.randbytes(rng.randint(1, 64)), b"\x1f", b"garbage\n"])
+        return gz_members(rng, content) + tail, []
+    if kind == "concat":
+        twice = content + rng.choice([b"", b"\n", b" \r\n"]) + content
+        return (gzip.compress(twice, 1) if rng.random() < 0.5 else twice), []
+    at = rng.randrange(len(content) + 1)
+    bomb = content[:at] + rng.choice([b" ", b"\0", b"["]) * (rng.randint(2, 16) << 20) + content[at:]
+    return gzip.compress(bomb, 9), ["--max-decompressed-size", rng.choice(["1MiB", "4MiB", "64KiB"])]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--binary", default=str(ROOT / "target" / "debug" / "vramscope"))
@@ -133,8 +168,13 @@ def main():
     deadline = time.time() + args.seconds
     runs = failures = 0
     while (runs < args.cases) if args.cases else (time.time() < deadline):
-        case.write_bytes(mutate(rng, rng.choice(seeds)))
-        cmd = [args.binary] + [a.replace("{}", str(case)) for a in rng.choice(commands)]
+        seed, extra = rng.choice(seeds), []
+        if rng.random() < 0.25:
+            data, extra = damage_gzip(rng, seed)
+        else:
+            data = mutate(rng, seed)
+        case.write_bytes(data)
+        cmd = [args.binary] + [a.replace("{}", str(case)) for a in rng.choice(commands)] + extra
         runs += 1
         try:
             r = subprocess.run(cmd, capture_output=True, timeout=30)

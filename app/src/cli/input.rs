@@ -6,6 +6,7 @@ use std::path::Path;
 use anyhow::Result;
 use collector::analysis::TimeWindow;
 use collector::model::DeviceId;
+use collector::parse::input::DecompressedLimit;
 use collector::{LoadOptions, Recording};
 
 use super::{LoadArgs, UsageError};
@@ -22,11 +23,22 @@ pub fn open(path: &Path, load: LoadArgs) -> Result<Recording> {
     Ok(rec)
 }
 
-/// The loader's options for `--salvage`.
+/// The loader's options for `--salvage` and `--max-decompressed-size`.
 pub fn load_options(load: LoadArgs) -> LoadOptions {
     LoadOptions {
         salvage_truncated: load.salvage,
+        max_decompressed: load.max_decompressed_size.unwrap_or_default(),
     }
+}
+
+/// `--max-decompressed-size`: a size, or `unlimited`.
+pub fn parse_decompressed_limit(text: &str) -> Result<DecompressedLimit, String> {
+    if text.trim().eq_ignore_ascii_case("unlimited") {
+        return Ok(DecompressedLimit::Unlimited);
+    }
+    crate::size::parse_size(text)
+        .map(DecompressedLimit::Bytes)
+        .map_err(|e| format!("{e}, or unlimited"))
 }
 
 /// The devices with ordinal `n` (`cuda:N`, or the host for -1); a usage error when none.

@@ -240,6 +240,11 @@ struct LoadArgs {
     /// event, instead of failing.
     #[arg(long)]
     salvage: bool,
+    /// Read at most SIZE of decompressed content from a gzip input (40GiB, 512MiB,
+    /// 1048576), or `unlimited`. Default: 200× the file's size, at least 64 MiB and at most
+    /// 16 GiB, so a small hostile file cannot expand into all of memory.
+    #[arg(long, value_name = "SIZE", value_parser = input::parse_decompressed_limit)]
+    max_decompressed_size: Option<collector::parse::input::DecompressedLimit>,
 }
 
 /// Text for people or JSON for programs.

@@ -18,18 +18,8 @@ pub fn totals_name(totals: Option<collector::timeline::TotalsSource>) -> &'stati
     totals.map_or("none", |t| t.as_str())
 }
 
-/// 1234567 → "1,234,567".
-pub fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+/// 1234567 → "1,234,567" (the collector's rule, so its warnings read the same).
+pub use collector::units::group_thousands as group;
 
 /// "block" or "blocks", as a count needs.
 pub fn blocks_word(n: u64) -> &'static str {

@@ -47,6 +47,11 @@ pub trait Importer: Sync {
     fn file_extensions(&self) -> &'static [&'static str];
     /// How to capture memory in this format next time, for a file without memory events.
     fn memory_hint(&self) -> &'static str;
+    /// Whether `--salvage` reads the complete events of a file of this format that ends
+    /// early or is damaged (errors then say so). Formats read as a whole say no.
+    fn salvages(&self) -> bool {
+        true
+    }
 }
 
 /// The format whose importer is surest of `head`; otherwise why none is.

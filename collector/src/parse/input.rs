@@ -1,13 +1,18 @@
-//! Opening an input: gzip is recognised by its magic bytes, never by the file name, and
-//! the compressed position is tracked so errors in a cut-off `.gz` can say where.
+//! Opening an input: gzip is recognised by its magic bytes, never by the file name, read
+//! member by member with every member checked ([`gzip`]), and its decompressed size capped
+//! ([`DecompressedLimit`]).
+
+mod gzip;
 
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use flate2::read::MultiGzDecoder;
+pub use gzip::{GzipDamage, GzipProblem, GzipReport, SharedMembers, TrailingBytes};
+
+use super::LoadOptions;
 
 /// Size of each read from disk, and of the parallel trace reader's chunks. Measured on the
 /// 111 MB benchmark trace: 256 KiB instead of 1 MiB lowers the parse's peak RSS by about
@@ -94,36 +99,92 @@ pub const MAX_LEADING_WHITESPACE_BYTES: usize = 64 << 20;
 
 /// Read the head: [`SNIFF_BYTES`], or on past leading whitespace until the first token and
 /// [`TOKEN_LOOKAHEAD_BYTES`] after it are in (at most [`MAX_LEADING_WHITESPACE_BYTES`]).
-fn read_head(reader: &mut impl Read) -> io::Result<Vec<u8>> {
-    let mut head = Vec::with_capacity(SNIFF_BYTES);
-    read_up_to(reader, &mut head, SNIFF_BYTES)?;
+fn read_head(reader: &mut impl Read, head: &mut Vec<u8>) -> io::Result<()> {
+    read_up_to(reader, head, SNIFF_BYTES)?;
     loop {
         let text = without_bom(&head);
         let token = text.iter().position(|b| !b.is_ascii_whitespace());
         let enough = token.is_some_and(|i| text.len() >= i + TOKEN_LOOKAHEAD_BYTES);
         if enough || head.len() >= MAX_LEADING_WHITESPACE_BYTES {
-            return Ok(head);
+            return Ok(());
         }
         let before = head.len();
-        read_up_to(reader, &mut head, before + SNIFF_BYTES)?;
+        read_up_to(reader, head, before + SNIFF_BYTES)?;
         if head.len() == before {
-            return Ok(head);
+            return Ok(());
         }
     }
 }
 
-/// Open `path`, transparently decompressing gzip, and read the first bytes for sniffing.
-pub fn open(path: &Path) -> io::Result<Input> {
-    open_watched(path, Arc::new(AtomicU64::new(0)), None)
+/// The first two bytes of every gzip member.
+pub const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Default cap on the decompressed content of a gzip input, as a multiple of the file's
+/// size. Real inputs compress 10–30× (the 16 traces in `../shared/traces` and the fixtures:
+/// 17–30×), so 200× leaves room. It costs what reading that much costs, since the pickle
+/// reader and the model grow with the content: measured, a 1.4 MiB gzip of a 3 GB pickle
+/// (a list of small ints) stops at its 278 MiB limit after 4.6 s at 0.55 GiB peak RSS
+/// (debug build), where reading it whole would take several GiB.
+pub const MAX_DECOMPRESSION_RATIO: u64 = 200;
+/// The default cap is never below this: a small file (a test trace, an empty run) may
+/// compress far better than a real one. Reading 64 MiB takes well under a second.
+pub const MIN_DECOMPRESSED_LIMIT_BYTES: u64 = 64 << 20;
+/// The default cap is never above this, however large the file: reading it takes minutes
+/// and the recording can take tens of GiB.
+pub const MAX_DECOMPRESSED_BYTES: u64 = 16 << 30;
+
+/// How much decompressed content a gzip input may hold (`--max-decompressed-size`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DecompressedLimit {
+    /// [`MAX_DECOMPRESSION_RATIO`] times the file's size, within
+    /// [`MIN_DECOMPRESSED_LIMIT_BYTES`]..=[`MAX_DECOMPRESSED_BYTES`].
+    #[default]
+    Default,
+    /// At most this many bytes, whatever the file's size.
+    Bytes(u64),
+    /// No limit.
+    Unlimited,
 }
 
-/// [`open`], counting the file's bytes into `count` as they are read (for a progress bar)
-/// and failing every read with [`CANCELLED`] once `cancel` is set.
+impl DecompressedLimit {
+    /// The most decompressed bytes a gzip file of `compressed_bytes` may hold (`None`: any).
+    pub fn bytes_for(self, compressed_bytes: u64) -> Option<u64> {
+        match self {
+            DecompressedLimit::Default => Some(
+                compressed_bytes
+                    .saturating_mul(MAX_DECOMPRESSION_RATIO)
+                    .clamp(MIN_DECOMPRESSED_LIMIT_BYTES, MAX_DECOMPRESSED_BYTES),
+            ),
+            DecompressedLimit::Bytes(bytes) => Some(bytes),
+            DecompressedLimit::Unlimited => None,
+        }
+    }
+}
+
+/// An opened input and, for gzip, its member reader, which the loader reads on to the end
+/// after the importer (so every member is checked) and asks what it met.
+pub struct Opened {
+    /// The input, for the importer.
+    pub input: Input,
+    /// The gzip reader behind `input.reader`, for a gzip file.
+    pub gzip: Option<SharedMembers>,
+}
+
+/// Open `path`, transparently decompressing gzip, and read the first bytes for sniffing.
+pub fn open(path: &Path) -> io::Result<Input> {
+    let count = Arc::new(AtomicU64::new(0));
+    open_watched(path, count, None, LoadOptions::default()).map(|opened| opened.input)
+}
+
+/// [`open`], counting the file's bytes into `count` as they are read (for a progress bar),
+/// failing every read with [`CANCELLED`] once `cancel` is set, and reading gzip as
+/// `options` say (its decompressed limit; with salvage, damage ends the content).
 pub fn open_watched(
     path: &Path,
     count: Arc<AtomicU64>,
     cancel: Option<Arc<AtomicBool>>,
-) -> io::Result<Input> {
+    options: LoadOptions,
+) -> io::Result<Opened> {
     let file = File::open(path)?;
     let file_len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let counted = CountingReader {
@@ -132,32 +193,40 @@ pub fn open_watched(
         cancel,
     };
     let mut raw = BufReader::with_capacity(READ_CHUNK_BYTES, counted);
-    let mut magic = Vec::with_capacity(2);
-    read_up_to(&mut raw, &mut magic, 2)?;
-    let compressed = magic == [0x1f, 0x8b];
-    let replay = Replay {
-        head: magic,
-        pos: 0,
-        rest: raw,
-    };
-    let mut reader: Box<dyn Read + Send> = if compressed {
-        Box::new(MultiGzDecoder::new(replay))
+    let compressed = raw.fill_buf()?.starts_with(&GZIP_MAGIC);
+    let (mut reader, gzip): (Box<dyn Read + Send>, _) = if compressed {
+        let limit = options.max_decompressed.bytes_for(file_len);
+        let members = gzip::Members::new(
+            Box::new(raw) as gzip::Compressed,
+            limit,
+            options.salvage_truncated,
+        );
+        let shared = SharedMembers::new(members);
+        (Box::new(shared.clone()), Some(shared))
     } else {
-        Box::new(replay)
+        (Box::new(raw), None)
     };
-    let head = read_head(&mut reader)?;
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    match read_head(&mut reader, &mut head) {
+        Ok(()) => {}
+        // Damage inside the head: the bytes before it are sniffed, and the gzip reader
+        // fails again where it is, so the importer of the format reports it.
+        Err(e) if GzipDamage::from_io(&e).is_some() => {}
+        Err(e) => return Err(e),
+    }
     let reader = Box::new(Replay {
         head: head.clone(),
         pos: 0,
         rest: reader,
     });
-    Ok(Input {
+    let input = Input {
         reader,
         compressed,
         file_bytes_read: count,
         file_len,
         head,
-    })
+    };
+    Ok(Opened { input, gzip })
 }
 
 /// Read until `out` holds `limit` bytes or the stream ends.
@@ -215,7 +284,9 @@ mod tests {
         let path = temp_file("watched.json", &body);
         let count = Arc::new(AtomicU64::new(0));
         let cancel = Arc::new(AtomicBool::new(false));
-        let mut input = open_watched(&path, count.clone(), Some(cancel.clone())).expect("open");
+        let options = LoadOptions::default();
+        let watched = open_watched(&path, count.clone(), Some(cancel.clone()), options);
+        let mut input = watched.expect("open").input;
         let mut chunk = vec![0u8; 1024];
         input.reader.read_exact(&mut chunk).expect("read");
         // Reading is buffered a chunk at a time: the counter runs ahead of the consumer.

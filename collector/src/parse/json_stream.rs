@@ -209,6 +209,16 @@ impl<R: Read> JsonStream<R> {
         Ok(())
     }
 
+    /// Consume everything to the end of the input, a window at a time; the end's offset.
+    pub fn skip_to_end(&mut self) -> Result<u64, StreamError> {
+        loop {
+            self.pos = self.end;
+            if !self.fill()? {
+                return Ok(self.offset());
+            }
+        }
+    }
+
     /// Skip whitespace and return the next byte without consuming it (`None` at end).
     pub fn peek(&mut self) -> Result<Option<u8>, StreamError> {
         loop {

@@ -6,6 +6,7 @@
 
 pub mod chrome_trace;
 pub mod decimal;
+mod errors;
 pub mod importer;
 pub mod input;
 pub mod json_stream;
@@ -14,12 +15,12 @@ pub mod pickle;
 pub mod recording;
 pub mod snapshot;
 
-use std::fmt;
-use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::model::Recording;
+pub use errors::{LoadError, LoadErrorKind, MAX_DECOMPRESSED_FLAG, SALVAGE_FLAG, SourceError};
 use importer::Importer;
+use input::{DecompressedLimit, GzipProblem, SharedMembers};
 
 /// Which file format a recording came from. Adding a format: a module implementing
 /// [`importer::Importer`], its `pub mod` line above, a variant here (with its arms below
@@ -95,95 +96,9 @@ pub struct LoadOptions {
     /// Keep the complete events of an input that ends early (killed writer, cut download)
     /// instead of failing. The recording then says where it was cut.
     pub salvage_truncated: bool,
+    /// How much decompressed content a gzip input may hold.
+    pub max_decompressed: DecompressedLimit,
 }
-
-/// A failure inside one source reader; [`load`] attaches the path.
-#[derive(Debug)]
-pub struct SourceError {
-    /// Offset in the content where the problem is, where known.
-    pub offset: Option<u64>,
-    /// The failure.
-    pub kind: LoadErrorKind,
-}
-
-impl SourceError {
-    /// A structural problem at `offset`.
-    pub fn shape(offset: Option<u64>, message: impl Into<String>) -> SourceError {
-        SourceError {
-            offset,
-            kind: LoadErrorKind::Shape(message.into()),
-        }
-    }
-}
-
-/// What went wrong loading an input.
-#[derive(Debug)]
-pub enum LoadErrorKind {
-    /// The file could not be opened or read.
-    Io(io::Error),
-    /// The content is not a format vramscope reads.
-    Unrecognized(String),
-    /// The content ends early.
-    Truncated(String),
-    /// Invalid syntax.
-    Syntax(String),
-    /// Valid syntax, but not the structure the format requires.
-    Shape(String),
-    /// The gzip container is cut off or corrupt.
-    Compression(String),
-    /// One value exceeds the size vramscope will buffer.
-    TooLarge,
-}
-
-/// A load failure: the file, the byte offset where known, and what is wrong.
-#[derive(Debug)]
-pub struct LoadError {
-    /// The input.
-    pub path: PathBuf,
-    /// Offset in the content (decompressed, for gzip) where the problem is.
-    pub offset: Option<u64>,
-    /// Whether the offset refers to decompressed content.
-    pub decompressed: bool,
-    /// The failure.
-    pub kind: LoadErrorKind,
-}
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", self.path.display())?;
-        match &self.kind {
-            LoadErrorKind::Io(e) => write!(f, "cannot read: {e}")?,
-            LoadErrorKind::Unrecognized(m) => {
-                let formats: Vec<&str> = SourceFormat::ALL.iter().map(|f| f.describe()).collect();
-                write!(
-                    f,
-                    "not a format vramscope reads: {m} (formats read: {})",
-                    formats.join(", ")
-                )?
-            }
-            LoadErrorKind::Truncated(m) => write!(f, "the file ends early ({m})")?,
-            LoadErrorKind::Syntax(m) => write!(f, "invalid JSON: {m}")?,
-            LoadErrorKind::Shape(m) => write!(f, "{m}")?,
-            LoadErrorKind::Compression(m) => write!(f, "gzip data is cut off or corrupt: {m}")?,
-            LoadErrorKind::TooLarge => write!(
-                f,
-                "a single JSON value is larger than {} MiB",
-                json_stream::MAX_VALUE_BYTES >> 20
-            )?,
-        }
-        if let Some(offset) = self.offset {
-            let which = if self.decompressed {
-                " of the decompressed content"
-            } else {
-                ""
-            };
-            write!(f, " at byte {offset}{which}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for LoadError {}
 
 /// Load any supported input into a [`Recording`].
 pub fn load(path: &Path, options: LoadOptions) -> Result<Recording, LoadError> {
@@ -212,42 +127,109 @@ pub fn load_watched(
     Ok(rec)
 }
 
-/// The importer the content calls for, run on `path`.
+/// The importer the content calls for, run on `path`; for gzip, every member checked.
 fn read_any(
     path: &Path,
     options: LoadOptions,
     progress: &LoadProgress,
 ) -> Result<Recording, LoadError> {
-    let err = |kind, offset, decompressed| LoadError {
+    let err = |kind, offset, decompressed, salvageable| LoadError {
         path: path.to_path_buf(),
         offset,
         decompressed,
         kind,
+        salvageable,
     };
     let watched = input::open_watched(
         path,
         progress.file_bytes_read.clone(),
         Some(progress.cancel.clone()),
+        options,
     );
-    let input = watched.map_err(|e| {
-        if e.kind() == io::ErrorKind::InvalidInput || e.kind() == io::ErrorKind::UnexpectedEof {
-            err(LoadErrorKind::Compression(e.to_string()), Some(0), false)
-        } else {
-            err(LoadErrorKind::Io(e), None, false)
+    let input::Opened { input, gzip } =
+        watched.map_err(|e| err(LoadErrorKind::Io(e), None, false, false))?;
+    let compressed = input.compressed;
+    let format = importer::detect(&input.head).map_err(|m| {
+        // Damage in the first bytes of a gzip file leaves nothing to recognise.
+        match gzip.as_ref().and_then(|g| g.report().damage) {
+            Some(damage) => err(LoadErrorKind::Gzip(damage), None, false, false),
+            None => err(LoadErrorKind::Unrecognized(m), None, false, false),
         }
     })?;
-    let compressed = input.compressed;
-    let format = importer::detect(&input.head)
-        .map_err(|m| err(LoadErrorKind::Unrecognized(m), None, false))?;
     let context = importer::ReadContext {
         path,
         options,
         progress,
     };
-    format
-        .importer()
-        .read(input, &context)
-        .map_err(|e| err(e.kind, e.offset, compressed))
+    let salvageable = format.importer().salvages() && !options.salvage_truncated;
+    let read = format.importer().read(input, &context);
+    let read = match gzip {
+        Some(gzip) => checked_gzip(read, &gzip, options.salvage_truncated),
+        None => read,
+    };
+    read.map_err(|e| err(e.kind, e.offset, compressed, salvageable))
+}
+
+/// An importer's result on a gzip input, once the rest of the content is read (so every
+/// member is checked) and what the gzip reader met is said: damage is the error (the
+/// importer's own error may only be its symptom), or with salvage a warning; non-gzip
+/// bytes after the last member are a warning.
+fn checked_gzip(
+    read: Result<Recording, SourceError>,
+    gzip: &SharedMembers,
+    salvage: bool,
+) -> Result<Recording, SourceError> {
+    // After an error that damage could explain, the rest is read too: a deflate stream
+    // corrupted in the middle may decode to bad JSON long before its CRC-32 says so.
+    let symptom = matches!(
+        &read,
+        Err(SourceError {
+            kind: LoadErrorKind::Syntax(_)
+                | LoadErrorKind::Truncated(_)
+                | LoadErrorKind::TruncatedOutsideEvents(_)
+                | LoadErrorKind::Shape(_)
+                | LoadErrorKind::TooLarge
+                | LoadErrorKind::Io(_),
+            ..
+        })
+    );
+    let rest = if read.is_ok() || symptom {
+        gzip.read_to_end()
+    } else {
+        Ok(0)
+    };
+    let report = gzip.report();
+    if let Some(damage) = report.damage {
+        // With salvage the reader ended the content at the damage, quietly; the importer
+        // kept what came before it. Otherwise (or past the size limit) it is the error.
+        let salvaged = salvage && !matches!(damage.problem, GzipProblem::TooLarge { .. });
+        return match read {
+            Ok(mut rec) if salvaged => {
+                let what = format!(
+                    "decompressed bytes read before the gzip damage ({SALVAGE_FLAG}): {damage}"
+                );
+                rec.diagnostics.note_n(&what, report.content_bytes.max(1));
+                Ok(rec)
+            }
+            _ => Err(SourceError {
+                offset: None,
+                kind: LoadErrorKind::Gzip(damage),
+            }),
+        };
+    }
+    let mut rec = read?;
+    rest.map_err(|e| SourceError {
+        offset: None,
+        kind: LoadErrorKind::Io(e),
+    })?;
+    if let Some(trailing) = report.trailing {
+        let what = format!(
+            "bytes after the last gzip member, at compressed byte {}, ignored (not gzip data)",
+            crate::units::group_thousands(trailing.compressed_offset)
+        );
+        rec.diagnostics.note_n(&what, trailing.bytes);
+    }
+    Ok(rec)
 }
 
 #[cfg(test)]

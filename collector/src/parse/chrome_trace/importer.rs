@@ -20,17 +20,9 @@ impl Importer for ChromeTraceImporter {
     }
 
     fn read(&self, input: Input, context: &ReadContext<'_>) -> Result<Recording, SourceError> {
-        let compressed = input.compressed;
-        let file_bytes = input.file_bytes_read.clone();
+        // A gzip reader's error is its symptom here: the loader names the damage itself.
         read(input, context.options).map_err(|e| {
             let (kind, offset) = match e {
-                TraceError::Stream(StreamError::Io(io_err, offset)) if compressed => {
-                    let at = file_bytes.load(std::sync::atomic::Ordering::Relaxed);
-                    let message = format!(
-                        "{io_err} (after {offset} decompressed bytes, near compressed byte {at})"
-                    );
-                    (LoadErrorKind::Compression(message), None)
-                }
                 TraceError::Stream(StreamError::Io(io_err, offset)) => {
                     (LoadErrorKind::Io(io_err), Some(offset))
                 }
@@ -44,8 +36,20 @@ impl Importer for ChromeTraceImporter {
                 TraceError::Stream(StreamError::TooLarge { offset }) => {
                     (LoadErrorKind::TooLarge, Some(offset))
                 }
+                TraceError::TruncatedOutsideEvents { offset, context } => (
+                    LoadErrorKind::TruncatedOutsideEvents(format!("inside {context}")),
+                    Some(offset),
+                ),
                 TraceError::Shape { offset, message } => {
                     (LoadErrorKind::Shape(message), Some(offset))
+                }
+                TraceError::SecondDocument { offset, first_end } => {
+                    let second_start = offset;
+                    let kind = LoadErrorKind::SecondDocument {
+                        first_end,
+                        second_start,
+                    };
+                    (kind, None)
                 }
             };
             SourceError { offset, kind }

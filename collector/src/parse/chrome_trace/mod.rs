@@ -12,6 +12,7 @@ mod fast;
 mod importer;
 mod parallel;
 mod raw;
+mod trailing;
 
 use std::borrow::Cow;
 use std::io::Read;
@@ -39,6 +40,10 @@ pub enum TraceError {
     Stream(StreamError),
     /// The JSON is fine but is not a trace.
     Shape { offset: u64, message: String },
+    /// The document ends early outside the event array (salvage keeps events only).
+    TruncatedOutsideEvents { offset: u64, context: &'static str },
+    /// A second JSON document starts at `offset`, after the trace's ended at `first_end`.
+    SecondDocument { offset: u64, first_end: u64 },
 }
 
 impl From<StreamError> for TraceError {
@@ -63,13 +68,17 @@ fn read_with(
     let mut builder = Builder::new();
     let outcome = read_document(&mut stream, &mut builder, parallel);
     match outcome {
-        Ok(()) => {}
+        Ok(()) => trailing::after_document(&mut stream, &mut builder, options)?,
         Err(Cut {
             error,
             in_events: true,
         }) if options.salvage_truncated && salvageable(&error) => {
             builder.diagnostics.truncated_at = Some(stream.offset());
         }
+        Err(Cut {
+            error: TraceError::Stream(StreamError::Truncated { offset, context }),
+            in_events: false,
+        }) => return Err(TraceError::TruncatedOutsideEvents { offset, context }),
         Err(Cut { error, .. }) => return Err(error),
     }
     let content_bytes = stream.offset();
@@ -131,10 +140,6 @@ fn read_document<R: Read>(
             message: "not a PyTorch profiler trace: the JSON object has no \"traceEvents\" array"
                 .into(),
         }));
-    }
-    if let Ok(Some(_)) = stream.peek() {
-        b.diagnostics
-            .note("trailing data after the JSON document ignored");
     }
     Ok(())
 }

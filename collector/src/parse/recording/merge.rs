@@ -169,6 +169,7 @@ fn load(source: Source) -> Result<Recording, String> {
                     offset: e.offset,
                     decompressed: false,
                     kind: e.kind,
+                    salvageable: false,
                 }
                 .to_string()
             })

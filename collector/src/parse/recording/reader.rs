@@ -88,11 +88,21 @@ fn read_header(
     buf: &mut Vec<u8>,
 ) -> Result<(Header, usize), SourceError> {
     let header_len = read_line(reader, buf, 0)?;
-    let header: Header = serde_json::from_slice(buf).map_err(|e| SourceError {
-        offset: Some(0),
-        kind: LoadErrorKind::Shape(format!(
-            "a vramscope recording with an unreadable header: {e}"
-        )),
+    let header: Header = serde_json::from_slice(buf).map_err(|e| {
+        // The header is the first line: serde's column is the byte.
+        let mut why = e.to_string();
+        if let Some(cut) = why.find(" at line ") {
+            why.truncate(cut);
+        }
+        let why = format!("a vramscope recording's header line: {why}");
+        SourceError {
+            offset: Some(e.column().saturating_sub(1) as u64),
+            kind: match e.classify() {
+                serde_json::error::Category::Syntax => LoadErrorKind::Syntax(why),
+                serde_json::error::Category::Eof => LoadErrorKind::Truncated(why),
+                _ => LoadErrorKind::Shape(why),
+            },
+        }
     })?;
     if header.vramscope_recording > PACKED_VERSION {
         return Err(SourceError::shape(

@@ -27,10 +27,6 @@ use super::{LoadErrorKind, LoadOptions, SourceError};
 use crate::model::Recording;
 use parse::gather;
 
-/// Largest snapshot read. The pickle is parsed as it is read (its memo refers to values,
-/// not to bytes), so this only stops a runaway decompression.
-pub const MAX_SNAPSHOT_BYTES: u64 = 16 << 30;
-
 /// Diagnostics key for the blocks found live before the surviving history begins.
 pub const PRE_EXISTING_BLOCKS: &str =
     "blocks allocated before the snapshot's history began (shown as allocated at its start)";
@@ -60,15 +56,21 @@ impl Importer for SnapshotImporter {
     fn memory_hint(&self) -> &'static str {
         "call torch.cuda.memory._record_memory_history() before the run"
     }
+
+    /// A snapshot is one pickled object: without its end there is no object to read.
+    fn salvages(&self) -> bool {
+        false
+    }
 }
 
 /// Read an allocator snapshot pickle.
 pub fn read(input: Input, _options: LoadOptions) -> Result<Recording, SourceError> {
     let compressed = input.compressed;
-    // Parsed as it is read, through a small buffer: the file is never held whole.
-    let hint = input.file_len.min(MAX_SNAPSHOT_BYTES) as usize;
+    // Parsed as it is read, through a small buffer: the file is never held whole. A gzip
+    // file's content is capped by its reader (`input::DecompressedLimit`).
+    let hint = usize::try_from(input.file_len).unwrap_or(usize::MAX);
     let mut reader = Counted {
-        inner: input.reader.take(MAX_SNAPSHOT_BYTES + 1),
+        inner: input.reader,
         read: 0,
     };
     let parsed = pickle::parse_from(&mut reader, hint);
@@ -91,12 +93,6 @@ pub fn read(input: Input, _options: LoadOptions) -> Result<Recording, SourceErro
                 offset: Some(content_bytes),
                 kind: LoadErrorKind::Io(error),
             });
-        }
-        _ if content_bytes > MAX_SNAPSHOT_BYTES => {
-            return Err(SourceError::shape(
-                None,
-                format!("larger than {} GiB", MAX_SNAPSHOT_BYTES >> 30),
-            ));
         }
         (Err(pickle::ReadError::Pickle(e)), _) => {
             return Err(SourceError {

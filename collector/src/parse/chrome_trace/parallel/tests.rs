@@ -74,6 +74,7 @@ fn outcome_failing(
 ) -> String {
     let options = LoadOptions {
         salvage_truncated: salvage,
+        ..LoadOptions::default()
     };
     match read_with(input(data, step, fail), options, config) {
         Ok(rec) => fingerprint(&rec),

@@ -222,6 +222,7 @@ fn cut_exports_fail_or_keep_their_complete_records() {
     assert_eq!(err.offset, Some(text.len() as u64));
     let options = LoadOptions {
         salvage_truncated: true,
+        ..LoadOptions::default()
     };
     let rec = read(input(text), options).expect("salvaged");
     assert_eq!(rec.ops.len(), 1);

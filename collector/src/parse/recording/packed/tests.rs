@@ -159,6 +159,7 @@ fn a_pack_cut_short_is_an_error_unless_salvaging() {
     );
     let salvage = LoadOptions {
         salvage_truncated: true,
+        ..LoadOptions::default()
     };
     let kept = read_back("cut.vsr", &without_end, salvage).expect("salvaged");
     assert_eq!(kept.mem_events, original.mem_events);
