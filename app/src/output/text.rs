@@ -46,13 +46,18 @@ const MARKDOWN_NAME_CHARS: usize = 80;
 
 /// An op name cut to [`MARKDOWN_NAME_CHARS`].
 pub fn short_name(name: &str) -> String {
-    if name.chars().count() > MARKDOWN_NAME_CHARS {
-        name.chars()
-            .take(MARKDOWN_NAME_CHARS - 1)
+    cut(name, MARKDOWN_NAME_CHARS)
+}
+
+/// `text` in at most `max_chars` characters: cut with an ellipsis at the end when longer.
+pub fn cut(text: &str, max_chars: usize) -> String {
+    if text.chars().count() > max_chars {
+        text.chars()
+            .take(max_chars.saturating_sub(1))
             .collect::<String>()
             + "…"
     } else {
-        name.to_owned()
+        text.to_owned()
     }
 }
 
@@ -66,5 +71,7 @@ mod tests {
         assert_eq!(group(999), "999");
         assert_eq!(group(1000), "1,000");
         assert_eq!(group(1_234_567), "1,234,567");
+        assert_eq!(cut("model.py:12 forward", 19), "model.py:12 forward");
+        assert_eq!(cut("model.py:12 forward", 10), "model.py:…");
     }
 }
