@@ -11,7 +11,7 @@ use collector::units::{bytes_iec, duration_between};
 use super::json_docs::SummaryDoc;
 use super::nvml;
 use super::terminal::one_line;
-use super::text::{blocks_word, group, when};
+use super::text::{blocks_word, group, plural, when};
 
 /// The summary as JSON ([`SummaryDoc`]: field names and units are a public contract).
 pub fn summary_json(out: &mut impl Write, path: &Path, summary: &Summary) -> io::Result<()> {
@@ -70,11 +70,11 @@ fn facts_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
     }
     writeln!(
         out,
-        "  contents   {} events, {} ops, {} steps, {} memory events, {} long",
-        group(s.events),
-        group(s.ops),
-        s.steps,
-        group(s.memory_events),
+        "  contents   {}, {}, {}, {}, {} long",
+        plural(s.events, "event", "events"),
+        plural(s.ops, "op", "ops"),
+        plural(s.steps, "step", "steps"),
+        plural(s.memory_events, "memory event", "memory events"),
         duration_between(s.start_ns, s.end_ns)
     )?;
     if let Some(rank) = s.rank {
@@ -249,11 +249,11 @@ fn device_events_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<()>
         None => "",
     };
     let mut parts = vec![
-        format!("{} allocs", group(d.allocs)),
-        format!("{} frees", group(d.frees)),
+        plural(d.allocs, "alloc", "allocs"),
+        plural(d.frees, "free", "frees"),
     ];
     if d.segment_events > 0 {
-        parts.push(format!("{} segment events", group(d.segment_events)));
+        parts.push(plural(d.segment_events, "segment event", "segment events"));
     }
     if d.ooms > 0 {
         parts.push(format!("{} out-of-memory", d.ooms));
@@ -267,8 +267,8 @@ fn device_events_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<()>
     if d.frees_without_alloc > 0 {
         writeln!(
             out,
-            "  note             {} frees of blocks allocated before the trace began",
-            group(d.frees_without_alloc)
+            "  note             {} of blocks allocated before the trace began",
+            plural(d.frees_without_alloc, "free", "frees")
         )?;
     }
     Ok(())
