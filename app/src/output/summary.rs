@@ -10,6 +10,7 @@ use collector::units::{bytes_iec, duration_between};
 
 use super::json_docs::SummaryDoc;
 use super::nvml;
+use super::style::{Paint, Tone};
 use super::terminal::one_line;
 use super::text::{blocks_word, group, plural, when};
 
@@ -22,7 +23,7 @@ pub fn summary_json(out: &mut impl Write, path: &Path, summary: &Summary) -> io:
 
 /// The summary as text for a terminal: the file's facts, then one block per device, what
 /// the driver saw, and the analyses' findings.
-pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Result<()> {
+pub fn summary_text(out: &mut impl Paint, path: &Path, s: &Summary) -> io::Result<()> {
     writeln!(out, "{}", path.display())?;
     facts_text(out, s)?;
     if !s.has_memory_data && !nvml::has_samples(s) {
@@ -163,12 +164,13 @@ fn ooms_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
 }
 
 /// A file that ends early, and the counted oddities, last.
-fn warnings_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
+fn warnings_text(out: &mut impl Paint, s: &Summary) -> io::Result<()> {
     if let Some(at) = s.truncated_at_byte {
         writeln!(out)?;
+        out.paint(Tone::Warning, "warning:")?;
         writeln!(
             out,
-            "warning: the file ends early; complete events before byte {at} were read"
+            " the file ends early; complete events before byte {at} were read"
         )?;
     }
     if !s.warnings.is_empty() {
@@ -178,17 +180,19 @@ fn warnings_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
             .iter()
             .map(|(k, v)| format!("{} {k}", group(*v)))
             .collect();
-        writeln!(out, "warnings: {}", parts.join("; "))?;
+        out.paint(Tone::Warning, "warnings:")?;
+        writeln!(out, " {}", parts.join("; "))?;
     }
     Ok(())
 }
 
-fn device_text(out: &mut impl Write, start_ns: i64, d: &DeviceSummary) -> io::Result<()> {
+fn device_text(out: &mut impl Paint, start_ns: i64, d: &DeviceSummary) -> io::Result<()> {
     let name = d
         .name
         .as_deref()
         .map_or(String::new(), |n| format!("  {n}"));
-    writeln!(out, "{}{name}", d.device)?;
+    out.paint(Tone::Heading, &d.device.to_string())?;
+    writeln!(out, "{name}")?;
     let at = |time_ns: Option<i64>| when(start_ns, time_ns);
     if let Some(peak) = d.peak_allocated_bytes {
         let op = d
