@@ -4,7 +4,6 @@ mod cli;
 mod gui;
 mod output;
 mod palette;
-mod size;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -22,8 +21,11 @@ fn main() -> ExitCode {
         }
     };
     let stdout = io::stdout();
+    let colour = output::style::colour_for(args.color(), &stdout);
+    output::style::set_stderr_colour(output::style::colour_for(args.color(), &io::stderr()));
     // Input data reaches the terminal: control characters in it are shown, not obeyed.
-    let mut out = output::terminal::ControlEscaper::new(io::BufWriter::new(stdout.lock()));
+    let mut out = output::terminal::ControlEscaper::new(io::BufWriter::new(stdout.lock()))
+        .with_colour(colour);
     let result = cli::run(args, &mut out).and_then(|code| {
         out.flush()?;
         Ok(code)
@@ -34,8 +36,14 @@ fn main() -> ExitCode {
         Err(e) => {
             let message = format!("{e:#}");
             eprintln!("vramscope: {}", output::terminal::escape_controls(&message));
-            let usage = e.downcast_ref::<cli::UsageError>().is_some();
-            ExitCode::from(if usage { 2 } else { 1 })
+            // A command's own code (check: 2 for an unreadable input), else 2 for a
+            // mistake in the command line and 1 for a problem with the input.
+            let code = match e.downcast_ref::<cli::Failure>() {
+                Some(f) => f.code,
+                None if e.downcast_ref::<cli::UsageError>().is_some() => 2,
+                None => 1,
+            };
+            ExitCode::from(code)
         }
     }
 }

@@ -4,7 +4,8 @@
 //! Stacks, Python-function op names (`/home/alice/proj/train.py(42): step`), thread names
 //! and the recorded command line can all say who ran what where. Every absolute path in
 //! those strings is cut down to what a reader of a bug report needs: code inside an
-//! installed package keeps its package-relative path (`torch/nn/modules/module.py`),
+//! installed package keeps its path from `site-packages/` (or `dist-packages/`) on
+//! (`site-packages/torch/nn/modules/module.py`: still library code to `live`'s grouping),
 //! the standard library keeps `pythonX.Y/…`, and everything else keeps only its file name
 //! (`train.py`). Op names such as `aten::mm` contain no paths and are left alone.
 
@@ -148,7 +149,7 @@ fn shorten(path: &str) -> Option<String> {
             .is_some_and(|v| v.contains('.') && v.chars().all(|c| c.is_ascii_digit() || c == '.'))
     });
     let keep = match (package_root, stdlib_root) {
-        (Some(root), _) if root + 1 < parts.len() => &parts[root + 1..],
+        (Some(root), _) if root + 1 < parts.len() => &parts[root..],
         (None, Some(root)) => &parts[root..],
         _ => &parts[parts.len() - 1..],
     };
@@ -170,7 +171,7 @@ mod tests {
             ("/home/alice/proj/train.py", "train.py"),
             (
                 "/home/alice/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py(1501): _call_impl",
-                "torch/nn/modules/module.py(1501): _call_impl",
+                "site-packages/torch/nn/modules/module.py(1501): _call_impl",
             ),
             (
                 "/usr/lib/python3.11/threading.py",

@@ -1,5 +1,6 @@
 //! `vramscope check`: the CI gate passes just at the peak and fails one byte below it,
-//! per device, on real traces; sizes parse; mistakes are usage errors.
+//! per device, on real traces; sizes parse; mistakes are usage errors. Exit codes and
+//! JSON: `check_codes.rs`.
 
 use std::path::Path;
 
@@ -110,13 +111,15 @@ fn sizes_in_units() {
 }
 
 #[test]
-fn bad_sizes_are_usage_errors_and_no_memory_is_an_input_problem() {
+fn bad_sizes_are_usage_errors_and_no_memory_is_exit_3() {
     let path = shared_traces().join("torch-cpu/t2.json.gz");
     for bad in ["40 gigs", "-1GiB", "", "GiB", "1.2.3GB"] {
         let out = check(&path, &[&format!("--max-peak={bad}")]);
         assert_eq!(code(&out), 2, "{bad}: {out:?}");
         assert!(
-            String::from_utf8_lossy(&out.stderr).contains("not a size"),
+            String::from_utf8_lossy(&out.stderr).contains(&format!(
+                "invalid size '{bad}': expected e.g. 10GiB, 512MB, 1.5e9"
+            )),
             "{bad}"
         );
     }
@@ -124,7 +127,8 @@ fn bad_sizes_are_usage_errors_and_no_memory_is_an_input_problem() {
     assert_eq!(code(&missing), 2);
     let nomem = shared_traces().join("real/kineto-resnet50-2021-01-nomem/worker0.pt.trace.json.gz");
     let out = check(&nomem, &["--max-peak", "1GiB"]);
-    assert_eq!(code(&out), 1);
+    assert_eq!(code(&out), 3);
+    assert!(out.stdout.is_empty(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("no memory recorded"), "{stderr}");

@@ -5,6 +5,8 @@
 
 mod bad_input;
 mod check;
+mod check_codes;
+mod cli;
 mod diff;
 mod error_hints;
 mod export;

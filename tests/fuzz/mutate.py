@@ -4,7 +4,7 @@
 bytes flipped, cut, spliced, repeated, numbers replaced by extreme ones, gzipped or not;
 or their gzip container: bad CRC-32/ISIZE at the end of a multi-MB member, several
 members, bytes after the last one, two documents in one file, small bombs —
-and fed to each command. Every run must end with exit 0 or 1 (2 for usage), never a
+and fed to each command. Every run must end with exit 0 or 1 (2 for usage; check: 0-3), never a
 panic, an abort (stack overflow) or a hang, and an error must name the file.
 
     tests/fuzz/mutate.py [--binary target/debug/vramscope] [--cases N | --seconds S] [--seed K]
@@ -186,13 +186,16 @@ def main():
             continue
         err = r.stderr.decode(errors="replace")
         usage = r.returncode == 2 and "usage" not in err.lower() and "vramscope:" in err
-        bad = r.returncode not in (0, 1) and not usage
+        # check: 1 is "over the limit", 2 an input it cannot read, 3 no memory data to judge.
+        check = cmd[1] == "check"
+        must_name_the_file = (2, 3) if check else (1,)
+        bad = r.returncode not in ((0, 1, 3) if check else (0, 1)) and not usage
         if bad or "panicked" in err or "overflow" in err:
             failures += 1
             kept = out / f"crash-{failures}.bin"
             os.replace(case, kept)
             print(f"CRASH (exit {r.returncode}): {' '.join(cmd[1:2])} {kept}\n{err[-600:]}", flush=True)
-        elif r.returncode == 1 and err and str(case) not in err:
+        elif r.returncode in must_name_the_file and err and str(case) not in err:
             failures += 1
             kept = out / f"unnamed-{failures}.bin"
             os.replace(case, kept)

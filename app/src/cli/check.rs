@@ -1,99 +1,94 @@
-//! `vramscope check`: a CI gate on peak memory.
+//! `vramscope check`: a CI gate on peak memory. Exit codes, as `check --help` and the
+//! README say: 0 within the limit, 1 over it, 2 the input could not be read (or the command
+//! line is wrong), 3 no memory data to judge.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use collector::Timeline;
-use collector::analysis::summary::{DevicePeak, PeakKind};
+use collector::analysis::summary::DevicePeak;
 use collector::analysis::{self, DeviceSummary, Summary};
 use collector::model::DeviceId;
-use collector::units::{bytes_iec, duration_between};
 
-use super::LoadArgs;
 use super::input::{device_keys, open};
-use crate::output::terminal::one_line;
+use super::{CheckOptions, Failure, Format, LoadArgs};
+use crate::output::check::{CheckVerdict, check_json, check_text};
+use crate::output::style::Paint;
+use crate::output::terminal::escape_controls;
 
-/// Check `path`'s peaks (of device ordinal `device` only, when given) against
-/// `max_peak_bytes`.
+/// Exit code: every judged peak is within the limit.
+const WITHIN: u8 = 0;
+/// Exit code: a peak is over the limit.
+const OVER: u8 = 1;
+/// Exit code: the input could not be read — distinct from "over", so a CI gate can tell a
+/// broken artifact from a regression.
+pub const UNREADABLE: u8 = 2;
+/// Exit code: no device recorded memory (a trace without `profile_memory=True`, or none on
+/// the `--device` asked for): nothing to judge.
+const NO_DATA: u8 = 3;
+
+/// Check `path`'s peaks against `options`' limit.
 pub fn run(
-    out: &mut impl Write,
+    out: &mut impl Paint,
     path: &Path,
-    max_peak_bytes: u64,
-    device: Option<i32>,
+    options: &CheckOptions,
     load: LoadArgs,
 ) -> Result<ExitCode> {
-    let rec = open(path, load)?;
+    let rec = open(path, load).map_err(|error| Failure {
+        code: UNREADABLE,
+        error,
+    })?;
     let timeline = Timeline::build(&rec);
     let summary = analysis::summarize(&rec, &timeline);
-    let keys = device.map(|n| device_keys(&rec, n)).transpose()?;
-    check(out, &summary, keys.as_deref(), max_peak_bytes)
-        .with_context(|| path.display().to_string())
-}
-
-/// Compare every device's peak ([`DeviceSummary::judged_peak`]; of the devices in `only`,
-/// when given) with `max_peak_bytes`; write one line saying why, and return exit code 1
-/// when a peak is over the limit.
-pub fn check(
-    out: &mut impl Write,
-    summary: &Summary,
-    only: Option<&[DeviceId]>,
-    max_peak_bytes: u64,
-) -> Result<ExitCode> {
-    let limit = i64::try_from(max_peak_bytes).unwrap_or(i64::MAX);
-    let devices: Vec<&DeviceSummary> = summary
-        .devices
-        .iter()
-        .filter(|d| only.is_none_or(|keys| keys.contains(&d.device)))
-        .collect();
-    let mut peaks: Vec<(&DeviceSummary, DevicePeak)> = devices
-        .iter()
-        .filter_map(|d| d.judged_peak().map(|p| (*d, p)))
-        .collect();
-    if peaks.is_empty() {
-        let names = only.map_or(String::new(), |keys| {
+    let keys = options.device.map(|d| device_keys(&rec, d)).transpose()?;
+    let verdict = judge(&summary, keys.as_deref(), options.max_peak);
+    match options.format {
+        Format::Text => check_text(out, &verdict),
+        Format::Json => check_json(out, path, &verdict),
+    }
+    .with_context(|| path.display().to_string())?;
+    if verdict.peaks.is_empty() {
+        let on = keys.map_or(String::new(), |keys| {
             let names: Vec<String> = keys.iter().map(DeviceId::to_string).collect();
             format!(" on {}", names.join(", "))
         });
-        anyhow::bail!("no memory recorded{names}: nothing to check against --max-peak");
+        let message = format!(
+            "{}: no memory recorded{on}: nothing to check against --max-peak ({})",
+            path.display(),
+            rec.meta.format.importer().memory_hint()
+        );
+        eprintln!("vramscope: {}", escape_controls(&message));
+        return Ok(ExitCode::from(NO_DATA));
     }
-    // The worst device first: the one furthest over (or closest to) the limit.
+    let code = if verdict.over().next().is_some() {
+        OVER
+    } else {
+        WITHIN
+    };
+    Ok(ExitCode::from(code))
+}
+
+/// Every device's judged peak ([`DeviceSummary::judged_peak`]; of the devices in `only`,
+/// when given), worst first: the furthest over the limit, or the closest to it.
+pub fn judge<'a>(
+    summary: &'a Summary,
+    only: Option<&[DeviceId]>,
+    max_peak_bytes: u64,
+) -> CheckVerdict<'a> {
+    let mut peaks: Vec<(&DeviceSummary, DevicePeak)> = summary
+        .devices
+        .iter()
+        .filter(|d| only.is_none_or(|keys| keys.contains(&d.device)))
+        .filter_map(|d| d.judged_peak().map(|p| (d, p)))
+        .collect();
     peaks.sort_by(|a, b| {
         let name = |d: &DeviceSummary| d.device.to_string();
         (b.1.bytes.cmp(&a.1.bytes)).then_with(|| name(a.0).cmp(&name(b.0)))
     });
-    let over = peaks.iter().filter(|p| p.1.bytes > limit).count();
-    let (d, peak) = peaks[0];
-    let (bytes, what) = (peak.bytes, peak.kind.as_str());
-    let at = peak.at_ns.map_or(String::new(), |t| {
-        format!(" at {}", duration_between(summary.start_ns, t))
-    });
-    let op = d
-        .peak_allocated_op
-        .as_deref()
-        .filter(|_| peak.kind == PeakKind::Allocated)
-        .map_or(String::new(), |o| format!(" in {}", one_line(o)));
-    let limit_text = format!("{} ({max_peak_bytes} B)", bytes_iec(limit));
-    if over == 0 {
-        writeln!(
-            out,
-            "ok: {} {what} {} ({bytes} B) is within the limit {limit_text}",
-            d.device,
-            bytes_iec(bytes)
-        )?;
-        return Ok(ExitCode::SUCCESS);
+    CheckVerdict {
+        summary,
+        max_peak_bytes,
+        peaks,
     }
-    let others = match over - 1 {
-        0 => String::new(),
-        n => format!("; {n} more device(s) over"),
-    };
-    writeln!(
-        out,
-        "over the limit: {} {what} {} ({bytes} B){at}{op} exceeds {limit_text} by {}{others}",
-        d.device,
-        bytes_iec(bytes),
-        bytes_iec(bytes - limit)
-    )?;
-    Ok(ExitCode::from(1))
 }

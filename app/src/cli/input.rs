@@ -9,14 +9,17 @@ use collector::model::DeviceId;
 use collector::parse::input::DecompressedLimit;
 use collector::{LoadOptions, Recording};
 
+use super::values::{DeviceArg, TimeOffset};
 use super::{LoadArgs, UsageError};
+use crate::output::style::stderr_warning;
 
 /// Read `path` as `--salvage` says; warn on stderr when the file ends early.
 pub fn open(path: &Path, load: LoadArgs) -> Result<Recording> {
     let rec = collector::load(path, load_options(load))?;
     if let Some(at) = rec.diagnostics.truncated_at {
         eprintln!(
-            "vramscope: warning: {} ends early; read the complete events before byte {at}",
+            "vramscope: {} {} ends early; read the complete events before byte {at}",
+            stderr_warning(),
             path.display()
         );
     }
@@ -36,44 +39,57 @@ pub fn parse_decompressed_limit(text: &str) -> Result<DecompressedLimit, String>
     if text.trim().eq_ignore_ascii_case("unlimited") {
         return Ok(DecompressedLimit::Unlimited);
     }
-    crate::size::parse_size(text)
+    super::values::parse_size(text)
         .map(DecompressedLimit::Bytes)
         .map_err(|e| format!("{e}, or unlimited"))
 }
 
-/// The devices with ordinal `n` (`cuda:N`, or the host for -1); a usage error when none.
-pub fn device_keys(rec: &Recording, n: i32) -> Result<Vec<DeviceId>> {
+/// The devices `--device` means; a usage error naming the devices there are when none.
+pub fn device_keys(rec: &Recording, device: DeviceArg) -> Result<Vec<DeviceId>> {
     let keys: Vec<DeviceId> = rec
         .devices
         .iter()
-        .filter(|d| d.key.index == n)
+        .filter(|d| device.matches(d.key))
         .map(|d| d.key)
         .collect();
     if keys.is_empty() {
-        return Err(UsageError(format!("no device {n} in {}", rec.meta.format.describe())).into());
+        return Err(no_device(rec, device));
     }
     Ok(keys)
 }
 
-/// The time window of `--from-us`/`--to-us` (µs since the start), or none when neither
-/// is given; a usage error when they are not finite or out of order.
+/// "no device cuda:3 in … (it has cpu, cuda:0)", a usage error.
+pub fn no_device(rec: &Recording, device: DeviceArg) -> anyhow::Error {
+    let there: Vec<String> = rec.devices.iter().map(|d| d.key.to_string()).collect();
+    let there = if there.is_empty() {
+        "it has no devices".to_owned()
+    } else {
+        format!("it has {}", there.join(", "))
+    };
+    UsageError(format!(
+        "no device {device} in {} ({there})",
+        rec.meta.format.describe()
+    ))
+    .into()
+}
+
+/// The absolute time (ns on the recording's clock) of a time after its start.
+pub fn at_ns(rec: &Recording, offset: TimeOffset) -> i64 {
+    rec.meta.start_ns.saturating_add(offset.ns)
+}
+
+/// The time window of `--from-us`/`--to-us` (times after the start), or none when neither
+/// is given; a usage error when they are out of order.
 pub fn window(
     rec: &Recording,
-    from_us: Option<f64>,
-    to_us: Option<f64>,
+    from: Option<TimeOffset>,
+    to: Option<TimeOffset>,
 ) -> Result<Option<TimeWindow>> {
-    if from_us.is_none() && to_us.is_none() {
+    if from.is_none() && to.is_none() {
         return Ok(None);
     }
-    for v in [from_us, to_us].into_iter().flatten() {
-        if !v.is_finite() {
-            return Err(
-                UsageError("--from-us and --to-us must be finite numbers of µs".into()).into(),
-            );
-        }
-    }
-    let start_ns = from_us.map_or(i64::MIN, |us| rec.ns_from_us_since_start(us));
-    let end_ns = to_us.map_or(i64::MAX, |us| rec.ns_from_us_since_start(us));
+    let start_ns = from.map_or(i64::MIN, |t| at_ns(rec, t));
+    let end_ns = to.map_or(i64::MAX, |t| at_ns(rec, t));
     if start_ns > end_ns {
         return Err(UsageError("--from-us must not be after --to-us".into()).into());
     }

@@ -8,8 +8,9 @@ use anyhow::{Context, Result};
 use collector::analysis::live::{Instant, LiveError, live_at, pick_device, resolve_instant};
 use collector::{Recording, Timeline};
 
-use super::input::open;
-use super::{Format, LiveOptions, LoadArgs, UsageError};
+use super::input::{at_ns, no_device, open};
+use super::values::{DeviceArg, InstantArg};
+use super::{Format, LiveOptions, LoadArgs};
 use crate::output::live::{LiveReport, live_json, live_text};
 
 /// Show what was live in `path` as `options` say.
@@ -21,7 +22,7 @@ pub fn run(
 ) -> Result<ExitCode> {
     let rec = open(path, load)?;
     let timeline = Timeline::build(&rec);
-    let mut report = live_report(&rec, &timeline, &options.at, options.device)
+    let mut report = live_report(&rec, &timeline, options.at, options.device)
         .with_context(|| path.display().to_string())?;
     report.groups.truncate(options.limit);
     match options.format {
@@ -36,33 +37,35 @@ pub fn run(
 fn live_report(
     rec: &Recording,
     timeline: &Timeline,
-    at: &str,
-    device: Option<i32>,
+    at: InstantArg,
+    device: Option<DeviceArg>,
 ) -> Result<LiveReport> {
-    let device_idx = pick_device(rec, timeline, device).map_err(|e| explain(rec, at, e))?;
-    let instant = match at {
-        "peak" => Instant::Peak,
-        "end" => Instant::End,
-        "oom" => Instant::FirstOom,
-        us => match us.parse::<f64>() {
-            Ok(v) if v.is_finite() => Instant::At(rec.ns_from_us_since_start(v)),
-            _ => {
-                return Err(UsageError(format!(
-                    "--at takes peak, oom, end or a number of µs, not '{us}'"
-                ))
-                .into());
-            }
-        },
+    let (instant, at_text) = match at {
+        InstantArg::Peak => (Instant::Peak, "peak".to_owned()),
+        InstantArg::End => (Instant::End, "end".to_owned()),
+        InstantArg::Oom => (Instant::FirstOom, "oom".to_owned()),
+        InstantArg::At(t) => (Instant::At(at_ns(rec, t)), (t.ns as f64 / 1e3).to_string()),
     };
-    let time_ns =
-        resolve_instant(rec, timeline, device_idx, instant).map_err(|e| explain(rec, at, e))?;
+    let explain = |e| explain(rec, &at_text, e);
+    let device_idx = match device {
+        // A name is one device; an ordinal is torch's cuda:N first, as the collector says.
+        Some(arg @ DeviceArg::Id(_)) => rec
+            .devices
+            .iter()
+            .position(|d| arg.matches(d.key))
+            .map(|i| i as collector::model::DeviceIdx)
+            .ok_or_else(|| no_device(rec, arg))?,
+        Some(DeviceArg::Ordinal(n)) => pick_device(rec, timeline, Some(n)).map_err(explain)?,
+        None => pick_device(rec, timeline, None).map_err(explain)?,
+    };
+    let time_ns = resolve_instant(rec, timeline, device_idx, instant).map_err(explain)?;
     let live = live_at(rec, timeline, device_idx, time_ns);
     Ok(LiveReport {
         device: rec
             .devices
             .get(device_idx as usize)
             .map_or_else(String::new, |x| x.key.to_string()),
-        at: at.to_owned(),
+        at: at_text,
         at_us: rec.us_since_start(time_ns),
         allocated_bytes: live.allocated_bytes.unwrap_or(0),
         reserved_bytes: live.reserved_bytes,
@@ -75,9 +78,7 @@ fn live_report(
 /// Why there is no answer, in the user's words (a wrong `--device` is a usage error).
 fn explain(rec: &Recording, at: &str, e: LiveError) -> anyhow::Error {
     match e {
-        LiveError::NoDevice(n) => {
-            UsageError(format!("no device {n} in {}", rec.meta.format.describe())).into()
-        }
+        LiveError::NoDevice(n) => no_device(rec, DeviceArg::Ordinal(n)),
         LiveError::NoAllocations => anyhow::anyhow!(
             "no allocations recorded, so nothing was live (a profiler trace needs profile_memory=True)"
         ),

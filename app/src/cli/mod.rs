@@ -2,8 +2,10 @@
 //! each; what they share about their input is in [`input`].
 
 mod check;
+mod completions;
 mod diff;
 mod export;
+mod help;
 mod input;
 mod live;
 mod pack;
@@ -11,34 +13,39 @@ mod record;
 mod report;
 mod summary;
 mod table;
+mod values;
 mod view;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::size::parse_size;
+use crate::output::style::{ColorWhen, Paint};
+use values::{
+    DeviceArg, InstantArg, TimeOffset, parse_device, parse_instant, parse_size, parse_time_offset,
+};
 
 /// GPU memory profiler and trace visualizer.
 ///
 /// Reads the inputs listed under the commands (`after_help`, from the importers) and
 /// reports where memory went.
 #[derive(Parser, Debug)]
-#[command(name = "vramscope", version, about, long_about = None, after_help = inputs_help())]
+#[command(name = "vramscope", version, about, long_about = None, after_help = help::inputs_help())]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// When to colour: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, global = true, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    color: ColorWhen,
 }
 
-/// The formats vramscope reads, one per line, from the importers.
-fn inputs_help() -> String {
-    format!(
-        "Inputs (recognised by content, whatever the file is called):\n{}",
-        collector::parse::importer::formats_help()
-    )
+impl Cli {
+    /// `--color`.
+    pub fn color(&self) -> ColorWhen {
+        self.color
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -54,6 +61,9 @@ enum Command {
         load: LoadArgs,
     },
     /// The per-op memory table of torch.profiler's key_averages(), exact to the byte.
+    ///
+    /// Sizes keep torch's own labels, as torch prints the table: KB, MB and GB are
+    /// 1024-based (1 MB = 2^20 B), unlike the decimal units of their names.
     Table {
         /// The trace to read.
         path: PathBuf,
@@ -75,15 +85,15 @@ enum Command {
     ///
     /// The peak is the peak allocated memory of each device, or its peak reserved memory
     /// where the source records no allocations (Nsight).
+    ///
+    /// Exit codes: 0 every peak is within the limit; 1 a peak is over it; 2 the input
+    /// could not be read, or a mistake in the command line; 3 no memory data to judge (a
+    /// trace without profile_memory=True, or no memory on the --device asked for).
     Check {
         /// The trace or snapshot to read.
         path: PathBuf,
-        /// The limit: 40GiB, 512MiB, 1.5GB (decimal units), or plain bytes.
-        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-        max_peak: u64,
-        /// Check only device ordinal N (`cuda:N`; -1 for the host); default: every device.
-        #[arg(long, value_name = "N", allow_negative_numbers = true)]
-        device: Option<i32>,
+        #[command(flatten)]
+        options: CheckOptions,
         #[command(flatten)]
         load: LoadArgs,
     },
@@ -169,6 +179,27 @@ enum Command {
         #[command(flatten)]
         load: LoadArgs,
     },
+    /// Print a shell completion script (see the README for where each shell reads it).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+/// The options of `check`, whole for [`check::run`].
+#[derive(clap::Args, Debug)]
+struct CheckOptions {
+    /// The limit: 40GiB or 40G (binary, 2^30), 1.5GB (decimal, 10^9), 1.5e9, or bytes.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    max_peak: u64,
+    /// Check only this device: an ordinal (0; -1 is the host) or a name (cuda:0, cpu);
+    /// default: every device.
+    #[arg(long, value_name = "DEVICE", allow_negative_numbers = true, value_parser = parse_device)]
+    device: Option<DeviceArg>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
 }
 
 /// The options of `table`, whole for [`table::run`].
@@ -186,24 +217,25 @@ struct TableOptions {
     /// Output format.
     #[arg(long, value_enum, default_value_t = TableFormat::Text)]
     pub format: TableFormat,
-    /// Start of the time window, in µs since the start of the trace.
-    #[arg(long, value_name = "US", allow_negative_numbers = true)]
-    pub from_us: Option<f64>,
-    /// End of the time window, in µs since the start of the trace.
-    #[arg(long, value_name = "US", allow_negative_numbers = true)]
-    pub to_us: Option<f64>,
+    /// Start of the time window after the start of the trace: 1.5ms, 250us, 2s, or µs.
+    #[arg(long = "from-us", value_name = "TIME", allow_negative_numbers = true, value_parser = parse_time_offset)]
+    pub from: Option<TimeOffset>,
+    /// End of the time window after the start of the trace: 1.5ms, 250us, 2s, or µs.
+    #[arg(long = "to-us", value_name = "TIME", allow_negative_numbers = true, value_parser = parse_time_offset)]
+    pub to: Option<TimeOffset>,
 }
 
 /// The options of `live`, whole for [`live::run`].
 #[derive(clap::Args, Debug)]
 struct LiveOptions {
     /// `peak` (the allocated peak), `oom` (the first out-of-memory event), `end`, or a
-    /// time in µs since the start.
-    #[arg(long, default_value = "peak")]
-    pub at: String,
-    /// Device ordinal (`cuda:N`); default: the device with the largest peak.
-    #[arg(long)]
-    pub device: Option<i32>,
+    /// time after the start: 1.5ms, 250us, 2s, or a plain number of µs.
+    #[arg(long, value_name = "WHEN", default_value = "peak", allow_negative_numbers = true, value_parser = parse_instant)]
+    pub at: InstantArg,
+    /// The device: an ordinal (0; -1 is the host) or a name (cuda:0, cpu); default: the
+    /// device with the largest peak.
+    #[arg(long, value_name = "DEVICE", allow_negative_numbers = true, value_parser = parse_device)]
+    pub device: Option<DeviceArg>,
     /// Show at most N groups.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub limit: usize,
@@ -293,6 +325,23 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// An error that ends vramscope with its own exit code (`check`'s unreadable input, 2).
+#[derive(Debug)]
+pub struct Failure {
+    /// The exit code.
+    pub code: u8,
+    /// What went wrong.
+    pub error: anyhow::Error,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.error)
+    }
+}
+
+impl std::error::Error for Failure {}
+
 /// `vramscope FILE…` means `vramscope view FILE…`: when the first argument is neither an
 /// option nor a subcommand but an existing path, `view` is put in front of it. Typos of
 /// subcommands (no such file) still get clap's "unrecognized subcommand".
@@ -312,17 +361,17 @@ pub fn args_with_view_default(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi
 }
 
 /// Run a parsed command line, writing results to `out`.
-pub fn run(cli: Cli, out: &mut impl Write) -> Result<ExitCode> {
+pub fn run(cli: Cli, out: &mut impl Paint) -> Result<ExitCode> {
     match cli.command {
         Command::Record(args) => record::run(args),
         Command::RecordExec { command } => Ok(record::exec_step(&command)),
         Command::View { paths, load } => view::run(paths, load),
         Command::Check {
             path,
-            max_peak,
-            device,
+            options,
             load,
-        } => check::run(out, &path, max_peak, device, load),
+        } => check::run(out, &path, &options, load),
+        Command::Completions { shell } => completions::run(out, shell),
         Command::Diff {
             a,
             b,

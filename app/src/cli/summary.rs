@@ -1,7 +1,6 @@
 //! `vramscope summary`: peak, reserved and final memory per device, and the facts of the
 //! trace.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -10,10 +9,11 @@ use collector::{Timeline, analysis};
 
 use super::input::open;
 use super::{Format, LoadArgs};
+use crate::output::style::Paint;
 use crate::output::summary::{summary_json, summary_text};
 
 /// Summarise `path` on `out`.
-pub fn run(out: &mut impl Write, path: &Path, format: Format, load: LoadArgs) -> Result<ExitCode> {
+pub fn run(out: &mut impl Paint, path: &Path, format: Format, load: LoadArgs) -> Result<ExitCode> {
     let rec = open(path, load)?;
     let timeline = Timeline::build(&rec);
     let summary = analysis::summarize(&rec, &timeline);

@@ -20,7 +20,7 @@ pub fn run(
     load: LoadArgs,
 ) -> Result<ExitCode> {
     let rec = open(path, load)?;
-    let window = window(&rec, options.from_us, options.to_us)?;
+    let window = window(&rec, options.from, options.to)?;
     let mut rows = analysis::key_averages(&rec, window);
     let sort_key = sort_key(options.sort.as_deref(), &rows)?;
     if let Some(key) = sort_key {

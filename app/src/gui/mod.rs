@@ -95,11 +95,14 @@ pub fn run(paths: Vec<PathBuf>, options: LoadOptions) -> Result<()> {
     eframe::run_native(
         "vramscope",
         native,
-        Box::new(move |cc| Ok(Box::new(ViewerApp::new(&cc.egui_ctx, cc.storage, paths, options)))),
+        Box::new(move |cc| {
+            Ok(Box::new(ViewerApp::new(
+                &cc.egui_ctx,
+                cc.storage,
+                paths,
+                options,
+            )))
+        }),
     )
-    .map_err(|e| {
-        anyhow!(
-            "cannot open the viewer window: {e} (a display is needed: set DISPLAY, or run under xvfb-run)"
-        )
-    })
+    .map_err(|e| anyhow!("{e}"))
 }

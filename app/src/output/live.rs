@@ -9,14 +9,21 @@ use collector::units::{bytes_iec, duration_us};
 use serde::Serialize;
 
 use super::terminal::one_line;
-use super::text::{blocks_word, group};
+use super::text::{blocks_word, cut, group};
+
+/// Widest row of `live`'s text: it fits a 100-column terminal. The site gets what the
+/// size, count and bar columns (51) leave; JSON keeps the full site and frames.
+const ROW_CHARS: usize = 100;
+/// Characters left for a group's site: frames with their files' directories dropped
+/// ([`LiveGroup::short_site`]), cut with an ellipsis.
+const SITE_CHARS: usize = ROW_CHARS - 51;
 
 /// What `vramscope live` shows.
 #[derive(Serialize)]
 pub struct LiveReport {
     /// The device, `cuda:0`.
     pub device: String,
-    /// `--at` as given: `peak`, `oom`, `end` or µs.
+    /// `--at`: `peak`, `oom`, `end`, or the time asked for in µs since the start.
     pub at: String,
     /// The instant, in µs since the start.
     pub at_us: f64,
@@ -38,7 +45,8 @@ pub fn live_json(out: &mut impl Write, report: &LiveReport) -> io::Result<()> {
     writeln!(out)
 }
 
-/// The live report as text: one line per group with a size bar.
+/// The live report as text: one line per group with a size bar, each at most
+/// [`ROW_CHARS`] wide.
 pub fn live_text(out: &mut impl Write, path: &Path, r: &LiveReport) -> io::Result<()> {
     let reserved = r
         .reserved_bytes
@@ -62,13 +70,13 @@ pub fn live_text(out: &mut impl Write, path: &Path, r: &LiveReport) -> io::Resul
     let largest = r.groups.first().map_or(1, |g| g.bytes.max(1));
     for g in &r.groups {
         let bar = "█".repeat(((g.bytes as f64 / largest as f64) * 20.0).round() as usize);
+        let site = cut(&one_line(&g.short_site()), SITE_CHARS);
         writeln!(
             out,
-            "{:>12}  {:>6} {:<6}  {bar:<20}  {}",
+            "{:>12}  {:>6} {:<6}  {bar:<20}  {site}",
             bytes_iec(g.bytes),
             group(g.blocks),
             blocks_word(g.blocks),
-            one_line(&g.site)
         )?;
     }
     Ok(())

@@ -5,6 +5,7 @@
 //! overwrite policy.
 
 pub mod charts;
+pub mod check;
 pub mod diff;
 pub mod file;
 pub mod json_docs;
@@ -12,6 +13,7 @@ pub mod live;
 pub mod nvml;
 pub mod perfetto;
 pub mod report;
+pub mod style;
 pub mod summary;
 pub mod table;
 pub mod terminal;

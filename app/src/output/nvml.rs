@@ -5,6 +5,8 @@ use std::io::{self, Write};
 use collector::analysis::Summary;
 use collector::units::{bytes_iec, duration_between};
 
+use super::text::plural;
+
 /// Whether the summary has anything from the driver or the host to show.
 pub fn has_samples(s: &Summary) -> bool {
     !s.nvml.is_empty() || s.host_rss_peak_bytes.is_some()
@@ -20,7 +22,12 @@ pub fn nvml_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
         let total = g
             .total_bytes
             .map_or(String::new(), |t| format!(" of {}", b(t)));
-        writeln!(out, "{} (NVML, {} samples)", g.device, g.samples)?;
+        writeln!(
+            out,
+            "{} (NVML, {})",
+            g.device,
+            plural(g.samples, "sample", "samples")
+        )?;
         writeln!(
             out,
             "  peak used        {}{total} at {} (every process, context and driver allocation)",

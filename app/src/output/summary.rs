@@ -10,8 +10,9 @@ use collector::units::{bytes_iec, duration_between};
 
 use super::json_docs::SummaryDoc;
 use super::nvml;
+use super::style::{Paint, Tone};
 use super::terminal::one_line;
-use super::text::{blocks_word, group, when};
+use super::text::{blocks_word, group, plural, when};
 
 /// The summary as JSON ([`SummaryDoc`]: field names and units are a public contract).
 pub fn summary_json(out: &mut impl Write, path: &Path, summary: &Summary) -> io::Result<()> {
@@ -22,7 +23,7 @@ pub fn summary_json(out: &mut impl Write, path: &Path, summary: &Summary) -> io:
 
 /// The summary as text for a terminal: the file's facts, then one block per device, what
 /// the driver saw, and the analyses' findings.
-pub fn summary_text(out: &mut impl Write, path: &Path, s: &Summary) -> io::Result<()> {
+pub fn summary_text(out: &mut impl Paint, path: &Path, s: &Summary) -> io::Result<()> {
     writeln!(out, "{}", path.display())?;
     facts_text(out, s)?;
     if !s.has_memory_data && !nvml::has_samples(s) {
@@ -70,11 +71,11 @@ fn facts_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
     }
     writeln!(
         out,
-        "  contents   {} events, {} ops, {} steps, {} memory events, {} long",
-        group(s.events),
-        group(s.ops),
-        s.steps,
-        group(s.memory_events),
+        "  contents   {}, {}, {}, {}, {} long",
+        plural(s.events, "event", "events"),
+        plural(s.ops, "op", "ops"),
+        plural(s.steps, "step", "steps"),
+        plural(s.memory_events, "memory event", "memory events"),
         duration_between(s.start_ns, s.end_ns)
     )?;
     if let Some(rank) = s.rank {
@@ -163,12 +164,13 @@ fn ooms_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
 }
 
 /// A file that ends early, and the counted oddities, last.
-fn warnings_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
+fn warnings_text(out: &mut impl Paint, s: &Summary) -> io::Result<()> {
     if let Some(at) = s.truncated_at_byte {
         writeln!(out)?;
+        out.paint(Tone::Warning, "warning:")?;
         writeln!(
             out,
-            "warning: the file ends early; complete events before byte {at} were read"
+            " the file ends early; complete events before byte {at} were read"
         )?;
     }
     if !s.warnings.is_empty() {
@@ -178,17 +180,19 @@ fn warnings_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
             .iter()
             .map(|(k, v)| format!("{} {k}", group(*v)))
             .collect();
-        writeln!(out, "warnings: {}", parts.join("; "))?;
+        out.paint(Tone::Warning, "warnings:")?;
+        writeln!(out, " {}", parts.join("; "))?;
     }
     Ok(())
 }
 
-fn device_text(out: &mut impl Write, start_ns: i64, d: &DeviceSummary) -> io::Result<()> {
+fn device_text(out: &mut impl Paint, start_ns: i64, d: &DeviceSummary) -> io::Result<()> {
     let name = d
         .name
         .as_deref()
         .map_or(String::new(), |n| format!("  {n}"));
-    writeln!(out, "{}{name}", d.device)?;
+    out.paint(Tone::Heading, &d.device.to_string())?;
+    writeln!(out, "{name}")?;
     let at = |time_ns: Option<i64>| when(start_ns, time_ns);
     if let Some(peak) = d.peak_allocated_bytes {
         let op = d
@@ -249,11 +253,11 @@ fn device_events_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<()>
         None => "",
     };
     let mut parts = vec![
-        format!("{} allocs", group(d.allocs)),
-        format!("{} frees", group(d.frees)),
+        plural(d.allocs, "alloc", "allocs"),
+        plural(d.frees, "free", "frees"),
     ];
     if d.segment_events > 0 {
-        parts.push(format!("{} segment events", group(d.segment_events)));
+        parts.push(plural(d.segment_events, "segment event", "segment events"));
     }
     if d.ooms > 0 {
         parts.push(format!("{} out-of-memory", d.ooms));
@@ -267,8 +271,8 @@ fn device_events_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<()>
     if d.frees_without_alloc > 0 {
         writeln!(
             out,
-            "  note             {} frees of blocks allocated before the trace began",
-            group(d.frees_without_alloc)
+            "  note             {} of blocks allocated before the trace began",
+            plural(d.frees_without_alloc, "free", "frees")
         )?;
     }
     Ok(())

@@ -4,6 +4,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use super::terminal::one_line;
+use super::text::noun;
 use collector::analysis::{OpRow, TimeWindow};
 use collector::model::SourceFormat;
 use collector::units::{duration_between, torch_memory};
@@ -93,9 +94,10 @@ pub fn table_text(out: &mut impl Write, rows: &[OpRow], ctx: &TableContext<'_>) 
     writeln!(out, "{separator}")?;
     writeln!(
         out,
-        "{} of {} rows, sorted by {}, {}",
+        "{} of {} {}, sorted by {}, {}",
         rows.len(),
         ctx.total_rows,
+        noun(ctx.total_rows as u64, "row", "rows"),
         ctx.sort,
         describe_window(ctx)
     )?;

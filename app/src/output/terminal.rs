@@ -48,6 +48,8 @@ pub struct ControlEscaper<W: Write> {
     inner: W,
     /// A 0xC2 lead byte at the end of the last write, waiting for its second byte.
     pending_lead: bool,
+    /// Whether [`Paint`](super::style::Paint) spans are coloured.
+    colour: bool,
 }
 
 impl<W: Write> ControlEscaper<W> {
@@ -56,7 +58,34 @@ impl<W: Write> ControlEscaper<W> {
         ControlEscaper {
             inner,
             pending_lead: false,
+            colour: false,
         }
+    }
+
+    /// Colour [`Paint`](super::style::Paint) spans (or not).
+    pub fn with_colour(mut self, on: bool) -> ControlEscaper<W> {
+        self.colour = on;
+        self
+    }
+
+    /// Whether painted spans are coloured.
+    pub fn colour(&self) -> bool {
+        self.colour
+    }
+
+    /// Write our own bytes (a style's escapes) to the terminal unescaped, after any byte
+    /// still held back.
+    pub fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if std::mem::take(&mut self.pending_lead) {
+            self.inner.write_all(&[0xC2])?;
+        }
+        self.inner.write_all(bytes)
+    }
+
+    /// The writer underneath.
+    #[cfg(test)]
+    pub fn into_inner(self) -> W {
+        self.inner
     }
 
     fn escape(&mut self, code: u8) -> io::Result<()> {

@@ -1,4 +1,4 @@
-//! Small pieces of wording shared by several reporters: thousands separators, "block(s)",
+//! Small pieces of wording shared by several reporters: thousands separators, plurals,
 //! markdown cells and names cut to a readable length.
 
 /// When a peak happened, after a size: " at 1.234 ms" (after the recording's start), or
@@ -26,6 +26,16 @@ pub fn blocks_word(n: u64) -> &'static str {
     if n == 1 { "block" } else { "blocks" }
 }
 
+/// A count and its noun, singular for one: "1 event", "1,839 events".
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", group(n), noun(n, one, many))
+}
+
+/// The noun for a count: `one` for 1, `many` otherwise.
+pub fn noun<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 { one } else { many }
+}
+
 /// Escape a table cell for markdown.
 pub fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -36,13 +46,18 @@ const MARKDOWN_NAME_CHARS: usize = 80;
 
 /// An op name cut to [`MARKDOWN_NAME_CHARS`].
 pub fn short_name(name: &str) -> String {
-    if name.chars().count() > MARKDOWN_NAME_CHARS {
-        name.chars()
-            .take(MARKDOWN_NAME_CHARS - 1)
+    cut(name, MARKDOWN_NAME_CHARS)
+}
+
+/// `text` in at most `max_chars` characters: cut with an ellipsis at the end when longer.
+pub fn cut(text: &str, max_chars: usize) -> String {
+    if text.chars().count() > max_chars {
+        text.chars()
+            .take(max_chars.saturating_sub(1))
             .collect::<String>()
             + "…"
     } else {
-        name.to_owned()
+        text.to_owned()
     }
 }
 
@@ -56,5 +71,10 @@ mod tests {
         assert_eq!(group(999), "999");
         assert_eq!(group(1000), "1,000");
         assert_eq!(group(1_234_567), "1,234,567");
+        assert_eq!(plural(1, "event", "events"), "1 event");
+        assert_eq!(plural(0, "event", "events"), "0 events");
+        assert_eq!(plural(1839, "event", "events"), "1,839 events");
+        assert_eq!(cut("model.py:12 forward", 19), "model.py:12 forward");
+        assert_eq!(cut("model.py:12 forward", 10), "model.py:…");
     }
 }

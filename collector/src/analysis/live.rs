@@ -66,8 +66,27 @@ pub fn frame_label(rec: &Recording, f: &Frame) -> String {
     )
 }
 
+/// Whether a frame's file is library code rather than the user's: an installed package
+/// (a `site-packages` or `dist-packages` folder), torch itself (a `torch` folder), the
+/// standard library (a `pythonX.Y` folder) or Python's frozen modules — also as `pack
+/// --redact-paths` leaves them (`site-packages/einops/einops.py`, `python3.11/os.py`), so
+/// a redacted recording groups as the original does. Windows paths and any case count the
+/// same.
+pub fn is_library_file(file: &str) -> bool {
+    let path = file.replace('\\', "/").to_ascii_lowercase();
+    let folders = path.rsplit_once('/').map_or("", |(dirs, _)| dirs);
+    let library_folder = |folder: &str| {
+        let version = folder.strip_prefix("python").unwrap_or("");
+        matches!(folder, "site-packages" | "dist-packages" | "torch")
+            || (version.contains('.') && version.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    };
+    path.starts_with("<frozen ") || folders.split('/').any(library_folder)
+}
+
 /// Frames that say where *user* code allocated: C++ frames without symbols (`??`) and the
-/// allocator's own machinery are skipped, so groups read "model.py:42 forward".
+/// allocator's own machinery are skipped, and so are the library frames above the first
+/// frame in user code ([`is_library_file`]), so groups read "model.py:42 forward" rather
+/// than "torch/functional.py:373 einsum". A stack of library frames alone is kept whole.
 fn user_frames<'a>(rec: &Recording, frames: &'a [Frame]) -> Vec<&'a Frame> {
     let useful: Vec<&Frame> = frames
         .iter()
@@ -77,10 +96,13 @@ fn user_frames<'a>(rec: &Recording, frames: &'a [Frame]) -> Vec<&'a Frame> {
         })
         .collect();
     if useful.is_empty() {
-        frames.iter().collect()
-    } else {
-        useful
+        return frames.iter().collect();
     }
+    let first_user = useful
+        .iter()
+        .position(|f| !is_library_file(rec.strings.get(f.file)))
+        .unwrap_or(0);
+    useful[first_user..].to_vec()
 }
 
 /// The allocations live on `device` at `time_ns`, grouped, largest group first.
@@ -250,5 +272,39 @@ pub fn live_at(rec: &Recording, timeline: &Timeline, device: DeviceIdx, time_ns:
         live_bytes: groups.iter().map(|g| g.bytes).sum(),
         live_blocks: groups.iter().map(|g| g.blocks).sum(),
         groups,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_library_file;
+
+    #[test]
+    fn library_frames_are_packages_torch_and_the_standard_library() {
+        for library in [
+            r"D:\Dev\a\.venv\Lib\site-packages\torch\functional.py",
+            r"D:\Dev\a\.venv\Lib\site-packages\einops\einops.py",
+            "/usr/lib/python3/dist-packages/numpy/core.py",
+            "/usr/lib/python3.11/contextlib.py",
+            "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py",
+            "torch/nn/modules/module.py",
+            "site-packages/einops/einops.py",
+            "python3.11/threading.py",
+            "/home/me/pytorch/torch/_tensor.py",
+            "<frozen runpy>",
+        ] {
+            assert!(is_library_file(library), "{library}");
+        }
+        for user in [
+            r"D:\Dev\a\cs336-basics\cs336_basics\model.py",
+            "/home/me/proj/train.py",
+            "model.py",
+            "/home/me/torchvision_tricks/train.py",
+            "/home/me/mylib/python3.py",
+            "/home/me/python3/x.py",
+            "/home/me/torch.py",
+        ] {
+            assert!(!is_library_file(user), "{user}");
+        }
     }
 }

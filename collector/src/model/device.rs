@@ -105,6 +105,46 @@ impl fmt::Display for DeviceId {
     }
 }
 
+/// A device name that is not one vramscope writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownDevice(pub String);
+
+impl std::str::FromStr for DeviceId {
+    type Err = UnknownDevice;
+
+    /// The inverse of `Display`: `cpu`, `cuda:0`, `xpu:1`, `host-pinned`, `device-type-9:0`.
+    fn from_str(text: &str) -> Result<DeviceId, UnknownDevice> {
+        let unknown = || UnknownDevice(text.to_owned());
+        let host = |device_type| DeviceId {
+            device_type,
+            index: -1,
+        };
+        match text {
+            "cpu" => return Ok(DeviceId::CPU),
+            "mkldnn" => return Ok(host(DeviceType::MKLDNN)),
+            "ideep" => return Ok(host(DeviceType::IDEEP)),
+            "host-pinned" => return Ok(host(DeviceType::HOST_PINNED)),
+            "host-pageable" => return Ok(host(DeviceType::HOST_PAGEABLE)),
+            _ => {}
+        }
+        let (kind, index) = text.rsplit_once(':').ok_or_else(unknown)?;
+        let index: i32 = index.parse().map_err(|_| unknown())?;
+        let device_type = match kind {
+            "cuda" => DeviceType::CUDA,
+            "xpu" => DeviceType::XPU,
+            "mps" => DeviceType::MPS,
+            "privateuseone" => DeviceType::PRIVATE_USE1,
+            "cuda-managed" => DeviceType::CUDA_MANAGED,
+            other => other
+                .strip_prefix("device-type-")
+                .and_then(|t| t.parse().ok())
+                .map(DeviceType)
+                .ok_or_else(unknown)?,
+        };
+        Ok(DeviceId { device_type, index })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,5 +161,34 @@ mod tests {
         assert!(hip.is_accelerator());
         assert_eq!(DeviceType::MKLDNN.class(), DeviceClass::Host);
         assert_eq!(DeviceType::MPS.class(), DeviceClass::Uncounted);
+    }
+
+    #[test]
+    fn names_read_back() {
+        let types = [
+            DeviceType::CPU,
+            DeviceType::CUDA,
+            DeviceType::MKLDNN,
+            DeviceType::IDEEP,
+            DeviceType::XPU,
+            DeviceType::MPS,
+            DeviceType::PRIVATE_USE1,
+            DeviceType::HOST_PINNED,
+            DeviceType::HOST_PAGEABLE,
+            DeviceType::CUDA_MANAGED,
+            DeviceType(9),
+        ];
+        for device_type in types {
+            let index = if device_type.class() == DeviceClass::Host || device_type.0 < -1 {
+                -1
+            } else {
+                3
+            };
+            let id = DeviceId { device_type, index };
+            assert_eq!(id.to_string().parse::<DeviceId>(), Ok(id), "{id}");
+        }
+        for bad in ["gpu", "cuda:", "cuda:x", "cuda", "", "tpu:0"] {
+            assert!(bad.parse::<DeviceId>().is_err(), "{bad}");
+        }
     }
 }

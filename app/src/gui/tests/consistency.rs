@@ -131,9 +131,14 @@ fn the_cli_the_report_and_the_viewer_give_the_same_numbers() {
         );
         assert!(md.contains(&peak_row), "{input}: {peak_row} in\n{md}");
         let live_line = format!(
-            "Live at the peak ({} in {} groups",
+            "Live at the peak ({} in {} {}",
             bytes_iec(live_bytes),
-            cli_groups.len()
+            cli_groups.len(),
+            if cli_groups.len() == 1 {
+                "group"
+            } else {
+                "groups"
+            }
         );
         assert!(md.contains(&live_line), "{input}: {live_line} in\n{md}");
 

@@ -11,7 +11,7 @@ use collector::units::{bytes_iec, duration_between, torch_memory};
 use super::analyses::analyses_markdown;
 use super::figures::{host_chart_stem, top_ops};
 use super::{LIVE_GROUPS, Section, TOP_OPS, chart_stem};
-use crate::output::text::{md_cell, short_name, totals_name, when};
+use crate::output::text::{md_cell, noun, short_name, totals_name, when};
 
 /// One input's section: its facts and environment, each device, the top ops, and what
 /// the analyses found.
@@ -29,11 +29,15 @@ pub fn section_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
     )?;
     writeln!(
         md,
-        "- contents: {} events, {} ops, {} steps, {} memory events, {} long",
+        "- contents: {} {}, {} {}, {} {}, {} {}, {} long",
         sum.events,
+        noun(sum.events, "event", "events"),
         sum.ops,
+        noun(sum.ops, "op", "ops"),
         sum.steps,
+        noun(sum.steps, "step", "steps"),
         sum.memory_events,
+        noun(sum.memory_events, "memory event", "memory events"),
         duration_between(sum.start_ns, sum.end_ns)
     )?;
     environment(md, s)?;
@@ -208,9 +212,10 @@ fn live_at_peak(md: &mut String, s: &Section<'_>, device: DeviceId) -> std::fmt:
     writeln!(md)?;
     writeln!(
         md,
-        "Live at the peak ({} in {} groups with known addresses), largest first:",
+        "Live at the peak ({} in {} {} with known addresses), largest first:",
         bytes_iec(total),
-        groups.len()
+        groups.len(),
+        noun(groups.len() as u64, "group", "groups")
     )?;
     writeln!(md)?;
     writeln!(md, "| bytes | blocks | allocated in |")?;
