@@ -213,6 +213,6 @@ fn a_decompression_bomb_stops_at_the_limit() {
     expect_failure(
         &["summary", p, "--max-decompressed-size", "lots"],
         2,
-        &["'lots' is not a size", "unlimited"],
+        &["invalid size 'lots'", "unlimited"],
     );
 }
