@@ -8,6 +8,7 @@ mod export;
 mod help;
 mod input;
 mod live;
+mod options;
 mod pack;
 mod record;
 mod report;
@@ -20,11 +21,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
 use crate::output::style::{ColorWhen, Paint};
-use values::{
-    DeviceArg, InstantArg, TimeOffset, parse_device, parse_instant, parse_size, parse_time_offset,
+pub use options::Format;
+use options::{
+    AlignArg, CheckOptions, DiffFormat, DiffOptions, ExportFormat, LiveOptions, LoadArgs,
+    TableFormat, TableOptions,
 };
 
 /// GPU memory profiler and trace visualizer.
@@ -185,132 +188,6 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-}
-
-/// The options of `check`, whole for [`check::run`].
-#[derive(clap::Args, Debug)]
-struct CheckOptions {
-    /// The limit: 40GiB or 40G (binary, 2^30), 1.5GB (decimal, 10^9), 1.5e9, or bytes.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    max_peak: u64,
-    /// Check only this device: an ordinal (0; -1 is the host) or a name (cuda:0, cpu);
-    /// default: every device.
-    #[arg(long, value_name = "DEVICE", allow_negative_numbers = true, value_parser = parse_device)]
-    device: Option<DeviceArg>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
-}
-
-/// The options of `table`, whole for [`table::run`].
-#[derive(clap::Args, Debug)]
-struct TableOptions {
-    /// Sort key, as torch names it: self_cuda_memory_usage, cuda_memory_usage,
-    /// self_cpu_memory_usage, cpu_memory_usage, count. Default: self_cuda_memory_usage,
-    /// or self_cpu_memory_usage when the trace has no device memory. `none` keeps
-    /// key_averages() order.
-    #[arg(long)]
-    pub sort: Option<String>,
-    /// Show at most N rows.
-    #[arg(long, value_name = "N")]
-    pub limit: Option<usize>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = TableFormat::Text)]
-    pub format: TableFormat,
-    /// Start of the time window after the start of the trace: 1.5ms, 250us, 2s, or µs.
-    #[arg(long = "from-us", value_name = "TIME", allow_negative_numbers = true, value_parser = parse_time_offset)]
-    pub from: Option<TimeOffset>,
-    /// End of the time window after the start of the trace: 1.5ms, 250us, 2s, or µs.
-    #[arg(long = "to-us", value_name = "TIME", allow_negative_numbers = true, value_parser = parse_time_offset)]
-    pub to: Option<TimeOffset>,
-}
-
-/// The options of `live`, whole for [`live::run`].
-#[derive(clap::Args, Debug)]
-struct LiveOptions {
-    /// `peak` (the allocated peak), `oom` (the first out-of-memory event), `end`, or a
-    /// time after the start: 1.5ms, 250us, 2s, or a plain number of µs.
-    #[arg(long, value_name = "WHEN", default_value = "peak", allow_negative_numbers = true, value_parser = parse_instant)]
-    pub at: InstantArg,
-    /// The device: an ordinal (0; -1 is the host) or a name (cuda:0, cpu); default: the
-    /// device with the largest peak.
-    #[arg(long, value_name = "DEVICE", allow_negative_numbers = true, value_parser = parse_device)]
-    pub device: Option<DeviceArg>,
-    /// Show at most N groups.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub limit: usize,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-}
-
-/// The options of `diff`, whole for [`diff::run`].
-#[derive(clap::Args, Debug)]
-struct DiffOptions {
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
-    pub format: DiffFormat,
-    /// Where each run's clock starts for peak times: the trace's start, or the start of
-    /// its first training step (ProfilerStep#N).
-    #[arg(long, value_enum, default_value_t = AlignArg::Start)]
-    pub align: AlignArg,
-    /// Show at most N ops (the largest changes).
-    #[arg(long, value_name = "N")]
-    pub limit: Option<usize>,
-    /// Also draw both runs' memory on one time axis (per device, aligned as --align
-    /// says) into FILE: PNG, or SVG when FILE ends in .svg.
-    #[arg(long, value_name = "FILE")]
-    pub chart: Option<PathBuf>,
-    /// Replace the --chart FILE if it exists. Never run A or B, even with --force.
-    #[arg(long)]
-    pub force: bool,
-}
-
-#[derive(clap::Args, Debug, Clone, Copy)]
-struct LoadArgs {
-    /// Read a file that ends early (a killed writer, a cut download), keeping every complete
-    /// event, instead of failing.
-    #[arg(long)]
-    salvage: bool,
-    /// Read at most SIZE of decompressed content from a gzip input (40GiB, 512MiB,
-    /// 1048576), or `unlimited`. Default: 200× the file's size, at least 64 MiB and at most
-    /// 16 GiB, so a small hostile file cannot expand into all of memory.
-    #[arg(long, value_name = "SIZE", value_parser = input::parse_decompressed_limit)]
-    max_decompressed_size: Option<collector::parse::input::DecompressedLimit>,
-}
-
-/// Text for people or JSON for programs.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// Text for people.
-    Text,
-    /// JSON for programs.
-    Json,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum TableFormat {
-    Text,
-    Json,
-    Csv,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum DiffFormat {
-    Text,
-    Json,
-    Markdown,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum ExportFormat {
-    Perfetto,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum AlignArg {
-    Start,
-    Step,
 }
 
 /// A mistake in the command line (exit code 2), as opposed to a problem with the input.
