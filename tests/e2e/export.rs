@@ -296,3 +296,36 @@ fn nvml_samples_become_counter_tracks() {
     assert_eq!(summary["nvml"][0]["peak_process_bytes"], want[1]);
     assert_eq!(summary["nvml"][1]["peak_used_bytes"], want[2]);
 }
+
+/// Nsight exports survive the round trip: the CUDA memory rows come back as segment events
+/// inside the same NVTX ranges and runtime calls (the ranges are `nvtx` slices), on the same
+/// devices in the same order, with the same peaks.
+#[test]
+fn an_nsight_export_reads_back_with_the_same_memory_and_ops() {
+    let path = fixtures().join("nsight/cuda-memory.sqlite");
+    let out = export(&path, "export-nsight");
+    let summary = vramscope_json(&["summary", path.to_str().expect("utf-8")]);
+    let back = vramscope_json(&["summary", out.to_str().expect("utf-8")]);
+    for key in [
+        "ops",
+        "steps",
+        "memory_events",
+        "memory_events_in_ops",
+        "gpus",
+    ] {
+        assert_eq!(back[key], summary[key], "{key}");
+    }
+    assert!(
+        summary["memory_events_in_ops"]
+            .as_u64()
+            .is_some_and(|n| n > 0)
+    );
+    assert_eq!(
+        same_devices(&back["devices"]),
+        same_devices(&summary["devices"])
+    );
+    let table = |p: &Path| vramscope_json(&["table", p.to_str().expect("utf-8"), "--sort", "none"]);
+    let rows = table(&path);
+    assert!(rows.as_array().is_some_and(|r| r.len() > 10), "{rows}");
+    assert_eq!(table(&out), rows);
+}

@@ -229,7 +229,13 @@ fn memory_events(
             }
         }
     }
-    for (e, &(allocated, reserved)) in rec.mem_events.iter().zip(&totals) {
+    // Device by device, in the recording's device order (each device's events in their own
+    // order): readers list devices as they first appear, so the export's summary lists them
+    // as the original's does. Perfetto sorts events by time itself.
+    let mut order: Vec<usize> = (0..rec.mem_events.len()).collect();
+    order.sort_by_key(|&i| rec.mem_events[i].device);
+    for i in order {
+        let (e, (allocated, reserved)) = (&rec.mem_events[i], totals[i]);
         let name = match e.kind {
             MemEventKind::Alloc | MemEventKind::Free => "[memory]",
             MemEventKind::OutOfMemory => "[OutOfMemory]",

@@ -172,23 +172,12 @@ impl Builder {
         };
         let end_ns = start_ns.saturating_add(dur_ns);
         self.see_time(start_ns, end_ns);
-        let category = match ev.cat.as_deref() {
-            Some("cpu_op") => OpCategory::CpuOp,
-            Some("Operator") => {
-                self.saw_legacy_category = true;
-                OpCategory::CpuOp
-            }
-            Some("user_annotation") => OpCategory::UserAnnotation,
-            Some("python_function") => OpCategory::PythonFunction,
-            Some("cuda_runtime" | "Runtime") => OpCategory::Runtime,
-            Some("cuda_driver") => OpCategory::Driver,
-            Some("kernel" | "Kernel") => OpCategory::Kernel,
-            Some("gpu_memcpy" | "Memcpy") => OpCategory::Memcpy,
-            Some("gpu_memset" | "Memset") => OpCategory::Memset,
-            Some("gpu_user_annotation") => OpCategory::GpuUserAnnotation,
-            // The profiler's own session span: it only bounds the trace.
-            Some("Trace") => return,
-            _ => OpCategory::Other,
+        if ev.cat.as_deref() == Some("Operator") {
+            self.saw_legacy_category = true;
+        }
+        // The profiler's own session span only bounds the trace.
+        let Some(category) = op_category(ev.cat.as_deref()) else {
+            return;
         };
         let thread = self.thread(ev.pid.as_ref(), ev.tid.as_ref());
         self.push_op(name, category, thread, start_ns, end_ns);
@@ -241,10 +230,8 @@ impl Builder {
         let name = name
             .or_else(|| ev.name.as_deref().map(str::to_owned))
             .unwrap_or_default();
-        let category = match cat.as_deref() {
-            Some("cpu_op") => OpCategory::CpuOp,
-            Some("user_annotation") => OpCategory::UserAnnotation,
-            _ => OpCategory::Other,
+        let Some(category) = op_category(cat.as_deref()) else {
+            return;
         };
         self.push_op(&name, category, thread, start_ns, time_ns.max(start_ns));
     }
@@ -341,4 +328,24 @@ impl Builder {
             info.name = Some(name.to_owned());
         }
     }
+}
+
+/// The op category a span's `cat` names: torch's own (kineto and the legacy profiler's),
+/// and `nvtx`, which vramscope's Perfetto export writes for Nsight's NVTX ranges; `None` for
+/// the profiler's session span (`Trace`), which only bounds the trace.
+fn op_category(cat: Option<&str>) -> Option<OpCategory> {
+    Some(match cat {
+        Some("cpu_op" | "Operator") => OpCategory::CpuOp,
+        Some("user_annotation") => OpCategory::UserAnnotation,
+        Some("python_function") => OpCategory::PythonFunction,
+        Some("cuda_runtime" | "Runtime") => OpCategory::Runtime,
+        Some("cuda_driver") => OpCategory::Driver,
+        Some("kernel" | "Kernel") => OpCategory::Kernel,
+        Some("gpu_memcpy" | "Memcpy") => OpCategory::Memcpy,
+        Some("gpu_memset" | "Memset") => OpCategory::Memset,
+        Some("gpu_user_annotation") => OpCategory::GpuUserAnnotation,
+        Some("nvtx") => OpCategory::Nvtx,
+        Some("Trace") => return None,
+        _ => OpCategory::Other,
+    })
 }
