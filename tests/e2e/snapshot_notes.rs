@@ -83,3 +83,39 @@ print(segments)
         .expect("the snapshot's own fragmentation");
     assert_eq!(at_snapshot["segments"], segments, "no phantom segment");
 }
+
+/// Bytes after a snapshot's pickle (Python's `pickle.load` stops at STOP and never sees
+/// them) are counted in a warning with the offset where the pickle ended; the snapshot reads
+/// as without them.
+#[test]
+fn bytes_after_the_pickle_are_a_warning() {
+    let original = fixtures().join("snapshot/oom.pickle");
+    let bytes = std::fs::read(&original).expect("fixture");
+    let dir = temp_dir("pickle-trailing");
+    let padded = dir.join("padded.pickle");
+    let mut with_junk = bytes.clone();
+    with_junk.extend_from_slice(b"not part of it\n");
+    std::fs::write(&padded, &with_junk).expect("write");
+    let json = vramscope_json(&["summary", padded.to_str().expect("utf-8")]);
+    let what = format!(
+        "bytes after the end of the pickle at byte {} ignored",
+        group(bytes.len())
+    );
+    assert_eq!(json["warnings"][what.as_str()], 15, "{}", json["warnings"]);
+    let clean = vramscope_json(&["summary", original.to_str().expect("utf-8")]);
+    assert_eq!(json["devices"], clean["devices"]);
+    assert!(clean["warnings"].as_object().is_none_or(|w| w.is_empty()));
+}
+
+/// `n` with thousands separators, as warnings write offsets.
+fn group(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -71,6 +71,9 @@ impl Slot {
 /// A parsed pickle: every value in one arena, and the value the pickle returns.
 #[derive(Clone, Debug)]
 pub struct Pickle {
+    /// Where the pickle ends: the offset just past its `STOP` opcode (Python's
+    /// `pickle.load` stops there too, and leaves what follows unread).
+    pub end_offset: u64,
     pub(super) nodes: Vec<Slot>,
     /// The elements of every list, tuple and set.
     pub(super) items: Vec<NodeId>,

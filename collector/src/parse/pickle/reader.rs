@@ -93,6 +93,7 @@ impl<R: Read> Parser<R> {
             bigints: Vec::new(),
             long: Vec::new(),
             root: NONE_ID,
+            end_offset: 0,
         };
         Parser {
             reader,
@@ -130,6 +131,7 @@ impl<R: Read> Parser<R> {
             self.pos += 1;
             if code == op::STOP {
                 self.p.root = self.pop()?;
+                self.p.end_offset = self.base + self.pos as u64;
                 return Ok(());
             }
             self.step(code)?;
