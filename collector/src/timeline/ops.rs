@@ -124,6 +124,31 @@ impl OpIndex {
             .map(|(op, _)| op)
     }
 
+    /// Every op and Python frame on `thread` whose closed interval contains `time_ns`,
+    /// innermost first (the chain of enclosing scopes a memory event happened in).
+    pub fn enclosing_on_thread(&self, thread: ThreadIdx, time_ns: i64) -> Vec<u32> {
+        let Some(t) = self.threads.iter().find(|t| t.thread == thread) else {
+            return Vec::new();
+        };
+        let mut chain = Vec::new();
+        let n = t.start.partition_point(|&start| start <= time_ns);
+        let Some(mut pos) = n.checked_sub(1) else {
+            return chain;
+        };
+        loop {
+            if let (Some(&op), Some(&end)) = (t.op.get(pos), t.end.get(pos))
+                && end >= time_ns
+            {
+                chain.push(op);
+            }
+            match t.parent.get(pos).copied().filter(|&p| p != NO_PARENT) {
+                Some(parent) => pos = parent as usize,
+                None => break,
+            }
+        }
+        chain
+    }
+
     /// The op running at `time_ns`: on `thread` if one is, otherwise on any thread.
     pub fn running_at(&self, thread: ThreadIdx, time_ns: i64) -> Option<u32> {
         self.innermost_on_thread(thread, time_ns)
