@@ -185,3 +185,33 @@ fn the_series_sums_to_the_allocated_total_after_every_event() {
     assert_eq!(s.bytes[3][Category::Activation.index()], 0);
     assert_eq!(s.bytes[3][Category::BeforeTrace.index()], 50);
 }
+
+#[test]
+fn a_long_run_is_decimated_keeping_the_peak_and_the_end() {
+    // GIVEN 25,001 events: 12,500 allocations, a free of each, and one more allocation,
+    // the peak after the 12,500th.
+    let mut events = Vec::new();
+    for i in 0..12_500u64 {
+        events.push((i as i64, 8, 0x1000 + i));
+    }
+    for i in 0..12_500u64 {
+        events.push((20_000 + i as i64, -8, 0x1000 + i));
+    }
+    events.push((40_000, 16, 0x9));
+    let rec = recording(&[], &events, 0);
+    let timeline = Timeline::build(&rec);
+    let s = categories_over_time(&rec, &timeline, &timeline.devices[0]);
+    // THEN every third point is kept (⌈25,001 / 10,000⌉), plus the peak and the last.
+    assert_eq!(s.events, 25_001);
+    assert_eq!(s.times_ns.len(), 8_335);
+    assert!(s.times_ns.len() <= MAX_SERIES_POINTS);
+    let peak: i64 = s
+        .bytes
+        .iter()
+        .map(|b| b.iter().sum::<i64>())
+        .max()
+        .expect("points");
+    assert_eq!(peak, 100_000);
+    assert_eq!(s.times_ns.last(), Some(&40_000));
+    assert_eq!(s.bytes.last().map(|b| b.iter().sum::<i64>()), Some(16));
+}
