@@ -149,6 +149,25 @@ impl OpIndex {
         chain
     }
 
+    /// The ops and Python frames on `thread` that start strictly between the two times, in
+    /// start order.
+    pub fn starting_between(
+        &self,
+        thread: ThreadIdx,
+        after_ns: i64,
+        before_ns: i64,
+    ) -> impl Iterator<Item = u32> + '_ {
+        let t = self.threads.iter().find(|t| t.thread == thread);
+        let (from, to) = t.map_or((0, 0), |t| {
+            (
+                t.start.partition_point(|&s| s <= after_ns),
+                t.start.partition_point(|&s| s < before_ns),
+            )
+        });
+        t.into_iter()
+            .flat_map(move |t| t.op.get(from..to.max(from)).unwrap_or(&[]).iter().copied())
+    }
+
     /// The op running at `time_ns`: on `thread` if one is, otherwise on any thread.
     pub fn running_at(&self, thread: ThreadIdx, time_ns: i64) -> Option<u32> {
         self.innermost_on_thread(thread, time_ns)

@@ -127,11 +127,10 @@ pub(super) struct Phases<'a> {
     roles: Vec<Role>,
     /// `Optimizer.step#…` spans as (start, end), sorted by start.
     pub optimizer_steps: Vec<(i64, i64)>,
+    /// Ends of the optimizer steps, sorted.
+    step_ends: Vec<i64>,
     /// Starts of `nn.Module` frames, sorted.
     module_starts: Vec<i64>,
-    /// Per thread: operator starts, sorted, with the running count of operators that can
-    /// take a tensor in (all but [`SHAPE_ONLY_OPS`]) up to and including each.
-    consumers: Vec<Vec<(i64, u32)>>,
 }
 
 impl<'a> Phases<'a> {
@@ -154,29 +153,29 @@ impl<'a> Phases<'a> {
         }
         optimizer_steps.sort_unstable();
         module_starts.sort_unstable();
+        let mut step_ends: Vec<i64> = optimizer_steps.iter().map(|s| s.1).collect();
+        step_ends.sort_unstable();
         Phases {
+            step_ends,
             rec,
             ops: &timeline.ops,
             roles,
             optimizer_steps,
             module_starts,
-            consumers: consumers(rec),
         }
     }
 
     /// Whether an operator that can take a tensor in started on `thread` strictly between
     /// the two times.
+    /// (Looked up in the op index when asked rather than kept per op: an allocation's life
+    /// inside one leaf op spans a handful of ops, and `summary`'s memory is mostly the index.)
     pub fn consumer_between(&self, thread: ThreadIdx, after_ns: i64, before_ns: i64) -> bool {
-        let Some(list) = self.consumers.get(thread as usize) else {
-            return false;
-        };
-        let count_to = |t: i64, inclusive: bool| {
-            let n = list.partition_point(|&(s, _)| if inclusive { s <= t } else { s < t });
-            n.checked_sub(1)
-                .and_then(|i| list.get(i))
-                .map_or(0, |&(_, c)| c)
-        };
-        count_to(before_ns, false) > count_to(after_ns, true)
+        self.ops
+            .starting_between(thread, after_ns, before_ns)
+            .filter_map(|i| self.rec.ops.get(i as usize))
+            .any(|op| {
+                op.category == OpCategory::CpuOp && !SHAPE_ONLY_OPS.contains(&self.rec.op_name(op))
+            })
     }
 
     /// Whether the recording has module frames (`with_stack=True` traces do).
@@ -192,11 +191,10 @@ impl<'a> Phases<'a> {
 
     /// The end of the last optimizer step that ended at or before `time_ns`.
     pub fn previous_step_end(&self, time_ns: i64) -> Option<i64> {
-        self.optimizer_steps
-            .iter()
-            .filter(|s| s.1 <= time_ns)
-            .map(|s| s.1)
-            .max()
+        let n = self.step_ends.partition_point(|&end| end <= time_ns);
+        n.checked_sub(1)
+            .and_then(|i| self.step_ends.get(i))
+            .copied()
     }
 
     /// Where event `e` happened.
@@ -238,10 +236,8 @@ impl<'a> Phases<'a> {
                 rank = r;
                 site.phase = role.phase.unwrap_or(site.phase);
                 if role.phase == Some(Phase::Optimizer) {
-                    site.step = self
-                        .optimizer_steps
-                        .iter()
-                        .position(|&(s, end)| s == op.start_ns && end == op.end_ns);
+                    let key = (op.start_ns, op.end_ns);
+                    site.step = self.optimizer_steps.binary_search(&key).ok();
                 }
             }
         }
@@ -256,13 +252,13 @@ impl<'a> Phases<'a> {
         };
         let phase = if any(&|n, _| n.contains("zero_grad")) {
             Phase::ZeroGrad
-        } else if any(&|_, file| file.contains("torch/optim/")) {
+        } else if any(&|_, file| in_path(file, "torch/optim/")) {
             Phase::Optimizer
         } else if any(&|n, file| {
             n.contains("evaluate_function")
                 || n.contains("Backward")
                 || (n.contains("backward")
-                    && (file.contains("torch/autograd") || file.contains("torch/_tensor.py")))
+                    && (in_path(file, "torch/autograd/") || in_path(file, "torch/_tensor.py")))
         }) {
             Phase::Backward
         } else {
@@ -277,33 +273,16 @@ impl<'a> Phases<'a> {
             leaf: user.map(|f| (f.file.0, f.line)),
             leaf_kind: LeafKind::Other,
             innermost_op: None,
-            in_module: any(&|_, file| file.contains("torch/nn/modules")),
+            in_module: any(&|_, file| in_path(file, "torch/nn/modules/")),
             step: None,
         }
     }
 }
 
-/// Per thread, operator starts with the running count of those that can take a tensor in.
-fn consumers(rec: &Recording) -> Vec<Vec<(i64, u32)>> {
-    let mut per_thread: Vec<Vec<(i64, bool)>> = vec![Vec::new(); rec.threads.len()];
-    for op in rec.ops.iter().filter(|o| o.category == OpCategory::CpuOp) {
-        if let Some(list) = per_thread.get_mut(op.thread as usize) {
-            list.push((op.start_ns, !SHAPE_ONLY_OPS.contains(&rec.op_name(op))));
-        }
-    }
-    per_thread
-        .into_iter()
-        .map(|mut list| {
-            list.sort_unstable();
-            let mut running = 0u32;
-            list.into_iter()
-                .map(|(start, consumer)| {
-                    running += u32::from(consumer);
-                    (start, running)
-                })
-                .collect()
-        })
-        .collect()
+/// Whether `file` contains `part` (written with `/`), with either separator: snapshots
+/// taken on Windows name `torch\optim\adamw.py`.
+fn in_path(file: &str, part: &str) -> bool {
+    file.contains(part) || (file.contains('\\') && file.contains(&part.replace('/', "\\")))
 }
 
 /// Which phase wins when scopes nest: the optimizer's and `zero_grad`'s own work over the

@@ -215,3 +215,34 @@ fn a_long_run_is_decimated_keeping_the_peak_and_the_end() {
     assert_eq!(s.times_ns.last(), Some(&40_000));
     assert_eq!(s.bytes.last().map(|b| b.iter().sum::<i64>()), Some(16));
 }
+
+#[test]
+fn a_snapshot_block_is_categorised_from_its_frames_with_either_path_separator() {
+    // GIVEN three blocks never freed: one allocated in the optimizer (a Windows path), one
+    // in a module's forward, one with no stack.
+    let mut rec = recording(&[], &[(10, 512, 0x1), (20, 1024, 0x2), (30, 2048, 0x3)], 0);
+    let frame = |rec: &mut Recording, name: &str, file: &str| Frame {
+        name: rec.strings.intern(name),
+        file: rec.strings.intern(file),
+        line: 1,
+    };
+    let adam = frame(
+        &mut rec,
+        "_single_tensor_adam",
+        r"C:\venv\Lib\site-packages\torch\optim\adam.py",
+    );
+    let fwd = frame(&mut rec, "forward", "/home/u/model.py");
+    let call = frame(
+        &mut rec,
+        "_call_impl",
+        "/venv/lib/torch/nn/modules/module.py",
+    );
+    rec.stacks = vec![vec![adam], vec![fwd, call]];
+    rec.mem_events[0].stack = Some(StackId(0));
+    rec.mem_events[1].stack = Some(StackId(1));
+    // THEN: optimizer state, an activation, and unknown.
+    assert_eq!(
+        categories_of(&rec),
+        ["optimizer_state", "activation", "unknown"]
+    );
+}
