@@ -129,10 +129,13 @@ pub fn composition_at_peak(
 ) -> Option<Composition> {
     let peak_pos = d.peak_allocated?;
     let peak = d.points.get(peak_pos)?;
-    let categories = allocation_categories(rec, timeline, d);
+    // Only the allocations live at the peak are classified: a few hundred of a run's
+    // hundreds of thousands, so `summary` pays for the categories of what it shows.
+    let phases = phase::Phases::build(rec, timeline);
     let mut bytes: CategoryBytes = [0; Category::ALL.len()];
-    for a in rules::live_at_position(rec, d, peak_pos) {
-        if let (Some(alloc), Some(&c)) = (d.allocations.get(a), categories.get(a)) {
+    for (i, free) in rules::live_at_position(rec, d, peak_pos) {
+        if let Some(alloc) = d.allocations.get(i) {
+            let c = rules::classify_one(rec, d, &phases, i, free);
             bytes[c.index()] += alloc.bytes;
         }
     }

@@ -124,7 +124,6 @@ fn leaf_kind(name: &str) -> LeafKind {
 pub(super) struct Phases<'a> {
     rec: &'a Recording,
     ops: &'a OpIndex,
-    roles: Vec<Role>,
     /// `Optimizer.step#…` spans as (start, end), sorted by start.
     pub optimizer_steps: Vec<(i64, i64)>,
     /// Ends of the optimizer steps, sorted.
@@ -136,14 +135,10 @@ pub(super) struct Phases<'a> {
 impl<'a> Phases<'a> {
     /// Classify every op span once: O(ops).
     pub fn build(rec: &'a Recording, timeline: &'a Timeline) -> Phases<'a> {
-        let roles: Vec<Role> = rec
-            .ops
-            .iter()
-            .map(|o| role_of(rec, o.category, o.name))
-            .collect();
         let mut optimizer_steps = Vec::new();
         let mut module_starts = Vec::new();
-        for (op, role) in rec.ops.iter().zip(&roles) {
+        for op in &rec.ops {
+            let role = role_of(rec, op.category, op.name);
             if role.phase == Some(Phase::Optimizer) {
                 optimizer_steps.push((op.start_ns, op.end_ns));
             }
@@ -159,7 +154,6 @@ impl<'a> Phases<'a> {
             step_ends,
             rec,
             ops: &timeline.ops,
-            roles,
             optimizer_steps,
             module_starts,
         }
@@ -219,10 +213,12 @@ impl<'a> Phases<'a> {
         let mut rank = 0;
         // Innermost first: the leaf is the outermost operator, so the last one seen.
         for &i in &chain {
-            let (Some(role), Some(op)) = (self.roles.get(i as usize), self.rec.ops.get(i as usize))
-            else {
+            let Some(op) = self.rec.ops.get(i as usize) else {
                 continue;
             };
+            // Named on demand: an event's chain is a few dozen spans, and a role column for
+            // every op of a large trace cost `summary` 3 bytes an op.
+            let role = role_of(self.rec, op.category, op.name);
             if site.innermost_op.is_none() && op.category != OpCategory::PythonFunction {
                 site.innermost_op = Some(i);
             }

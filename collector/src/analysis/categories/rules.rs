@@ -22,12 +22,38 @@ pub(super) fn free_events(rec: &Recording, d: &DeviceTimeline) -> Vec<Option<u32
     frees
 }
 
-/// The allocations live right after curve point `pos` (indices into `d.allocations`).
-pub(super) fn live_at_position(rec: &Recording, d: &DeviceTimeline, pos: usize) -> Vec<usize> {
-    let mut live = walk(rec, d, pos + 1, |_, _| {});
-    let mut list: Vec<usize> = live.drain().map(|(_, i)| i).collect();
-    list.sort_unstable();
-    list
+/// The allocations live right after curve point `pos` (indices into `d.allocations`, in
+/// order), each with the event that later ends it, if one does.
+pub(super) fn live_at_position(
+    rec: &Recording,
+    d: &DeviceTimeline,
+    pos: usize,
+) -> Vec<(usize, Option<u32>)> {
+    let live = walk(rec, d, pos + 1, |_, _| {});
+    let mut watched: Vec<(usize, Option<u32>)> = live.values().map(|&i| (i, None)).collect();
+    watched.sort_unstable();
+    // The rest of the curve, for the ends of those lifetimes only.
+    let mut at: HashMap<u64, usize> = HashMap::default();
+    for (addr, &i) in &live {
+        if let Ok(slot) = watched.binary_search_by_key(&i, |w| w.0) {
+            at.insert(*addr, slot);
+        }
+    }
+    for p in d.points.iter().skip(pos + 1) {
+        if at.is_empty() {
+            break;
+        }
+        let Some(e) = rec.mem_events.get(p.event as usize) else {
+            continue;
+        };
+        if let (Some(addr), true) = (e.addr, e.kind.is_allocation())
+            && let Some(slot) = at.remove(&addr)
+            && let Some(w) = watched.get_mut(slot)
+        {
+            w.1 = Some(p.event);
+        }
+    }
+    watched
 }
 
 /// Walk the first `points` curve points pairing allocations by address (the n-th
@@ -71,28 +97,36 @@ pub(super) fn classify_all(
     phases: &Phases,
     frees: &[Option<u32>],
 ) -> Vec<Category> {
-    let last_step = phases.optimizer_steps.len().checked_sub(1);
-    d.allocations
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            let Some(e) = rec.mem_events.get(a.alloc_event as usize) else {
-                return Category::Unknown;
-            };
-            let free = frees
-                .get(i)
-                .copied()
-                .flatten()
-                .and_then(|f| rec.mem_events.get(f as usize))
-                .map(|f| (phases.site(f), f.time_ns));
-            let alloc = Made {
-                site: phases.site(e),
-                time_ns: a.alloc_ns,
-                thread: e.thread,
-            };
-            classify(phases, &alloc, free, last_step)
-        })
+    (0..d.allocations.len())
+        .map(|i| classify_one(rec, d, phases, i, frees.get(i).copied().flatten()))
         .collect()
+}
+
+/// The category of allocation `i` of the device, ended by event `free` (if any).
+pub(super) fn classify_one(
+    rec: &Recording,
+    d: &DeviceTimeline,
+    phases: &Phases,
+    i: usize,
+    free: Option<u32>,
+) -> Category {
+    let last_step = phases.optimizer_steps.len().checked_sub(1);
+    let Some((a, e)) = d
+        .allocations
+        .get(i)
+        .and_then(|a| Some((a, rec.mem_events.get(a.alloc_event as usize)?)))
+    else {
+        return Category::Unknown;
+    };
+    let free = free
+        .and_then(|f| rec.mem_events.get(f as usize))
+        .map(|f| (phases.site(f), f.time_ns));
+    let alloc = Made {
+        site: phases.site(e),
+        time_ns: a.alloc_ns,
+        thread: e.thread,
+    };
+    classify(phases, &alloc, free, last_step)
 }
 
 /// Where, when and on which thread an allocation was made.
