@@ -246,3 +246,33 @@ fn a_snapshot_block_is_categorised_from_its_frames_with_either_path_separator() 
         ["optimizer_state", "activation", "unknown"]
     );
 }
+
+#[test]
+fn outside_pytorch_is_nvml_used_minus_reserved_at_the_peak() {
+    // GIVEN a CUDA recording whose peak (1,024 B allocated, 2 MiB reserved at 20 ns) has
+    // NVML samples before and after it.
+    let mut rec = recording(&[], &[(10, 512, 0x1), (20, 512, 0x2), (30, -512, 0x1)], 0);
+    rec.devices[0].key = DeviceId {
+        device_type: DeviceType::CUDA,
+        index: 0,
+    };
+    for e in &mut rec.mem_events {
+        e.total_reserved_bytes = Some(2 << 20);
+    }
+    for (time_ns, used_bytes) in [(5, 300 << 20), (15, 500 << 20), (25, 900 << 20)] {
+        rec.gpu_samples.push(GpuSample {
+            time_ns,
+            device: 0,
+            used_bytes,
+            total_bytes: None,
+            process_bytes: None,
+            free_bytes: None,
+            driver_reserved_bytes: None,
+        });
+    }
+    let timeline = Timeline::build(&rec);
+    let c = composition_at_peak(&rec, &timeline, &timeline.devices[0]).expect("peak");
+    // THEN the last sample at or before the peak (500 MiB) minus the 2 MiB reserved.
+    assert_eq!(c.total_bytes, 1024);
+    assert_eq!(c.outside_pytorch_bytes, Some(498 << 20));
+}
