@@ -4,6 +4,7 @@
 //! torch-generated truth) and, for traces made for this project, in `tests/fixtures`.
 
 mod bad_input;
+mod categories;
 mod check;
 mod check_codes;
 mod cli;

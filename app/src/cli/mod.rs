@@ -1,6 +1,7 @@
 //! Command-line interface: the arguments (clap) and dispatch to the subcommands, one file
 //! each; what they share about their input is in [`input`].
 
+mod categories;
 mod check;
 mod completions;
 mod diff;
@@ -158,6 +159,9 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<std::ffi::OsString>,
     },
+    /// Memory by category (parameter, gradient, optimizer state, activation, …) over the
+    /// whole run, as CSV or JSON (like torch's export_memory_timeline).
+    Categories(categories::CategoriesArgs),
     /// Open the viewer: a window onto any file vramscope reads, one tab per file
     /// (`vramscope FILE…` does the same).
     View {
@@ -243,6 +247,7 @@ pub fn run(cli: Cli, out: &mut impl Paint) -> Result<ExitCode> {
         Command::Record(args) => record::run(args),
         Command::RecordExec { command } => Ok(record::exec_step(&command)),
         Command::View { paths, load } => view::run(paths, load),
+        Command::Categories(args) => categories::run(out, &args),
         Command::Check {
             path,
             options,

@@ -117,6 +117,10 @@ struct DeviceDoc<'a> {
     totals: &'static str,
     frees_without_alloc: u64,
     live_at_end: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    composition_at_peak: Option<super::categories::CompositionDoc<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outside_pytorch_at_peak_bytes: Option<i64>,
 }
 
 impl<'a> DeviceDoc<'a> {
@@ -145,6 +149,14 @@ impl<'a> DeviceDoc<'a> {
             totals: super::text::totals_name(d.totals),
             frees_without_alloc: d.frees_without_alloc,
             live_at_end: d.live_at_end,
+            composition_at_peak: d
+                .composition_at_peak
+                .as_ref()
+                .map(super::categories::CompositionDoc),
+            outside_pytorch_at_peak_bytes: d
+                .composition_at_peak
+                .as_ref()
+                .and_then(|c| c.outside_pytorch_bytes),
         }
     }
 }

@@ -229,6 +229,7 @@ fn device_text(out: &mut impl Paint, start_ns: i64, d: &DeviceSummary) -> io::Re
             bytes_iec(c)
         )?;
     }
+    super::categories::composition_text(out, d)?;
     let mut end = Vec::new();
     if let Some(a) = d.final_allocated_bytes {
         end.push(format!("allocated {}", bytes_iec(a)));

@@ -102,7 +102,7 @@ pub const MAX_LEADING_WHITESPACE_BYTES: usize = 64 << 20;
 fn read_head(reader: &mut impl Read, head: &mut Vec<u8>) -> io::Result<()> {
     read_up_to(reader, head, SNIFF_BYTES)?;
     loop {
-        let text = without_bom(&head);
+        let text = without_bom(head);
         let token = text.iter().position(|b| !b.is_ascii_whitespace());
         let enough = token.is_some_and(|i| text.len() >= i + TOKEN_LOOKAHEAD_BYTES);
         if enough || head.len() >= MAX_LEADING_WHITESPACE_BYTES {

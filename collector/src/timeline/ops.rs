@@ -124,6 +124,50 @@ impl OpIndex {
             .map(|(op, _)| op)
     }
 
+    /// Every op and Python frame on `thread` whose closed interval contains `time_ns`,
+    /// innermost first (the chain of enclosing scopes a memory event happened in).
+    pub fn enclosing_on_thread(&self, thread: ThreadIdx, time_ns: i64) -> Vec<u32> {
+        let Some(t) = self.threads.iter().find(|t| t.thread == thread) else {
+            return Vec::new();
+        };
+        let mut chain = Vec::new();
+        let n = t.start.partition_point(|&start| start <= time_ns);
+        let Some(mut pos) = n.checked_sub(1) else {
+            return chain;
+        };
+        loop {
+            if let (Some(&op), Some(&end)) = (t.op.get(pos), t.end.get(pos))
+                && end >= time_ns
+            {
+                chain.push(op);
+            }
+            match t.parent.get(pos).copied().filter(|&p| p != NO_PARENT) {
+                Some(parent) => pos = parent as usize,
+                None => break,
+            }
+        }
+        chain
+    }
+
+    /// The ops and Python frames on `thread` that start strictly between the two times, in
+    /// start order.
+    pub fn starting_between(
+        &self,
+        thread: ThreadIdx,
+        after_ns: i64,
+        before_ns: i64,
+    ) -> impl Iterator<Item = u32> + '_ {
+        let t = self.threads.iter().find(|t| t.thread == thread);
+        let (from, to) = t.map_or((0, 0), |t| {
+            (
+                t.start.partition_point(|&s| s <= after_ns),
+                t.start.partition_point(|&s| s < before_ns),
+            )
+        });
+        t.into_iter()
+            .flat_map(move |t| t.op.get(from..to.max(from)).unwrap_or(&[]).iter().copied())
+    }
+
     /// The op running at `time_ns`: on `thread` if one is, otherwise on any thread.
     pub fn running_at(&self, thread: ThreadIdx, time_ns: i64) -> Option<u32> {
         self.innermost_on_thread(thread, time_ns)

@@ -36,16 +36,15 @@ fn what_runs(command: &[OsString]) -> String {
     let mut args = command.iter().skip(1);
     while let Some(arg) = args.next() {
         let arg = text(arg);
-        if arg == "-m" {
-            if let Some(module) = args.next() {
-                let module = text(module);
-                return module.rsplit('.').next().unwrap_or_default().to_owned();
-            }
+        if arg == "-m"
+            && let Some(module) = args.next()
+        {
+            let module = text(module);
+            return module.rsplit('.').next().unwrap_or_default().to_owned();
         }
-        if SCRIPT_ENDINGS.iter().any(|e| arg.ends_with(e)) && !arg.starts_with('-') {
-            if let Some(stem) = Path::new(&arg).file_stem() {
-                return stem.to_string_lossy().into_owned();
-            }
+        let script = SCRIPT_ENDINGS.iter().any(|e| arg.ends_with(e)) && !arg.starts_with('-');
+        if script && let Some(stem) = Path::new(&arg).file_stem() {
+            return stem.to_string_lossy().into_owned();
         }
     }
     command

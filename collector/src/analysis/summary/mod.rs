@@ -7,6 +7,7 @@ pub use nvml::{NvmlSummary, ProcessPeak};
 
 use std::collections::BTreeMap;
 
+use super::categories::{Composition, composition_at_peak};
 use super::fragmentation::{Fragmentation, fragmentation_at, fragmentation_at_snapshot};
 use super::growth::{StepGrowth, step_growth};
 use super::oom::{OomVerdict, oom_verdicts};
@@ -62,6 +63,8 @@ pub struct DeviceSummary {
     pub frees_without_alloc: u64,
     /// Blocks still allocated at the end of the trace (by address).
     pub live_at_end: u64,
+    /// What filled memory at the allocated peak, by category (sums to the peak).
+    pub composition_at_peak: Option<Composition>,
 }
 
 /// Which of a device's peaks it is judged by.
@@ -336,5 +339,6 @@ fn device_summary(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline) -> D
         totals: d.allocated_known.then_some(d.totals),
         frees_without_alloc: d.unmatched_frees,
         live_at_end: d.allocations.iter().filter(|a| a.free_ns.is_none()).count() as u64,
+        composition_at_peak: composition_at_peak(rec, timeline, d),
     }
 }

@@ -1,0 +1,135 @@
+//! Memory categories as people and tools read them: the composition at the peak (a map in
+//! `summary --format json`, a few lines of the text summary) and the categories over the
+//! whole run (`vramscope categories`, CSV or JSON like torch's `export_memory_timeline`).
+
+use std::io::{self, Write};
+
+use collector::analysis::DeviceSummary;
+use collector::analysis::categories::{Category, CategorySeries, Composition};
+use collector::units::{bytes_iec, us_after};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+/// `"composition_at_peak"`: `{category: bytes}` for the categories with bytes, in
+/// [`Category::ALL`] order; the values sum to `peak_allocated_bytes`.
+pub struct CompositionDoc<'a>(pub &'a Composition);
+
+impl Serialize for CompositionDoc<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let entries: Vec<(Category, i64)> = self.0.entries().collect();
+        let mut map = s.serialize_map(Some(entries.len()))?;
+        for (c, bytes) in entries {
+            map.serialize_entry(c.as_str(), &bytes)?;
+        }
+        map.end()
+    }
+}
+
+/// The label column of the text summary's device lines ("  peak allocated   ").
+const LABEL: &str = "  at the peak      ";
+
+/// The composition at the peak, one line per category, largest first:
+/// `  at the peak      activation 2.40 MiB (56%)`.
+pub fn composition_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<()> {
+    let Some(c) = &d.composition_at_peak else {
+        return Ok(());
+    };
+    let mut entries: Vec<(Category, i64)> = c.entries().collect();
+    entries.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    for (i, (category, bytes)) in entries.iter().enumerate() {
+        let label = if i == 0 {
+            LABEL.to_owned()
+        } else {
+            " ".repeat(LABEL.len())
+        };
+        writeln!(
+            out,
+            "{label}{} {} ({})",
+            category.as_str(),
+            bytes_iec(*bytes),
+            share(*bytes, c.total_bytes)
+        )?;
+    }
+    if let Some(o) = c.outside_pytorch_bytes {
+        writeln!(
+            out,
+            "{}outside pytorch {} (device memory used beyond the reserve)",
+            " ".repeat(LABEL.len()),
+            bytes_iec(o)
+        )?;
+    }
+    Ok(())
+}
+
+/// `bytes` as a whole percentage of `total` ("<1%" for a sliver).
+fn share(bytes: i64, total: i64) -> String {
+    if total <= 0 {
+        return "-".to_owned();
+    }
+    let pct = 100.0 * bytes as f64 / total as f64;
+    if pct > 0.0 && pct < 1.0 {
+        "<1%".to_owned()
+    } else {
+        format!("{pct:.0}%")
+    }
+}
+
+/// One device's series with its name for output.
+pub struct NamedSeries<'a> {
+    /// `cuda:0`, `cpu`.
+    pub device: String,
+    /// The series.
+    pub series: &'a CategorySeries,
+}
+
+/// CSV: `device,time_us,<category>...` — one row per kept point, bytes per category.
+pub fn categories_csv(
+    out: &mut impl Write,
+    start_ns: i64,
+    all: &[NamedSeries<'_>],
+) -> io::Result<()> {
+    let names: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
+    writeln!(out, "device,time_us,{}", names.join(","))?;
+    for s in all {
+        for (t, bytes) in s.series.times_ns.iter().zip(&s.series.bytes) {
+            let values: Vec<String> = bytes.iter().map(i64::to_string).collect();
+            writeln!(
+                out,
+                "{},{},{}",
+                s.device,
+                us_after(start_ns, *t),
+                values.join(",")
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// JSON: `{"categories":[...],"devices":[{"device","events","times_us":[..],"bytes":[[..]..]}]}`
+/// — torch's `export_memory_timeline` shape (times, then sizes per category) per device.
+pub fn categories_json(
+    out: &mut impl Write,
+    start_ns: i64,
+    all: &[NamedSeries<'_>],
+) -> io::Result<()> {
+    let devices: Vec<serde_json::Value> = all
+        .iter()
+        .map(|s| {
+            let times: Vec<f64> = s
+                .series
+                .times_ns
+                .iter()
+                .map(|&t| us_after(start_ns, t))
+                .collect();
+            serde_json::json!({
+                "device": s.device,
+                "events": s.series.events,
+                "times_us": times,
+                "bytes": s.series.bytes,
+            })
+        })
+        .collect();
+    let names: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
+    let doc = serde_json::json!({ "categories": names, "devices": devices });
+    serde_json::to_writer(&mut *out, &doc)?;
+    writeln!(out)
+}

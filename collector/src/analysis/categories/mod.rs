@@ -1,0 +1,192 @@
+//! Memory categories: what each allocation *was* — parameter, gradient, optimizer state,
+//! activation, temporary, input, autograd detail — with the names and meaning of torch's
+//! own memory profiler (`torch/profiler/_memory_profiler.py`), inferred from what a trace
+//! or snapshot holds rather than from tensor identity, which neither records.
+//!
+//! Each allocation's category comes from where it was made and where it went away (the
+//! phase — forward, backward, optimizer step, `zero_grad` — and the innermost op or frame of
+//! both ends, [`phase`]), and its lifetime across those phases and steps ([`rules`]). The
+//! composition at the peak sums exactly to the allocator's total there: what the events do
+//! not account for was allocated before the capture began ([`Category::BeforeTrace`]).
+//! `docs/CATEGORIES.md` has the rules, their accuracy against torch and the known limits.
+
+mod phase;
+mod rules;
+mod series;
+
+pub use series::{CategorySeries, MAX_SERIES_POINTS, categories_over_time};
+
+use crate::model::{DeviceIdx, Recording};
+use crate::timeline::{DeviceTimeline, Timeline, TotalsSource};
+
+/// What an allocation held, in torch's memory profiler's terms plus two of vramscope's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Category {
+    /// Model weights (on CPU traces they predate the capture: see `BeforeTrace`).
+    Parameter,
+    /// Optimizer state (Adam's moments, SGD's momentum), alive across steps.
+    OptimizerState,
+    /// The batch fed to the model.
+    Input,
+    /// Made and released within one op.
+    Temporary,
+    /// Forward results, kept for backward or freed in the forward.
+    Activation,
+    /// Parameter gradients, alive from backward to the next `zero_grad` / optimizer step.
+    Gradient,
+    /// Backward results that are not gradients of parameters (gradients of activations).
+    AutogradDetail,
+    /// Memory torch cannot name either (scratch buffers of kernels, allocations outside
+    /// any phase).
+    Unknown,
+    /// Allocated before the capture began: counted by the allocator's totals, named by no
+    /// event of the trace.
+    BeforeTrace,
+}
+
+impl Category {
+    /// Every category, in the order reports list them.
+    pub const ALL: [Category; 9] = [
+        Category::Parameter,
+        Category::OptimizerState,
+        Category::Input,
+        Category::Temporary,
+        Category::Activation,
+        Category::Gradient,
+        Category::AutogradDetail,
+        Category::Unknown,
+        Category::BeforeTrace,
+    ];
+
+    /// The stable name (torch's, lower case): `optimizer_state`, `before_trace`, …
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Parameter => "parameter",
+            Category::OptimizerState => "optimizer_state",
+            Category::Input => "input",
+            Category::Temporary => "temporary",
+            Category::Activation => "activation",
+            Category::Gradient => "gradient",
+            Category::AutogradDetail => "autograd_detail",
+            Category::Unknown => "unknown",
+            Category::BeforeTrace => "before_trace",
+        }
+    }
+
+    /// Position in [`Category::ALL`] (and in per-category arrays).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Bytes per category, indexed by [`Category::index`].
+pub type CategoryBytes = [i64; Category::ALL.len()];
+
+/// What filled a device's memory at its allocated peak.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Composition {
+    /// The device.
+    pub device: DeviceIdx,
+    /// When the peak happened, ns on the recording's clock.
+    pub at_ns: i64,
+    /// The allocator's allocated total at the peak: the sum of `bytes`.
+    pub total_bytes: i64,
+    /// Bytes per category; they sum to `total_bytes` exactly.
+    pub bytes: CategoryBytes,
+    /// Device memory in use beyond the allocator's reserve at the peak (NVML's used minus
+    /// reserved: the CUDA context, other libraries, other processes), where the recording
+    /// has NVML samples and reserved totals.
+    pub outside_pytorch_bytes: Option<i64>,
+}
+
+impl Composition {
+    /// The categories with bytes, in [`Category::ALL`] order.
+    pub fn entries(&self) -> impl Iterator<Item = (Category, i64)> + '_ {
+        Category::ALL
+            .into_iter()
+            .map(|c| (c, self.bytes[c.index()]))
+            .filter(|&(_, b)| b != 0)
+    }
+}
+
+/// The category of each of the device's allocations, parallel to `d.allocations`.
+pub fn allocation_categories(
+    rec: &Recording,
+    timeline: &Timeline,
+    d: &DeviceTimeline,
+) -> Vec<Category> {
+    let frees = rules::free_events(rec, d);
+    let phases = phase::Phases::build(rec, timeline);
+    rules::classify_all(rec, d, &phases, &frees)
+}
+
+/// The composition of the device's memory at its allocated peak; `None` where the source
+/// sees no allocations.
+pub fn composition_at_peak(
+    rec: &Recording,
+    timeline: &Timeline,
+    d: &DeviceTimeline,
+) -> Option<Composition> {
+    let peak_pos = d.peak_allocated?;
+    let peak = d.points.get(peak_pos)?;
+    // Only the allocations live at the peak are classified: a few hundred of a run's
+    // hundreds of thousands, so `summary` pays for the categories of what it shows.
+    let phases = phase::Phases::build(rec, timeline);
+    let mut bytes: CategoryBytes = [0; Category::ALL.len()];
+    for (i, free) in rules::live_at_position(rec, d, peak_pos) {
+        if let Some(alloc) = d.allocations.get(i) {
+            let c = rules::classify_one(rec, d, &phases, i, free);
+            bytes[c.index()] += alloc.bytes;
+        }
+    }
+    let residual_to = match d.totals {
+        TotalsSource::Trace => Category::BeforeTrace,
+        TotalsSource::Reconstructed => Category::Unknown,
+    };
+    balance(&mut bytes, peak.allocated_bytes, residual_to);
+    Some(Composition {
+        device: d.device,
+        at_ns: peak.time_ns,
+        total_bytes: peak.allocated_bytes,
+        bytes,
+        outside_pytorch_bytes: outside_pytorch(rec, d.device, peak.reserved_bytes, peak.time_ns),
+    })
+}
+
+/// Make `bytes` sum to `total`: a shortfall is what the events do not name (`residual_to`);
+/// an excess (a trace whose totals sit below its own live events, as when frees of blocks
+/// allocated before the capture took the total below zero) is taken from the least
+/// specific categories first, so the composition never claims more than the allocator.
+fn balance(bytes: &mut CategoryBytes, total: i64, residual_to: Category) {
+    let sum: i64 = bytes.iter().sum();
+    if sum <= total {
+        bytes[residual_to.index()] += total - sum;
+        return;
+    }
+    let mut excess = sum - total;
+    for c in Category::ALL.into_iter().rev() {
+        let take = excess.min(bytes[c.index()].max(0));
+        bytes[c.index()] -= take;
+        excess -= take;
+    }
+}
+
+/// NVML's used bytes minus the allocator's reserved bytes at `time_ns` (the last sample at
+/// or before it), where both are known.
+fn outside_pytorch(
+    rec: &Recording,
+    device: DeviceIdx,
+    reserved_bytes: Option<i64>,
+    time_ns: i64,
+) -> Option<i64> {
+    let reserved = reserved_bytes?;
+    let sample = rec
+        .gpu_samples
+        .iter()
+        .filter(|s| s.device == device && s.time_ns <= time_ns)
+        .max_by_key(|s| s.time_ns)?;
+    Some((sample.used_bytes.min(i64::MAX as u64) as i64 - reserved).max(0))
+}
+
+#[cfg(test)]
+mod tests;

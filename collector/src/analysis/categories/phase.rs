@@ -1,0 +1,294 @@
+//! Where a memory event happened: its phase (forward, backward, optimizer step,
+//! `zero_grad`), the torch data-flow leaf op it belongs to, the innermost operator, and
+//! whether a module's forward encloses it — from the op spans enclosing the event on its
+//! thread (traces), or from its call stack (allocator snapshots).
+
+use crate::model::{Frame, MemEvent, OpCategory, Recording, StrId, ThreadIdx};
+use crate::timeline::{OpIndex, Timeline};
+
+/// The part of a training iteration an event belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// Inside some op or frame but none of the phases below: the forward pass and the
+    /// work around it (data, loss).
+    Forward,
+    /// Under `autograd::engine::evaluate_function: …` or a `…Backward…` node.
+    Backward,
+    /// Under `Optimizer.step#…`.
+    Optimizer,
+    /// Under `Optimizer.zero_grad#…`.
+    ZeroGrad,
+    /// No op or frame encloses it.
+    Outside,
+}
+
+/// What a leaf op's name says, for the few rules that need it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum LeafKind {
+    /// `aten::sqrt`.
+    Sqrt,
+    /// `aten::div`.
+    Div,
+    /// An op that makes a batch from nothing (random numbers, ranges, copies in).
+    Factory,
+    /// Any other op.
+    Other,
+}
+
+/// Ops that create a batch: torch calls their results inputs when nothing else tells.
+const FACTORY_OPS: [&str; 8] = [
+    "aten::randint",
+    "aten::randn",
+    "aten::rand",
+    "aten::randperm",
+    "aten::arange",
+    "aten::full",
+    "aten::lift_fresh",
+    "aten::from_file",
+];
+
+/// Ops that take no tensor in (or only another tensor's shape): an allocation that only
+/// such ops follow before its free was never handed to an op, so torch has no tensor
+/// identity for it (`aten::native_batch_norm`'s unused outputs, max-pool indices nobody
+/// reads).
+const SHAPE_ONLY_OPS: [&str; 10] = [
+    "aten::empty",
+    "aten::empty_strided",
+    "aten::empty_like",
+    "aten::zeros",
+    "aten::ones",
+    "aten::full",
+    "aten::scalar_tensor",
+    "aten::randn",
+    "aten::rand",
+    "aten::randint",
+];
+
+/// Where one memory event happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Site {
+    /// The phase.
+    pub phase: Phase,
+    /// torch's data-flow leaf: the outermost operator (or autograd node) enclosing the
+    /// event, as an op index — or, for a snapshot, the innermost frame's (file, line).
+    pub leaf: Option<(u32, u32)>,
+    /// What the leaf's name says.
+    pub leaf_kind: LeafKind,
+    /// The innermost operator (not a Python frame) enclosing the event.
+    pub innermost_op: Option<u32>,
+    /// Whether an `nn.Module` forward (a module's frame) encloses it.
+    pub in_module: bool,
+    /// Which optimizer step (index into [`Phases::optimizer_steps`]) encloses it.
+    pub step: Option<usize>,
+}
+
+/// What one op span says about the events it encloses.
+#[derive(Clone, Copy, Debug, Default)]
+struct Role {
+    phase: Option<Phase>,
+    leaf: bool,
+    module: bool,
+}
+
+fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
+    let name = rec.strings.get(name);
+    let cpu_op = category == OpCategory::CpuOp;
+    let backward_node =
+        cpu_op && (name.contains("Backward") || name.starts_with("torch::autograd::"));
+    let phase = if name.starts_with("Optimizer.step#") {
+        Some(Phase::Optimizer)
+    } else if name.starts_with("Optimizer.zero_grad#") {
+        Some(Phase::ZeroGrad)
+    } else if backward_node || name.starts_with("autograd::engine::evaluate_function") {
+        Some(Phase::Backward)
+    } else {
+        None
+    };
+    Role {
+        phase,
+        leaf: cpu_op && (name.starts_with("aten::") || backward_node),
+        module: category == OpCategory::PythonFunction && name.starts_with("nn.Module:"),
+    }
+}
+
+fn leaf_kind(name: &str) -> LeafKind {
+    match name {
+        "aten::sqrt" => LeafKind::Sqrt,
+        "aten::div" => LeafKind::Div,
+        n if FACTORY_OPS.contains(&n) => LeafKind::Factory,
+        _ => LeafKind::Other,
+    }
+}
+
+/// The recording's phase structure, built once.
+pub(super) struct Phases<'a> {
+    rec: &'a Recording,
+    ops: &'a OpIndex,
+    /// `Optimizer.step#…` spans as (start, end), sorted by start.
+    pub optimizer_steps: Vec<(i64, i64)>,
+    /// Ends of the optimizer steps, sorted.
+    step_ends: Vec<i64>,
+    /// Starts of `nn.Module` frames, sorted.
+    module_starts: Vec<i64>,
+}
+
+impl<'a> Phases<'a> {
+    /// Classify every op span once: O(ops).
+    pub fn build(rec: &'a Recording, timeline: &'a Timeline) -> Phases<'a> {
+        let mut optimizer_steps = Vec::new();
+        let mut module_starts = Vec::new();
+        for op in &rec.ops {
+            let role = role_of(rec, op.category, op.name);
+            if role.phase == Some(Phase::Optimizer) {
+                optimizer_steps.push((op.start_ns, op.end_ns));
+            }
+            if role.module {
+                module_starts.push(op.start_ns);
+            }
+        }
+        optimizer_steps.sort_unstable();
+        module_starts.sort_unstable();
+        let mut step_ends: Vec<i64> = optimizer_steps.iter().map(|s| s.1).collect();
+        step_ends.sort_unstable();
+        Phases {
+            step_ends,
+            rec,
+            ops: &timeline.ops,
+            optimizer_steps,
+            module_starts,
+        }
+    }
+
+    /// Whether an operator that can take a tensor in started on `thread` strictly between
+    /// the two times.
+    /// (Looked up in the op index when asked rather than kept per op: an allocation's life
+    /// inside one leaf op spans a handful of ops, and `summary`'s memory is mostly the index.)
+    pub fn consumer_between(&self, thread: ThreadIdx, after_ns: i64, before_ns: i64) -> bool {
+        self.ops
+            .starting_between(thread, after_ns, before_ns)
+            .filter_map(|i| self.rec.ops.get(i as usize))
+            .any(|op| {
+                op.category == OpCategory::CpuOp && !SHAPE_ONLY_OPS.contains(&self.rec.op_name(op))
+            })
+    }
+
+    /// Whether the recording has module frames (`with_stack=True` traces do).
+    pub fn has_modules(&self) -> bool {
+        !self.module_starts.is_empty()
+    }
+
+    /// Whether a module's forward began in (after_ns, until_ns].
+    pub fn module_began(&self, after_ns: i64, until_ns: i64) -> bool {
+        let from = self.module_starts.partition_point(|&t| t <= after_ns);
+        self.module_starts.get(from).is_some_and(|&t| t <= until_ns)
+    }
+
+    /// The end of the last optimizer step that ended at or before `time_ns`.
+    pub fn previous_step_end(&self, time_ns: i64) -> Option<i64> {
+        let n = self.step_ends.partition_point(|&end| end <= time_ns);
+        n.checked_sub(1)
+            .and_then(|i| self.step_ends.get(i))
+            .copied()
+    }
+
+    /// Where event `e` happened.
+    pub fn site(&self, e: &MemEvent) -> Site {
+        let stack = self.rec.stack(e.stack);
+        if !stack.is_empty() {
+            return self.site_from_frames(stack);
+        }
+        let chain = self.ops.enclosing_on_thread(e.thread, e.time_ns);
+        let mut site = Site {
+            phase: if chain.is_empty() {
+                Phase::Outside
+            } else {
+                Phase::Forward
+            },
+            leaf: None,
+            leaf_kind: LeafKind::Other,
+            innermost_op: None,
+            in_module: false,
+            step: None,
+        };
+        let mut rank = 0;
+        // Innermost first: the leaf is the outermost operator, so the last one seen.
+        for &i in &chain {
+            let Some(op) = self.rec.ops.get(i as usize) else {
+                continue;
+            };
+            // Named on demand: an event's chain is a few dozen spans, and a role column for
+            // every op of a large trace cost `summary` 3 bytes an op.
+            let role = role_of(self.rec, op.category, op.name);
+            if site.innermost_op.is_none() && op.category != OpCategory::PythonFunction {
+                site.innermost_op = Some(i);
+            }
+            if role.leaf {
+                site.leaf = Some((i, 0));
+                site.leaf_kind = leaf_kind(self.rec.op_name(op));
+            }
+            site.in_module |= role.module;
+            let r = phase_rank(role.phase);
+            if r > rank {
+                rank = r;
+                site.phase = role.phase.unwrap_or(site.phase);
+                if role.phase == Some(Phase::Optimizer) {
+                    let key = (op.start_ns, op.end_ns);
+                    site.step = self.optimizer_steps.binary_search(&key).ok();
+                }
+            }
+        }
+        site
+    }
+
+    /// A snapshot block's site from its stack (innermost frame first).
+    fn site_from_frames(&self, frames: &[Frame]) -> Site {
+        let text = |id: StrId| self.rec.strings.get(id);
+        let any = |f: &dyn Fn(&str, &str) -> bool| {
+            frames.iter().any(|fr| f(text(fr.name), text(fr.file)))
+        };
+        let phase = if any(&|n, _| n.contains("zero_grad")) {
+            Phase::ZeroGrad
+        } else if any(&|_, file| in_path(file, "torch/optim/")) {
+            Phase::Optimizer
+        } else if any(&|n, file| {
+            n.contains("evaluate_function")
+                || n.contains("Backward")
+                || (n.contains("backward")
+                    && (in_path(file, "torch/autograd/") || in_path(file, "torch/_tensor.py")))
+        }) {
+            Phase::Backward
+        } else {
+            Phase::Forward
+        };
+        let user = frames.iter().find(|f| {
+            let file = text(f.file);
+            file != "??" && !file.is_empty()
+        });
+        Site {
+            phase,
+            leaf: user.map(|f| (f.file.0, f.line)),
+            leaf_kind: LeafKind::Other,
+            innermost_op: None,
+            in_module: any(&|_, file| in_path(file, "torch/nn/modules/")),
+            step: None,
+        }
+    }
+}
+
+/// Whether `file` contains `part` (written with `/`), with either separator: snapshots
+/// taken on Windows name `torch\optim\adamw.py`.
+fn in_path(file: &str, part: &str) -> bool {
+    file.contains(part) || (file.contains('\\') && file.contains(&part.replace('/', "\\")))
+}
+
+/// Which phase wins when scopes nest: the optimizer's and `zero_grad`'s own work over the
+/// backward that a hook may run in them, and backward over the forward a checkpoint
+/// recomputes inside it.
+fn phase_rank(phase: Option<Phase>) -> u8 {
+    match phase {
+        Some(Phase::Optimizer) => 3,
+        Some(Phase::ZeroGrad) => 2,
+        Some(Phase::Backward) => 1,
+        _ => 0,
+    }
+}
