@@ -28,6 +28,9 @@ pub struct ProcessTree {
     /// every rebuild: pids are reused).
     foreign: HashSet<u32>,
     rebuilt_at: Option<Instant>,
+    /// The last pid the kernel handed out when /proc was last listed (`/proc/loadavg`):
+    /// while it stays the same no process was created, and the listing is skipped.
+    last_pid: Option<u32>,
     /// Every pid that was ever a member (for the end of run: how many processes were seen).
     seen: HashSet<u32>,
 }
@@ -40,6 +43,7 @@ impl ProcessTree {
             members: vec![root],
             foreign: HashSet::new(),
             rebuilt_at: None,
+            last_pid: None,
             seen: HashSet::from([root]),
         }
     }
@@ -47,6 +51,7 @@ impl ProcessTree {
     /// Bring the members up to date: a rebuild if the last one is older than
     /// [`TREE_REBUILD`], else place the pids that appeared since the last call.
     pub fn refresh(&mut self) {
+        let last_pid = last_pid();
         if self.rebuilt_at.is_none_or(|t| t.elapsed() >= TREE_REBUILD) {
             self.members = process_tree(self.root);
             self.members.sort_unstable();
@@ -54,13 +59,14 @@ impl ProcessTree {
             self.members.truncate(MAX_MEMBERS);
             self.foreign.clear();
             self.rebuilt_at = Some(Instant::now());
-        } else {
+        } else if last_pid.is_none() || last_pid != self.last_pid {
             let listed = listed_pids();
             self.foreign.retain(|p| listed.binary_search(p).is_ok());
             for pid in listed {
                 self.contains(pid);
             }
         }
+        self.last_pid = last_pid;
         if self.seen.len() < MAX_MEMBERS {
             self.seen.extend(self.members.iter().copied());
         }
@@ -147,6 +153,17 @@ pub fn process_tree(root: u32) -> Vec<u32> {
         }
     }
     tree
+}
+
+/// The most recently created pid, system-wide (the last field of /proc/loadavg): one small
+/// read (~20 µs) that tells whether listing /proc (~70 µs for 80 processes, more on a busy
+/// machine) can find anything new.
+fn last_pid() -> Option<u32> {
+    read_proc("/proc/loadavg")?
+        .split_whitespace()
+        .nth(4)?
+        .parse()
+        .ok()
 }
 
 /// The pids in /proc now, sorted.

@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use super::proc::read_proc;
 
-/// Most of one core the PSS thread may use: after a reading that took `c`, the next starts
-/// `c / PSS_CPU_SHARE` later (at most one reading per sampling interval). At 5%, a 1 GiB
+/// Most of one core the PSS thread may use: after a reading that took `c` of CPU time, the
+/// next starts `c / PSS_CPU_SHARE` later (at most one reading per sampling interval). At 5%, a 1 GiB
 /// tree is read every 0.3 s, a 20 GiB one every 6 s.
 pub const PSS_CPU_SHARE: f64 = 0.05;
 
@@ -87,8 +87,14 @@ fn measure(shared: &Mutex<Shared>, stop: &AtomicBool, interval: Duration) {
             .pids
             .clone();
         let began = Instant::now();
+        let cpu_before = thread_cpu();
         let total = tree_pss_bytes(&pids);
-        let cost = began.elapsed();
+        // The budget is of CPU, not of wall time: on a loaded machine a read that waited for
+        // a core would otherwise push the next one out by seconds.
+        let cost = match (cpu_before, thread_cpu()) {
+            (Some(a), Some(b)) => b.saturating_sub(a),
+            _ => began.elapsed(),
+        };
         if let Some(total) = total {
             shared.lock().unwrap_or_else(PoisonError::into_inner).fresh = Some(total);
         }
@@ -101,6 +107,19 @@ fn measure(shared: &Mutex<Shared>, stop: &AtomicBool, interval: Duration) {
             std::thread::park_timeout(next - now);
         }
     }
+}
+
+/// CPU time this thread has used (user + system).
+fn thread_cpu() -> Option<Duration> {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let usage = getrusage(UsageWho::RUSAGE_THREAD).ok()?;
+    let to = |t: nix::sys::time::TimeVal| -> Option<Duration> {
+        Some(Duration::new(
+            u64::try_from(t.tv_sec()).ok()?,
+            u32::try_from(t.tv_usec()).ok()? * 1000,
+        ))
+    };
+    Some(to(usage.user_time())? + to(usage.system_time())?)
 }
 
 /// PSS of one process in bytes (`Pss:` of /proc/PID/smaps_rollup).
