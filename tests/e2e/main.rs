@@ -19,6 +19,7 @@ mod hostile_input;
 mod nsight;
 mod odd_input;
 mod pack;
+mod ranks;
 mod real_traces;
 mod record;
 mod record_host;

@@ -2,7 +2,7 @@
 //! README say: 0 within the limit, 1 over it, 2 the input could not be read (or the command
 //! line is wrong), 3 no memory data to judge.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -11,9 +11,10 @@ use collector::analysis::summary::DevicePeak;
 use collector::analysis::{self, DeviceSummary, Summary};
 use collector::model::DeviceId;
 
-use super::input::{device_keys, open};
+use super::input::{Inputs, device_keys, inputs, open, summarize_many};
 use super::{CheckOptions, Failure, Format, LoadArgs};
 use crate::output::check::{CheckVerdict, check_json, check_text};
+use crate::output::ranks_check::{RankVerdict, ranks_check_json, ranks_check_text};
 use crate::output::style::Paint;
 use crate::output::terminal::escape_controls;
 
@@ -28,8 +29,53 @@ pub const UNREADABLE: u8 = 2;
 /// the `--device` asked for): nothing to judge.
 const NO_DATA: u8 = 3;
 
-/// Check `path`'s peaks against `options`' limit.
+/// Check the peaks of `paths` (one file, or many: every rank's) against `options`' limit.
 pub fn run(
+    out: &mut impl Paint,
+    paths: &[PathBuf],
+    options: &CheckOptions,
+    load: LoadArgs,
+) -> Result<ExitCode> {
+    let unreadable = |error| Failure {
+        code: UNREADABLE,
+        error,
+    };
+    let found = match inputs(paths).map_err(unreadable)? {
+        Inputs::One(path) => return run_one(out, &path, options, load),
+        Inputs::Many(found) => found,
+    };
+    let ranks = summarize_many(&found.files, load).map_err(unreadable)?;
+    let only: Option<Vec<DeviceId>> = options.device.map(|arg| {
+        let devices = ranks
+            .iter()
+            .flat_map(|r| r.summary.devices.iter().map(|d| d.device));
+        devices.filter(|&d| arg.matches(d)).collect()
+    });
+    let verdicts: Vec<RankVerdict<'_>> = ranks
+        .iter()
+        .map(|input| RankVerdict {
+            input,
+            verdict: judge(&input.summary, only.as_deref(), options.max_peak),
+        })
+        .collect();
+    match options.format {
+        Format::Text => ranks_check_text(out, &verdicts, found.skipped)?,
+        Format::Json => ranks_check_json(out, &verdicts)?,
+    }
+    if verdicts.iter().all(|v| v.verdict.peaks.is_empty()) {
+        let on = options.device.map_or(String::new(), |d| format!(" on {d}"));
+        eprintln!(
+            "vramscope: none of the {} inputs recorded memory{on}: nothing to check against --max-peak",
+            ranks.len()
+        );
+        return Ok(ExitCode::from(NO_DATA));
+    }
+    let over = verdicts.iter().any(|v| v.verdict.over().next().is_some());
+    Ok(ExitCode::from(if over { OVER } else { WITHIN }))
+}
+
+/// Check one file, as check always has.
+fn run_one(
     out: &mut impl Paint,
     path: &Path,
     options: &CheckOptions,

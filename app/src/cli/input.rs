@@ -1,11 +1,13 @@
 //! What the commands share about their input: opening a file (with a warning when it ends
 //! early), and resolving `--device` and `--from-us`/`--to-us` against the recording.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use collector::analysis::TimeWindow;
+use collector::analysis::ranks::{self, RankInput};
 use collector::model::DeviceId;
+use collector::parse::discover::{Discovered, discover};
 use collector::parse::input::DecompressedLimit;
 use collector::{LoadOptions, Recording};
 
@@ -24,6 +26,43 @@ pub fn open(path: &Path, load: LoadArgs) -> Result<Recording> {
         );
     }
     Ok(rec)
+}
+
+/// What the paths of a command that takes many inputs mean.
+pub enum Inputs {
+    /// One file: the command's single-input output, as before.
+    One(PathBuf),
+    /// Several files, or directories (a directory holding one input is still a fleet, so
+    /// scripts over directories always get the same shape).
+    Many(Discovered),
+}
+
+/// One file, or the inputs `paths` name and hold ([`discover`]).
+pub fn inputs(paths: &[PathBuf]) -> Result<Inputs> {
+    if let [path] = paths
+        && !path.is_dir()
+    {
+        return Ok(Inputs::One(path.clone()));
+    }
+    Ok(Inputs::Many(discover(paths)?))
+}
+
+/// Read and summarise `files` on all cores, in fleet order ([`ranks::sort_inputs`]);
+/// warn on stderr for each that ends early.
+pub fn summarize_many(files: &[PathBuf], load: LoadArgs) -> Result<Vec<RankInput>> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut inputs = ranks::summarize_files(files, load_options(load), cores)?;
+    for input in &inputs {
+        if let Some(at) = input.summary.truncated_at_byte {
+            eprintln!(
+                "vramscope: {} {} ends early; read the complete events before byte {at}",
+                stderr_warning(),
+                input.path.display()
+            );
+        }
+    }
+    ranks::sort_inputs(&mut inputs);
+    Ok(inputs)
 }
 
 /// The loader's options for `--salvage` and `--max-decompressed-size`.

@@ -55,9 +55,13 @@ impl Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Peak, reserved and final memory per device, and the facts of the trace.
+    ///
+    /// Several files or directories (every trace, snapshot or recording inside, found by
+    /// content) give one row per input and device, the worst rank and the skew.
     Summary {
-        /// The trace to read.
-        path: PathBuf,
+        /// The traces, snapshots or recordings to read, or directories of them.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -94,8 +98,10 @@ enum Command {
     /// could not be read, or a mistake in the command line; 3 no memory data to judge (a
     /// trace without profile_memory=True, or no memory on the --device asked for).
     Check {
-        /// The trace or snapshot to read.
-        path: PathBuf,
+        /// The traces or snapshots to read, or directories of them (every rank's peak is
+        /// judged; each rank over the limit is named).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
         #[command(flatten)]
         options: CheckOptions,
         #[command(flatten)]
@@ -173,7 +179,7 @@ enum Command {
     /// Write a report for a bug report into a directory: report.md (peaks, what was live,
     /// top ops, fragmentation, OOM verdicts, warnings, environment) and charts (PNG, SVG).
     Report {
-        /// The traces or snapshots to report on.
+        /// The traces or snapshots to report on, or directories of them.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// The directory to write (created if missing, used if empty).
@@ -249,10 +255,10 @@ pub fn run(cli: Cli, out: &mut impl Paint) -> Result<ExitCode> {
         Command::View { paths, load } => view::run(paths, load),
         Command::Categories(args) => categories::run(out, &args),
         Command::Check {
-            path,
+            paths,
             options,
             load,
-        } => check::run(out, &path, &options, load),
+        } => check::run(out, &paths, &options, load),
         Command::Completions { shell } => completions::run(out, shell),
         Command::Diff {
             a,
@@ -280,7 +286,11 @@ pub fn run(cli: Cli, out: &mut impl Paint) -> Result<ExitCode> {
             force,
             load,
         } => report::run(out, &paths, &output, force, load),
-        Command::Summary { path, format, load } => summary::run(out, &path, format, load),
+        Command::Summary {
+            paths,
+            format,
+            load,
+        } => summary::run(out, &paths, format, load),
         Command::Live {
             path,
             options,

@@ -1,19 +1,46 @@
 //! `vramscope summary`: peak, reserved and final memory per device, and the facts of the
-//! trace.
+//! trace; of several inputs (ranks), one row per input and device and what they say
+//! together.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
+use collector::analysis::ranks::fleet;
 use collector::{Timeline, analysis};
 
-use super::input::open;
+use super::input::{Inputs, inputs, open, summarize_many};
 use super::{Format, LoadArgs};
+use crate::output::ranks::{RanksView, ranks_json, ranks_text};
 use crate::output::style::Paint;
 use crate::output::summary::{summary_json, summary_text};
 
-/// Summarise `path` on `out`.
-pub fn run(out: &mut impl Paint, path: &Path, format: Format, load: LoadArgs) -> Result<ExitCode> {
+/// Summarise `paths` on `out`: one file as it always was, several as a fleet.
+pub fn run(
+    out: &mut impl Paint,
+    paths: &[PathBuf],
+    format: Format,
+    load: LoadArgs,
+) -> Result<ExitCode> {
+    let found = match inputs(paths)? {
+        Inputs::One(path) => return run_one(out, &path, format, load),
+        Inputs::Many(found) => found,
+    };
+    let ranks = summarize_many(&found.files, load)?;
+    let fleet = fleet(&ranks);
+    let view = RanksView {
+        inputs: &ranks,
+        fleet: &fleet,
+        skipped: found.skipped,
+    };
+    match format {
+        Format::Text => ranks_text(out, &view)?,
+        Format::Json => ranks_json(out, &view)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_one(out: &mut impl Paint, path: &Path, format: Format, load: LoadArgs) -> Result<ExitCode> {
     let rec = open(path, load)?;
     let timeline = Timeline::build(&rec);
     let summary = analysis::summarize(&rec, &timeline);

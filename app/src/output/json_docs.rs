@@ -90,7 +90,7 @@ impl<'a> SummaryDoc<'a> {
 }
 
 #[derive(Serialize)]
-struct DeviceDoc<'a> {
+pub(super) struct DeviceDoc<'a> {
     device: String,
     device_type: i16,
     name: Option<&'a str>,
@@ -124,7 +124,7 @@ struct DeviceDoc<'a> {
 }
 
 impl<'a> DeviceDoc<'a> {
-    fn new(t0: i64, d: &'a DeviceSummary) -> DeviceDoc<'a> {
+    pub(super) fn new(t0: i64, d: &'a DeviceSummary) -> DeviceDoc<'a> {
         DeviceDoc {
             device: d.device.to_string(),
             device_type: d.device.device_type.0,

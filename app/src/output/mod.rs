@@ -13,6 +13,8 @@ pub mod json_docs;
 pub mod live;
 pub mod nvml;
 pub mod perfetto;
+pub mod ranks;
+pub mod ranks_check;
 pub mod report;
 pub mod style;
 pub mod summary;

@@ -10,6 +10,7 @@ pub mod live;
 pub mod oom;
 pub mod per_op;
 pub mod pyramid;
+pub mod ranks;
 pub mod samples;
 pub mod segments;
 pub mod summary;

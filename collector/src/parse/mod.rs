@@ -6,6 +6,7 @@
 
 pub mod chrome_trace;
 pub mod decimal;
+pub mod discover;
 mod errors;
 pub mod importer;
 pub mod input;

@@ -123,6 +123,17 @@ pub fn write_report(
     inputs: &[(String, Recording)],
     policy: &Policy<'_>,
 ) -> Result<(), FileError> {
+    write_report_with(dir, inputs, "", policy)
+}
+
+/// [`write_report`] with `overview`, markdown put right under the title (the ranks of
+/// several inputs).
+pub fn write_report_with(
+    dir: &Path,
+    inputs: &[(String, Recording)],
+    overview: &str,
+    policy: &Policy<'_>,
+) -> Result<(), FileError> {
     let built: Vec<(Timeline, Summary)> = inputs
         .iter()
         .map(|(_, rec)| {
@@ -141,7 +152,9 @@ pub fn write_report(
             summary,
         })
         .collect();
-    write_analysed(dir, &analysed, policy)
+    file::write_dir(dir, policy, &REPORT_SHAPE, TEMP_TAG, |staging| {
+        fill(staging, &analysed, overview)
+    })
 }
 
 /// Write the report for analysed inputs into `dir`, whole ([`file::write_dir`]):
@@ -152,12 +165,12 @@ pub fn write_analysed(
     policy: &Policy<'_>,
 ) -> Result<(), FileError> {
     file::write_dir(dir, policy, &REPORT_SHAPE, TEMP_TAG, |staging| {
-        fill(staging, inputs)
+        fill(staging, inputs, "")
     })
 }
 
 /// Write report.md and the charts of `inputs` into the new directory `dir`.
-fn fill(dir: &Path, inputs: &[Analysed<'_>]) -> Result<()> {
+fn fill(dir: &Path, inputs: &[Analysed<'_>], overview: &str) -> Result<()> {
     let rows: Vec<(Vec<OpRow>, SortKey)> = inputs.iter().map(|a| sorted_rows(a.rec)).collect();
     let prefixes: Vec<String> = (0..inputs.len())
         .map(|i| {
@@ -185,7 +198,8 @@ fn fill(dir: &Path, inputs: &[Analysed<'_>]) -> Result<()> {
     for s in &sections {
         figures::write_charts(dir, s)?;
     }
-    let md = markdown(&sections)?;
+    let mut md = markdown(&sections)?;
+    md.insert_str(TITLE.len(), overview);
     file::write_bytes(&dir.join("report.md"), &FRESH, TEMP_TAG, md.as_bytes())?;
     Ok(())
 }

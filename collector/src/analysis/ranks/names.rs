@@ -1,0 +1,52 @@
+//! A rank from a file name, and a pipeline stage from a trace's own facts.
+
+use crate::model::Recording;
+
+/// Digits read after `rank` at most: an `i64` holds 18 of them.
+const MAX_RANK_DIGITS: usize = 18;
+
+/// The top-level keys of a trace that name its pipeline stage (kept by the reader as
+/// scalar properties). Frameworks write them beside `distributedInfo`.
+pub const STAGE_KEYS: [&str; 3] = ["pipeline_stage", "pp_rank", "pipeline_parallel_rank"];
+
+/// The rank a file name gives: the first `rank` (any case, not right after a letter)
+/// followed by digits, directly or after one `_` or `-`: `trace_rank3.json`,
+/// `rank_12.pickle`, `Rank-0.json.gz`.
+pub fn rank_from_file_name(name: &str) -> Option<i64> {
+    let lower = name.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let mut from = 0;
+    while let Some(found) = lower.get(from..).and_then(|rest| rest.find("rank")) {
+        let at = from + found;
+        from = at + 4;
+        let after_letter = at
+            .checked_sub(1)
+            .and_then(|i| bytes.get(i))
+            .is_some_and(u8::is_ascii_alphabetic);
+        if after_letter {
+            continue;
+        }
+        let mut digits_at = from;
+        if matches!(bytes.get(digits_at), Some(b'_' | b'-')) {
+            digits_at += 1;
+        }
+        let digits = bytes
+            .get(digits_at..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if (1..=MAX_RANK_DIGITS).contains(&digits) {
+            return lower.get(digits_at..digits_at + digits)?.parse().ok();
+        }
+    }
+    None
+}
+
+/// The pipeline stage the recording names under one of [`STAGE_KEYS`], if any.
+pub fn stage_of(rec: &Recording) -> Option<i64> {
+    STAGE_KEYS
+        .iter()
+        .find_map(|k| rec.meta.properties.get(*k))
+        .and_then(|v| v.trim().parse().ok())
+}
