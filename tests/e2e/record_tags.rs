@@ -28,7 +28,7 @@ fn storages(v: &Value) -> Vec<(u64, u64)> {
     out
 }
 
-fn run_tags_program(dir: &Path) -> Value {
+fn tags_command(dir: &Path) -> std::process::Command {
     let script = json!({"devices": [{"name": "Fake H200", "uuid": "GPU-5f0c1d2e-0000-4000-8000-000000000000",
         "total": 141 * GIB, "used": [[0, GIB]]}]});
     let program = fixtures().join("torch-memory/train_tags.py");
@@ -44,23 +44,74 @@ fn run_tags_program(dir: &Path) -> Value {
         ],
     );
     c.env("PYTHONPATH", fake);
-    let out = c.output().expect("run");
+    c
+}
+
+/// The program's expected-PID.json, once written.
+fn expected_file(dir: &Path) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("expected-") && n.ends_with(".json"))
+        })
+}
+
+fn run_tags_program(dir: &Path) -> Value {
+    let out = tags_command(dir).output().expect("run");
     assert_eq!(
         out.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let expected = std::fs::read_dir(dir)
-        .expect("dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("expected-"))
-        })
-        .expect("the program's expected-PID.json");
-    read_json(&expected)
+    read_json(&expected_file(dir).expect("the program's expected-PID.json"))
+}
+
+/// The categories at the peak that the tags decide: parameter, optimizer_state, gradient.
+fn tagged_composition(path: &Path) -> [Value; 3] {
+    let c = summary_json(path)["devices"][0]["composition_at_peak"].clone();
+    [
+        c["parameter"].clone(),
+        c["optimizer_state"].clone(),
+        c["gradient"].clone(),
+    ]
+}
+
+#[test]
+fn tags_left_beside_a_killed_vramscope_are_read_from_there() {
+    let dir = record_dir("torch-tags-killed");
+    let mut vs = tags_command(&dir)
+        .env("TRAIN_LINGER", "1.5")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start");
+    let path = dir.join("run.vsr");
+    let program = header_pid(&path);
+    wait_for("the program past its steps", || expected_file(&dir));
+    kill("KILL", vs.id());
+    let _ = vs.wait();
+    wait_for("the program's exit", || {
+        (!Path::new(&format!("/proc/{program}")).exists()).then_some(())
+    });
+    assert!(dir.join("run.vsr.torch").is_dir());
+    let tags = std::fs::read_dir(dir.join("run.vsr.torch"))
+        .expect("folder")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("tags-"))
+        .count();
+    assert_eq!(tags, 1, "the exit snapshot's tags file");
+    assert_eq!(
+        tagged_composition(&path),
+        [
+            json!(12 * MIB + 3072),
+            json!(16 * MIB + 6144),
+            json!(8 * MIB + 3072)
+        ]
+    );
 }
 
 #[test]
