@@ -26,6 +26,7 @@ mod record_host;
 mod record_outputs;
 mod record_signals;
 mod record_support;
+mod record_tags;
 mod record_torch;
 mod report;
 mod snapshot;

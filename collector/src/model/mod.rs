@@ -12,6 +12,7 @@ mod events;
 mod samples;
 mod source;
 mod strings;
+mod tags;
 
 pub use crate::parse::SourceFormat;
 pub use allocator::{
@@ -23,6 +24,7 @@ pub use events::{MemEvent, MemEventKind, OpCategory, OpSpan, StepMarker, ThreadI
 pub use samples::{GpuProcessSample, GpuSample, HostSample};
 pub use source::{DeviceInfo, Diagnostics, DistributedInfo, Meta};
 pub use strings::{StrId, StringTable};
+pub use tags::{StorageTag, TensorRole};
 
 use std::collections::BTreeMap;
 
@@ -64,6 +66,9 @@ pub struct Recording {
     pub host_samples: Vec<HostSample>,
     /// Per-process GPU memory of the recorded process tree (NVML), for recordings.
     pub gpu_process_samples: Vec<GpuProcessSample>,
+    /// Storages whose role the program itself showed (`record --torch-memory`'s shim):
+    /// parameters, gradients, optimizer state.
+    pub storage_tags: Vec<StorageTag>,
     /// What was skipped or odd.
     pub diagnostics: Diagnostics,
 }
@@ -107,6 +112,7 @@ impl Recording {
             gpu_samples: Vec::new(),
             host_samples: Vec::new(),
             gpu_process_samples: Vec::new(),
+            storage_tags: Vec::new(),
             diagnostics: Diagnostics::default(),
         }
     }
@@ -150,7 +156,7 @@ impl Recording {
     }
 
     /// Every timestamp of the recording but its time range: memory events, op spans,
-    /// steps, the allocator's state, NVML and host samples.
+    /// steps, the allocator's state, NVML and host samples, storage tags.
     fn for_each_time_mut(&mut self, mut f: impl FnMut(&mut i64)) {
         for e in &mut self.mem_events {
             f(&mut e.time_ns);
@@ -180,10 +186,13 @@ impl Recording {
         for s in &mut self.gpu_process_samples {
             f(&mut s.time_ns);
         }
+        for t in &mut self.storage_tags {
+            f(&mut t.since_ns);
+        }
     }
 
     /// Move every timestamp by `delta_ns` (events, spans, steps, the allocator's state,
-    /// samples, the time range): to put a source on another clock.
+    /// samples, storage tags, the time range): to put a source on another clock.
     pub fn shift_time(&mut self, delta_ns: i64) {
         self.for_each_time_mut(|t| *t = t.saturating_add(delta_ns));
         self.meta.start_ns = self.meta.start_ns.saturating_add(delta_ns);

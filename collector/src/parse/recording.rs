@@ -12,9 +12,11 @@
 //! carrying `t_ns`, which a reader that predates them skips (it sees a sample with no
 //! readings), so old readers never misread new files and new readers read every v1 file.
 
+mod absorb;
 mod merge;
 mod reader;
 pub mod snapshots;
+pub mod tags;
 mod writer;
 
 use std::time::Duration;
@@ -229,6 +231,13 @@ pub enum Line {
         /// Size and checksum.
         snapshot_end: SnapshotEnd,
     },
+    /// Storage tags of an embedded snapshot (between its chunks and its end line).
+    StorageTags {
+        /// ns since start.
+        t_ns: i64,
+        /// Some of the snapshot's tags.
+        storage_tags: tags::StorageTagsLine,
+    },
     /// A sample: GPU readings and the process tree's host memory.
     Sample {
         /// ns since `start_unix_ns`.
@@ -258,6 +267,7 @@ impl Line {
             | Line::Snapshot { t_ns, .. }
             | Line::SnapshotChunk { t_ns, .. }
             | Line::SnapshotEnd { t_ns, .. }
+            | Line::StorageTags { t_ns, .. }
             | Line::Sample { t_ns, .. } => *t_ns,
         }
     }

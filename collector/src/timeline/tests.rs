@@ -72,6 +72,7 @@ pub(crate) fn recording(
         gpu_samples: vec![],
         host_samples: vec![],
         gpu_process_samples: vec![],
+        storage_tags: vec![],
         diagnostics: Diagnostics::default(),
     }
 }

@@ -17,6 +17,7 @@ use std::time::Instant;
 use collector::parse::recording::snapshots::{
     CHUNK_BYTES, NO_PYTHON_NOTE, SnapshotEncoder, no_torch_note, read_status,
 };
+use collector::parse::recording::tags::{read_tags_file, tag_lines};
 use collector::parse::recording::{Line, TorchMemoryHeader};
 use crossbeam_channel::Sender;
 
@@ -193,6 +194,7 @@ fn embed(
     let mut f = fs::File::open(file)?;
     info.bytes = f.metadata()?.len();
     let id = info.id;
+    let tags_file = info.tags_file.clone();
     let closed = |_| io::Error::other("the writer stopped");
     tx.send(Line::Snapshot {
         t_ns: now(),
@@ -207,6 +209,24 @@ fn embed(
             break;
         }
         tx.send(enc.chunk(&buf[..n], now())).map_err(closed)?;
+    }
+    // The tags go before the end line: a complete snapshot has all of them.
+    if let Some(name) = tags_file {
+        let path = file.with_file_name(&name);
+        match read_tags_file(&path) {
+            Ok(rows) => {
+                for line in tag_lines(id, &rows, now()) {
+                    tx.send(line).map_err(closed)?;
+                }
+            }
+            Err(e) => {
+                let note = format!(
+                    "torch-memory: storage tags {} not embedded ({e}): categories are inferred",
+                    path.display()
+                );
+                tx.send(Line::Note { t_ns: now(), note }).map_err(closed)?;
+            }
+        }
     }
     tx.send(enc.finish(now())).map_err(closed)
 }

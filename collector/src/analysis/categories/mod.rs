@@ -8,11 +8,14 @@
 //! both ends, [`phase`]), and its lifetime across those phases and steps ([`rules`]). The
 //! composition at the peak sums exactly to the allocator's total there: what the events do
 //! not account for was allocated before the capture began ([`Category::BeforeTrace`]).
+//! Where the program itself tagged storages (`record --torch-memory`), those tags come
+//! first ([`tags`]): the blocks holding parameters, gradients and optimizer state are known.
 //! `docs/CATEGORIES.md` has the rules, their accuracy against torch and the known limits.
 
 mod phase;
 mod rules;
 mod series;
+mod tags;
 
 pub use series::{CategorySeries, MAX_SERIES_POINTS, categories_over_time};
 

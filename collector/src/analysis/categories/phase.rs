@@ -130,6 +130,8 @@ pub(super) struct Phases<'a> {
     step_ends: Vec<i64>,
     /// Starts of `nn.Module` frames, sorted.
     module_starts: Vec<i64>,
+    /// The storages the program tagged (`record --torch-memory`), which the rules defer to.
+    pub tags: super::tags::TagIndex,
 }
 
 impl<'a> Phases<'a> {
@@ -156,6 +158,7 @@ impl<'a> Phases<'a> {
             ops: &timeline.ops,
             optimizer_steps,
             module_starts,
+            tags: super::tags::TagIndex::build(rec),
         }
     }
 

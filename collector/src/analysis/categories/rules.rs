@@ -118,6 +118,9 @@ pub(super) fn classify_one(
     else {
         return Category::Unknown;
     };
+    if let Some(known) = phases.tags.category(d.device, a) {
+        return known;
+    }
     let free = free
         .and_then(|f| rec.mem_events.get(f as usize))
         .map(|f| (phases.site(f), f.time_ns));

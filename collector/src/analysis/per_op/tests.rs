@@ -63,6 +63,7 @@ impl Fixture {
                 gpu_samples: vec![],
                 host_samples: vec![],
                 gpu_process_samples: vec![],
+                storage_tags: vec![],
                 diagnostics: Diagnostics::default(),
             },
         }

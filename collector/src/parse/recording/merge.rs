@@ -1,6 +1,5 @@
-//! Merging allocator snapshots into the NVML recording they came with: one [`Recording`]
-//! into another: devices renumbered, strings re-interned, stacks, threads and events
-//! re-indexed. Both sides must be on the same clock.
+//! Merging allocator snapshots, and the storage tags taken with them, into the NVML
+//! recording they came with (by [`absorb`]). Both sides must be on the same clock.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -8,148 +7,12 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use super::Header;
+use super::absorb::absorb;
 use super::snapshots::{Embedded, ShimEvent, SnapshotInfo, no_torch_note, nvml_index, read_status};
-use crate::model::{DeviceId, DeviceIdx, Frame, Recording, SourceFormat, StackId, ThreadIdx};
+use super::tags::{TagRow, place, read_tags_file};
+use crate::model::{DeviceId, Recording, SourceFormat};
 use crate::parse::input::Input;
 use crate::parse::{LoadOptions, snapshot};
-
-/// Add everything `src` holds to `dst`. `device_id` maps each of `src`'s devices to the
-/// device it is in `dst` (e.g. a process's CUDA ordinal to the GPU's NVML index); `label`
-/// prefixes `src`'s diagnostics.
-pub(super) fn absorb(
-    dst: &mut Recording,
-    src: Recording,
-    device_id: impl Fn(DeviceId) -> DeviceId,
-    label: &str,
-) {
-    let has_times = !src.mem_events.is_empty() || !src.ops.is_empty();
-    let devices = absorb_devices(dst, &src, &device_id);
-    let device = |i: DeviceIdx| devices.get(i as usize).copied().unwrap_or(i);
-    let threads = absorb_threads(dst, &src, &device_id);
-    let thread = |i: ThreadIdx| threads.get(i as usize).copied().unwrap_or(i);
-    let stack_base = dst.stacks.len() as u32;
-    let stack = |s: Option<StackId>| s.map(|s| StackId(s.0 + stack_base));
-    let event_base = dst.mem_events.len() as u32;
-
-    for frames in &src.stacks {
-        let frames = frames
-            .iter()
-            .map(|f| Frame {
-                name: dst.strings.intern(src.strings.get(f.name)),
-                file: dst.strings.intern(src.strings.get(f.file)),
-                line: f.line,
-            })
-            .collect();
-        dst.stacks.push(frames);
-    }
-    dst.mem_events
-        .extend(src.mem_events.into_iter().map(|mut e| {
-            e.device = device(e.device);
-            e.thread = thread(e.thread);
-            e.stack = stack(e.stack);
-            e
-        }));
-    for op in src.ops {
-        let name = dst.strings.intern(src.strings.get(op.name));
-        dst.ops.push(crate::model::OpSpan {
-            name,
-            thread: thread(op.thread),
-            ..op
-        });
-    }
-    dst.steps.extend(src.steps);
-    dst.steps.sort_by_key(|s| (s.start_ns, s.number));
-    dst.oom_details
-        .extend(src.oom_details.into_iter().map(|mut o| {
-            o.event += event_base;
-            o
-        }));
-    if let Some(state) = src.allocator {
-        absorb_allocator(dst, state, &device, &stack);
-    }
-    for (what, n) in src.diagnostics.counts {
-        dst.diagnostics.note_n(&format!("{label}: {what}"), n);
-    }
-    dst.meta.events_read += src.meta.events_read;
-    // A snapshot with no events or spans has a placeholder time range (0, 0) that must not
-    // stretch the recording's.
-    if has_times {
-        dst.meta.start_ns = dst.meta.start_ns.min(src.meta.start_ns);
-        dst.meta.end_ns = dst.meta.end_ns.max(src.meta.end_ns);
-    }
-}
-
-/// `src`'s devices as devices of `dst` (indexed by `src`'s device index), filling in the
-/// name and memory size `dst` lacks.
-fn absorb_devices(
-    dst: &mut Recording,
-    src: &Recording,
-    device_id: &impl Fn(DeviceId) -> DeviceId,
-) -> Vec<DeviceIdx> {
-    src.devices
-        .iter()
-        .map(|d| {
-            let key = device_id(d.key);
-            let idx = dst.device_index(key);
-            if let Some(info) = dst.devices.get_mut(idx as usize) {
-                if info.name.is_none() {
-                    info.name.clone_from(&d.name);
-                }
-                if info.total_memory_bytes.is_none() {
-                    info.total_memory_bytes = d.total_memory_bytes;
-                }
-            }
-            idx
-        })
-        .collect()
-}
-
-/// `src`'s threads as threads of `dst` (indexed by `src`'s thread index).
-fn absorb_threads(
-    dst: &mut Recording,
-    src: &Recording,
-    device_id: &impl Fn(DeviceId) -> DeviceId,
-) -> Vec<ThreadIdx> {
-    src.threads
-        .iter()
-        .map(|t| {
-            // Threads are named after their device ("allocator", "cuda:0"): use the new name.
-            let tid = device_named(&t.tid)
-                .map(|k| device_id(k).to_string())
-                .unwrap_or_else(|| t.tid.clone());
-            dst.thread_index(&t.pid, &tid)
-        })
-        .collect()
-}
-
-/// Add `state`'s segments (renumbered) to the recording's allocator state.
-fn absorb_allocator(
-    dst: &mut Recording,
-    mut state: crate::model::AllocatorState,
-    device: &impl Fn(DeviceIdx) -> DeviceIdx,
-    stack: &impl Fn(Option<StackId>) -> Option<StackId>,
-) {
-    for s in &mut state.segments {
-        s.device = device(s.device);
-        for b in &mut s.blocks {
-            b.stack = stack(b.stack);
-        }
-    }
-    for r in &mut state.requested {
-        r.device = device(r.device);
-    }
-    match dst.allocator.as_mut() {
-        None => dst.allocator = Some(state),
-        Some(have) => {
-            have.segments.extend(state.segments);
-            have.requested.extend(state.requested);
-            for (k, v) in state.settings {
-                have.settings.entry(k).or_insert(v);
-            }
-            have.time_ns = have.time_ns.max(state.time_ns);
-        }
-    }
-}
 
 /// Decode a snapshot from the recording's bytes or from its file beside the recording.
 fn load(source: Source) -> Result<Recording, String> {
@@ -186,12 +49,6 @@ fn load(source: Source) -> Result<Recording, String> {
     }
 }
 
-/// `cuda:N` as a device key.
-fn device_named(s: &str) -> Option<DeviceId> {
-    let n = s.strip_prefix("cuda:")?.parse::<i32>().ok()?;
-    Some(DeviceId::cuda(n))
-}
-
 /// Where a snapshot's bytes are.
 enum Source {
     /// Embedded in the recording.
@@ -211,16 +68,17 @@ const CLOCK_SKEW_NS: i64 = 60_000_000_000;
 pub(super) fn merge_into(
     rec: &mut Recording,
     header: &Header,
-    embedded: Embedded,
+    mut embedded: Embedded,
     path: &Path,
     finalised: bool,
 ) {
-    let mut candidates: Vec<(SnapshotInfo, Source)> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
     let mut embedded_files = BTreeSet::new();
-    for (_, p) in embedded.by_id {
+    for (id, p) in std::mem::take(&mut embedded.by_id) {
         if p.complete {
             embedded_files.insert(p.info.file.clone());
-            candidates.push((p.info, Source::Bytes(p.data)));
+            let tags = embedded.tags.remove(&id).unwrap_or_default();
+            candidates.push((p.info, Source::Bytes(p.data), tags));
         } else {
             let why = p.broken.unwrap_or_else(|| "no end line".into());
             rec.diagnostics.note(&format!(
@@ -235,20 +93,24 @@ pub(super) fn merge_into(
             beside(rec, &dir, &embedded_files, finalised, &mut candidates);
         }
     }
-    let mut last: BTreeMap<u32, (SnapshotInfo, Source)> = BTreeMap::new();
-    for (info, source) in candidates {
-        let newer = last
-            .get(&info.pid)
-            .is_none_or(|(have, _)| (info.taken_unix_ns, info.id) > (have.taken_unix_ns, have.id));
+    let mut last: BTreeMap<u32, Candidate> = BTreeMap::new();
+    for c in candidates {
+        let info = &c.0;
+        let newer = last.get(&info.pid).is_none_or(|(have, _, _)| {
+            (info.taken_unix_ns, info.id) > (have.taken_unix_ns, have.id)
+        });
         if newer {
-            last.insert(info.pid, (info, source));
+            last.insert(info.pid, c);
         }
     }
     let mut used_devices = BTreeSet::new();
-    for (_, (info, source)) in last {
-        merge_one(rec, header, &info, source, &mut used_devices);
+    for (_, (info, source, tags)) in last {
+        merge_one(rec, header, &info, source, tags, &mut used_devices);
     }
 }
+
+/// A snapshot that may be merged: what it is, where its bytes are, its storage tags.
+type Candidate = (SnapshotInfo, Source, Vec<TagRow>);
 
 /// Snapshots and status left in the folder beside the recording.
 fn beside(
@@ -256,7 +118,7 @@ fn beside(
     dir: &Path,
     embedded_files: &BTreeSet<String>,
     finalised: bool,
-    candidates: &mut Vec<(SnapshotInfo, Source)>,
+    candidates: &mut Vec<Candidate>,
 ) {
     let events = match read_status(dir) {
         Ok(events) => events,
@@ -289,8 +151,23 @@ fn beside(
             "torch-memory: snapshot {} read from beside the recording (not embedded)",
             info.file
         ));
-        candidates.push((info, Source::File(file)));
+        let tags = beside_tags(rec, dir, &info);
+        candidates.push((info, Source::File(file), tags));
     }
+}
+
+/// The tags file of a snapshot read from beside the recording; none where it is missing or
+/// unreadable (a note says why).
+fn beside_tags(rec: &mut Recording, dir: &Path, info: &SnapshotInfo) -> Vec<TagRow> {
+    let Some(name) = &info.tags_file else {
+        return Vec::new();
+    };
+    read_tags_file(&dir.join(name)).unwrap_or_else(|e| {
+        rec.diagnostics.note(&format!(
+            "torch-memory: storage tags {name} unreadable ({e}): categories inferred"
+        ));
+        Vec::new()
+    })
 }
 
 fn merge_one(
@@ -298,6 +175,7 @@ fn merge_one(
     header: &Header,
     info: &SnapshotInfo,
     source: Source,
+    tags: Vec<TagRow>,
     used_devices: &mut BTreeSet<u32>,
 ) {
     let label = format!("torch snapshot of pid {}", info.pid);
@@ -358,6 +236,11 @@ fn merge_one(
         },
         &label,
     );
+    let on_nvml = |cuda: u32| {
+        let (n, _) = map.get(&i32::try_from(cuda).ok()?)?;
+        Some(DeviceId::cuda(*n as i32))
+    };
+    place(rec, tags, on_nvml, &label);
 }
 
 /// A snapshot from an older torch has no `time_us`: the snapshot reader uses each entry's

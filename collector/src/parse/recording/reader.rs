@@ -195,6 +195,17 @@ impl Reading {
                         .note("snapshot chunks without their snapshot line skipped");
                 }
             }
+            Line::StorageTags { storage_tags, .. } => {
+                let id = storage_tags.id;
+                if self.embedded.by_id.contains_key(&id) {
+                    let tags = self.embedded.tags.entry(id).or_default();
+                    tags.extend(storage_tags.tags);
+                } else {
+                    self.rec
+                        .diagnostics
+                        .note("storage tags without their snapshot line skipped");
+                }
+            }
             Line::SnapshotEnd { snapshot_end, .. } => {
                 if !self.embedded.end(&snapshot_end) {
                     self.rec

@@ -71,6 +71,9 @@ pub struct SnapshotInfo {
     /// The process's CUDA devices.
     #[serde(default)]
     pub devices: Vec<SnapshotDevice>,
+    /// The shim's storage tags file taken with it (`tags-<pid>-<n>.json`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags_file: Option<String>,
 }
 
 /// A piece of a snapshot's bytes, base64.
@@ -150,6 +153,8 @@ pub(super) struct Pending {
 #[derive(Default)]
 pub(super) struct Embedded {
     pub by_id: BTreeMap<u32, Pending>,
+    /// Storage tags by snapshot id.
+    pub tags: BTreeMap<u32, Vec<super::tags::TagRow>>,
 }
 
 impl Embedded {
@@ -256,6 +261,12 @@ pub struct ShimEvent {
     /// For `error`/`warning`: what went wrong.
     #[serde(default)]
     pub error: Option<String>,
+    /// For `snapshot`: the storage tags file written with it.
+    #[serde(default)]
+    pub tags_file: Option<String>,
+    /// For `snapshot`: how many storages it tags.
+    #[serde(default)]
+    pub tags: Option<u64>,
 }
 
 impl ShimEvent {
@@ -276,10 +287,13 @@ impl ShimEvent {
                 self.api.as_deref().unwrap_or("?")
             ),
             "snapshot" => format!(
-                "torch-memory: pid {pid}: {} snapshot taken ({} entries, {} bytes)",
+                "torch-memory: pid {pid}: {} snapshot taken ({} entries, {} bytes{})",
                 self.reason.as_deref().unwrap_or("?"),
                 self.entries.unwrap_or(0),
-                self.bytes.unwrap_or(0)
+                self.bytes.unwrap_or(0),
+                self.tags
+                    .map(|n| format!(", {n} storage tags"))
+                    .unwrap_or_default()
             ),
             "no_cuda" => format!(
                 "torch-memory: pid {pid}: no allocator history: {}",
@@ -307,6 +321,7 @@ impl ShimEvent {
             taken_unix_ns: self.taken_unix_ns,
             torch_version: self.torch_version.clone(),
             devices: self.devices.clone(),
+            tags_file: self.tags_file.clone(),
         })
     }
 }

@@ -106,6 +106,7 @@ impl Builder {
             gpu_samples: Vec::new(),
             host_samples: Vec::new(),
             gpu_process_samples: Vec::new(),
+            storage_tags: Vec::new(),
             diagnostics: self.diagnostics,
         }
     }
