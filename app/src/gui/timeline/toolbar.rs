@@ -9,7 +9,7 @@ use super::super::axis;
 use super::super::data::DeviceCurves;
 use super::super::doc::Document;
 use super::super::theme::Palette;
-use super::Other;
+use super::{Other, categories};
 
 /// The toolbar.
 pub fn toolbar_ui(
@@ -58,6 +58,13 @@ pub fn toolbar_ui(
             if curves.is_some_and(|c| c.total_bytes.is_some()) {
                 ui.checkbox(&mut doc.show_total, "device total");
             }
+            if curves.is_some_and(|c| c.categories.is_some()) {
+                ui.checkbox(&mut doc.show_categories, "by category")
+                    .on_hover_text(
+                        "Stack the allocated memory by what it held: parameters, gradients, \
+                     optimizer state, activations… (torch's memory profiler's categories)",
+                    );
+            }
             ui.label(
                 egui::RichText::new(format!(
                     "{} – {}",
@@ -72,6 +79,16 @@ pub fn toolbar_ui(
             );
         });
     });
+    let layers = doc
+        .data
+        .curves
+        .get(doc.device as usize)
+        .and_then(|c| c.categories.as_ref())
+        .filter(|_| doc.show_categories);
+    if let Some(c) = layers {
+        let shown: Vec<_> = c.layers.iter().map(|l| l.category).collect();
+        categories::legend_ui(ui, &shown, palette);
+    }
 }
 
 fn swatch(ui: &mut Ui, color: Color32, label: &str, present: bool) {
