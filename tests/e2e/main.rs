@@ -27,6 +27,7 @@ mod record_signals;
 mod record_support;
 mod record_torch;
 mod report;
+mod report_categories;
 mod snapshot;
 mod snapshot_notes;
 mod snapshots;
