@@ -58,7 +58,8 @@ impl Panel for Categories {
             Some(c) => {
                 egui::ScrollArea::vertical()
                     .id_salt("categories")
-                    .show(ui, |ui| table_ui(ui, &c, cx.palette));
+                    .auto_shrink([false, true])
+                    .show(ui, |ui| table_ui(ui, &c, kept_points(doc), cx.palette));
             }
             None => {
                 ui.label(format!(
@@ -101,8 +102,19 @@ fn heading_ui(ui: &mut Ui, doc: &Document, shown: Option<&ShownComposition>, pal
     );
 }
 
+/// The categories series' (kept points, memory events) on the shown device.
+fn kept_points(doc: &Document) -> Option<(usize, usize)> {
+    let c = doc
+        .data
+        .curves
+        .get(doc.device as usize)?
+        .categories
+        .as_ref()?;
+    Some((c.series.times_ns.len(), c.series.events))
+}
+
 /// One row per category, largest first, then memory outside PyTorch where known.
-fn table_ui(ui: &mut Ui, c: &ShownComposition, palette: &Palette) {
+fn table_ui(ui: &mut Ui, c: &ShownComposition, kept: Option<(usize, usize)>, palette: &Palette) {
     Grid::new("categories-table")
         .num_columns(5)
         .spacing(vec2(12.0, 3.0))
@@ -140,12 +152,14 @@ fn table_ui(ui: &mut Ui, c: &ShownComposition, palette: &Palette) {
         });
     if !c.at_peak {
         ui.add_space(4.0);
-        ui.label(
-            RichText::new(format!(
-                "After the last memory event at or before the cursor (on runs of more than \
-                 {MAX_SERIES_POINTS} events, the last kept point of the categories series)."
-            ))
-            .color(palette.weak_text),
-        );
+        let note = match kept {
+            Some((points, events)) if points < events => format!(
+                "At the last kept point at or before the cursor: the series keeps {points} \
+                 of this run's {events} memory events (at most {MAX_SERIES_POINTS}, the peak \
+                 and the last)."
+            ),
+            _ => "After the last memory event at or before the cursor.".to_owned(),
+        };
+        ui.label(RichText::new(note).color(palette.weak_text));
     }
 }

@@ -3,8 +3,10 @@
 //! pyramids (`gui::categories`) one column per screen point, and its legend.
 
 use collector::analysis::categories::Category;
-use egui::{Mesh, Painter, Rect, Sense, Shape, Ui, pos2, vec2};
+use egui::{Color32, Mesh, Painter, Rect, Sense, Shape, Ui, pos2, vec2};
 
+use super::super::axis;
+use super::super::data::DeviceCurves;
 use super::super::paint::{Columns, PlotFrame};
 use super::super::theme::Palette;
 
@@ -52,4 +54,32 @@ pub fn legend_ui(ui: &mut Ui, categories: &[Category], palette: &Palette) {
             ui.add_space(4.0);
         }
     });
+}
+
+/// The hover readout's lines for the stacked view: each category's bytes at `abs_ns` (the
+/// series' point then), largest first, in its colour.
+pub fn readout_lines(
+    curves: &DeviceCurves,
+    abs_ns: i64,
+    palette: &Palette,
+) -> Vec<(Option<Color32>, String)> {
+    let Some((_, bytes)) = curves.categories.as_ref().and_then(|c| c.point_at(abs_ns)) else {
+        return Vec::new();
+    };
+    let mut entries: Vec<(Category, i64)> = Category::ALL
+        .into_iter()
+        .map(|c| (c, bytes[c.index()]))
+        .filter(|&(_, b)| b != 0)
+        .collect();
+    entries.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    entries
+        .into_iter()
+        .map(|(c, b)| {
+            let colour = palette.categories[c.index()];
+            (
+                Some(colour),
+                format!("  {:<15} {}", c.as_str(), axis::bytes(b)),
+            )
+        })
+        .collect()
 }
