@@ -92,16 +92,21 @@ pub struct ShownComposition {
 }
 
 impl ShownComposition {
-    /// The categories with bytes, largest first (ties in [`Category::ALL`] order).
+    /// The categories with bytes, largest first.
     pub fn entries(&self) -> Vec<(Category, i64)> {
-        let mut entries: Vec<(Category, i64)> = Category::ALL
-            .into_iter()
-            .map(|c| (c, self.bytes[c.index()]))
-            .filter(|&(_, b)| b != 0)
-            .collect();
-        entries.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        entries
+        largest_first(&self.bytes)
     }
+}
+
+/// The categories with bytes, largest first (ties in [`Category::ALL`] order).
+pub fn largest_first(bytes: &CategoryBytes) -> Vec<(Category, i64)> {
+    let mut entries: Vec<(Category, i64)> = Category::ALL
+        .into_iter()
+        .map(|c| (c, bytes[c.index()]))
+        .filter(|&(_, b)| b != 0)
+        .collect();
+    entries.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    entries
 }
 
 /// The composition of `device`'s memory at `at_ns` — at the peak when `at_ns` is `None` or

@@ -73,7 +73,7 @@ impl Panel for Categories {
 
 /// The instant the panel follows: the inspector's cursor on the shown device, else `None`
 /// (the peak).
-pub fn cursor_ns(doc: &Document) -> Option<i64> {
+fn cursor_ns(doc: &Document) -> Option<i64> {
     doc.inspect
         .target
         .filter(|t| t.device == doc.device && !t.at_snapshot)

@@ -6,6 +6,7 @@ use collector::analysis::categories::Category;
 use egui::{Color32, Mesh, Painter, Rect, Sense, Shape, Ui, pos2, vec2};
 
 use super::super::axis;
+use super::super::categories::largest_first;
 use super::super::data::DeviceCurves;
 use super::super::paint::{Columns, PlotFrame};
 use super::super::theme::Palette;
@@ -66,13 +67,7 @@ pub fn readout_lines(
     let Some((_, bytes)) = curves.categories.as_ref().and_then(|c| c.point_at(abs_ns)) else {
         return Vec::new();
     };
-    let mut entries: Vec<(Category, i64)> = Category::ALL
-        .into_iter()
-        .map(|c| (c, bytes[c.index()]))
-        .filter(|&(_, b)| b != 0)
-        .collect();
-    entries.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    entries
+    largest_first(bytes)
         .into_iter()
         .map(|(c, b)| {
             let colour = palette.categories[c.index()];
