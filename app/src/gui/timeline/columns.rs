@@ -92,9 +92,7 @@ impl ColumnCache {
         self.entries.push((key, cols.clone()));
         cols
     }
-}
 
-impl ColumnCache {
     /// The columns of each category layer of `src` for `frame`, bottom first; empty where
     /// the device has no categories.
     pub fn layers(&mut self, src: &Source<'_>, frame: &PlotFrame) -> Arc<LayerColumns> {

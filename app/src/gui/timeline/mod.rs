@@ -1,7 +1,8 @@
-//! The timeline: memory over time for the shown device — allocated (filled), reserved
-//! (line), NVML-used (dashed), the device's capacity, the cache and the memory outside
-//! PyTorch shaded between them, training steps as bands, the peak and OOMs marked — with
-//! a fragmentation strip (the cache held) under it on the same time axis.
+//! The timeline: memory over time for the shown device — allocated (filled, or stacked by
+//! category when toggled), reserved (line), NVML-used (dashed), the device's capacity, the
+//! cache and the memory outside PyTorch shaded between them, training steps as bands, the
+//! peak and OOMs marked — with a fragmentation strip (the cache held) under it on the same
+//! time axis.
 //!
 //! Input: wheel or W/S zoom around the pointer, drag or A/D pan, shift-drag selects a
 //! range (the table follows it), ctrl-drag or right-drag box-zooms, a click puts the

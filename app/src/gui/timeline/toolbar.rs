@@ -1,6 +1,7 @@
 //! The line over the timeline: a legend swatch per series the device has (and the
-//! compared run's), then Reset view, Fit y after a box zoom, the device-total toggle and
-//! the visible range with the mouse and keyboard help on hover.
+//! compared run's), then Reset view, Fit y after a box zoom, the device-total and
+//! by-category toggles and the visible range with the mouse and keyboard help on hover;
+//! under it, when stacked by category, the categories' legend.
 
 use egui::{Color32, Sense, Ui, vec2};
 
@@ -62,7 +63,7 @@ pub fn toolbar_ui(
                 ui.checkbox(&mut doc.show_categories, "by category")
                     .on_hover_text(
                         "Stack the allocated memory by what it held: parameters, gradients, \
-                     optimizer state, activations… (torch's memory profiler's categories)",
+                         optimizer state, activations… (torch's memory profiler's categories)",
                     );
             }
             ui.label(
