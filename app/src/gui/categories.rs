@@ -150,3 +150,50 @@ fn from_peak(p: &collector::analysis::categories::Composition) -> ShownCompositi
         outside_pytorch_bytes: p.outside_pytorch_bytes,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use collector::LoadOptions;
+
+    use super::super::tests::fixture;
+    use super::*;
+
+    #[test]
+    fn the_composition_follows_the_series_and_is_exact_at_the_peak() {
+        // GIVEN an MLP trained with Adam on CPU
+        let path = fixture("categories/c03_mlp_adam.json.gz");
+        let rec = collector::load(&path, LoadOptions::default()).expect("loads");
+        let data = Loaded::build(&path, 0, rec, Duration::ZERO);
+        let device = data.default_device().expect("a device");
+        let curves = data.curves[device as usize]
+            .categories
+            .as_ref()
+            .expect("categories");
+        let first_ns = curves.series.times_ns[0];
+        // THEN before the first memory event there is nothing to show
+        assert_eq!(composition_at(&data, device, Some(first_ns - 1)), None);
+        // at the first event, the series' first point (one allocation)
+        let first = composition_at(&data, device, Some(first_ns)).expect("first");
+        assert_eq!(first.bytes, curves.series.bytes[0]);
+        assert!(first.total_bytes > 0 && !first.at_peak);
+        // and at the peak, the summary's composition, which on this run is torch's memory
+        // profiler's to the byte for the optimizer state and the gradients
+        let truth: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(fixture("categories/c03_mlp_adam.truth.json")).expect("truth"),
+        )
+        .expect("JSON");
+        let peak = composition_at(&data, device, None).expect("peak");
+        assert!(peak.at_peak);
+        assert_eq!(
+            Some(peak.total_bytes),
+            truth["peak_allocated_bytes"].as_i64()
+        );
+        for c in [Category::OptimizerState, Category::Gradient] {
+            let torch = truth["composition_at_peak"][c.as_str()].as_i64();
+            assert_eq!(Some(peak.bytes[c.index()]), torch, "{}", c.as_str());
+        }
+        assert_eq!(composition_at(&data, device, Some(peak.at_ns)), Some(peak));
+    }
+}

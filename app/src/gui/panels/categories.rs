@@ -61,6 +61,9 @@ impl Panel for Categories {
                     .auto_shrink([false, true])
                     .show(ui, |ui| table_ui(ui, &c, kept_points(doc), cx.palette));
             }
+            None if kept_points(doc).is_some() => {
+                ui.label("No memory event yet at the cursor: nothing allocated to classify.");
+            }
             None => {
                 ui.label(format!(
                     "No categories on {}: it has no allocations to classify.",
