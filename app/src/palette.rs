@@ -39,3 +39,40 @@ pub mod light {
     /// Gridlines.
     pub const GRID: Rgb = (225, 225, 225);
 }
+
+/// Neutral grey: memory no rule names (`unknown`).
+pub const GREY: Rgb = (0x99, 0x99, 0x99);
+/// Dark grey: memory allocated before the capture began (`before_trace`).
+pub const DARK_GREY: Rgb = (0x5F, 0x5F, 0x5F);
+/// Light grey: `before_trace` on dark backgrounds, where dark grey would vanish.
+pub const LIGHT_GREY: Rgb = (0xC8, 0xC8, 0xC8);
+
+/// The memory categories' colours on light backgrounds, indexed by
+/// `collector::analysis::categories::Category::index` (parameter, optimizer_state, input,
+/// temporary, activation, gradient, autograd_detail, unknown, before_trace): the seven
+/// Okabe–Ito hues for what the rules name, greys for what they cannot.
+pub const CATEGORIES_LIGHT: [Rgb; 9] = [
+    BLUE,
+    ORANGE,
+    YELLOW,
+    REDDISH_PURPLE,
+    SKY_BLUE,
+    BLUISH_GREEN,
+    VERMILLION,
+    GREY,
+    DARK_GREY,
+];
+
+/// The categories' colours on dark backgrounds (same order): the same hues, the
+/// `before_trace` grey lightened so it stands off the plot's background.
+pub const CATEGORIES_DARK: [Rgb; 9] = [
+    BLUE,
+    ORANGE,
+    YELLOW,
+    REDDISH_PURPLE,
+    SKY_BLUE,
+    BLUISH_GREEN,
+    VERMILLION,
+    GREY,
+    LIGHT_GREY,
+];

@@ -29,6 +29,7 @@ mod record_support;
 mod record_tags;
 mod record_torch;
 mod report;
+mod report_categories;
 mod snapshot;
 mod snapshot_notes;
 mod snapshots;

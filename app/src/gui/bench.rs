@@ -63,6 +63,13 @@ fn frame_timings() {
         return;
     };
     let mut h = load(std::path::PathBuf::from(path));
+    // VRAMSCOPE_BENCH_CATEGORIES=1 times the frames with the timeline stacked by category.
+    if std::env::var_os("VRAMSCOPE_BENCH_CATEGORIES").is_some() {
+        for d in h.state_mut().docs_mut() {
+            d.show_categories = true;
+        }
+        h.run_steps(2);
+    }
     let doc = h.state().active_doc().expect("loaded");
     let (data, plot) = (doc.data.clone(), doc.last_plot_rect.expect("plot drawn"));
     query_levels(&data, doc.device as usize, plot.width() as usize);

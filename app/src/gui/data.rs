@@ -13,6 +13,8 @@ use collector::analysis::{OpRow, Summary, key_averages, summarize};
 use collector::model::{DeviceId, DeviceIdx};
 use collector::{Recording, Timeline};
 
+use super::categories::CategoryCurves;
+
 /// The memory curves of one device, ready for per-pixel queries.
 #[derive(Debug, Default)]
 pub struct DeviceCurves {
@@ -26,6 +28,8 @@ pub struct DeviceCurves {
     pub nvml_used: Option<CurvePyramid>,
     /// The device's capacity, where known.
     pub total_bytes: Option<u64>,
+    /// The allocated memory by category, stacked; where the device has allocations.
+    pub categories: Option<CategoryCurves>,
 }
 
 impl DeviceCurves {
@@ -47,6 +51,7 @@ impl DeviceCurves {
             cache: pyramid(curve(d, Curve::Cache)),
             nvml_used: pyramid(gpu_curve(rec, device as DeviceIdx, SampleCurve::DeviceUsed)),
             total_bytes: info.and_then(|i| i.total_memory_bytes).or(sampled_total),
+            categories: CategoryCurves::build(rec, timeline, d),
         }
     }
 
@@ -178,6 +183,12 @@ impl Loaded {
             .flat_map(|c| [&c.allocated, &c.reserved, &c.cache, &c.nvml_used])
             .flatten()
             .map(CurvePyramid::heap_bytes)
-            .sum()
+            .sum::<usize>()
+            + self
+                .curves
+                .iter()
+                .filter_map(|c| c.categories.as_ref())
+                .map(CategoryCurves::heap_bytes)
+                .sum::<usize>()
     }
 }

@@ -275,6 +275,8 @@ pub struct Document {
     pub drag: Option<DragMode>,
     /// Draw the device's capacity as a ceiling.
     pub show_total: bool,
+    /// Whether the timeline draws the allocated memory stacked by category.
+    pub show_categories: bool,
     /// The table.
     pub table: TableState,
     /// The inspector.
@@ -307,6 +309,7 @@ impl Document {
             selection: None,
             drag: None,
             show_total: false,
+            show_categories: false,
             table: TableState::new(rows, sort),
             inspect: InspectState::default(),
             tab: panels::opening_panel(&data),

@@ -7,6 +7,7 @@
 
 mod app;
 mod axis;
+mod categories;
 mod chrome;
 mod compare;
 mod data;

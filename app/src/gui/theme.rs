@@ -97,6 +97,9 @@ pub struct Palette {
     pub worse: Color32,
     /// Negative deltas (less memory: better).
     pub better: Color32,
+    /// Each memory category's area in the stacked view and its swatch, indexed by
+    /// `Category::index`.
+    pub categories: [Color32; 9],
 }
 
 impl Palette {
@@ -123,6 +126,7 @@ impl Palette {
                 plot_bg: Color32::from_gray(22),
                 worse: VERMILLION,
                 better: SKY_BLUE,
+                categories: category_colours(crate::palette::CATEGORIES_DARK),
             },
             ThemeChoice::Light => Palette {
                 allocated: BLUE,
@@ -143,9 +147,18 @@ impl Palette {
                 plot_bg: Color32::from_gray(252),
                 worse: VERMILLION,
                 better: BLUE,
+                categories: category_colours(crate::palette::CATEGORIES_LIGHT),
             },
         }
     }
+}
+
+/// Opacity of the stacked category areas: nearly opaque, so neighbouring categories do
+/// not blend into a third colour, with the step bands still faintly seen through.
+const CATEGORY_ALPHA: u8 = 220;
+
+fn category_colours(rgb: [crate::palette::Rgb; 9]) -> [Color32; 9] {
+    rgb.map(|c| okabe_ito::alpha(c, CATEGORY_ALPHA))
 }
 
 /// Add DejaVu Sans (the reports' font, assets/fonts) after egui's own fonts, for the

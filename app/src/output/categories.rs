@@ -61,7 +61,7 @@ pub fn composition_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<(
 }
 
 /// `bytes` as a whole percentage of `total` ("<1%" for a sliver).
-fn share(bytes: i64, total: i64) -> String {
+pub fn share(bytes: i64, total: i64) -> String {
     if total <= 0 {
         return "-".to_owned();
     }

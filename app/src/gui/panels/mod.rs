@@ -8,6 +8,7 @@
 //! viewer, a panel reads the state and pushes [`Command`]s, applied after the frame
 //! (rerun's view classes and `SystemCommand`, eframe_template).
 
+mod categories;
 mod compare;
 mod inspector;
 pub(super) mod ops_table;
@@ -71,9 +72,10 @@ pub trait Panel: Sync {
 }
 
 /// Every panel, in tab order.
-pub static PANELS: [&dyn Panel; 4] = [
+pub static PANELS: [&dyn Panel; 5] = [
     &ops_table::OpsTable,
     &inspector::Inspector,
+    &categories::Categories,
     &segments::Segments,
     &compare::Compare,
 ];
@@ -142,7 +144,10 @@ mod tests {
             }
         }
         let titles: Vec<_> = PANELS.iter().map(|p| p.title()).collect();
-        assert_eq!(titles, ["Ops", "Live at cursor", "Segments", "Compare"]);
+        assert_eq!(
+            titles,
+            ["Ops", "Live at cursor", "Categories", "Segments", "Compare"]
+        );
     }
 
     #[test]

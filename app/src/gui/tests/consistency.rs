@@ -1,9 +1,9 @@
 //! One question, three askers. The CLI, the report and the viewer each answer "what is the
-//! peak, what was live then, which ops hold the most memory" on the same inputs; every
-//! answer comes from one collector function, so the numbers must be the same wherever they
-//! are asked. Each side is asked the way a user asks it: the CLI through `cli::run` with
-//! its JSON/text output, the report through the files it writes, the viewer through its
-//! loaded model and its inspector's job.
+//! peak, what was live then, what filled the memory, which ops hold the most memory" on
+//! the same inputs; every answer comes from one collector function, so the numbers must be
+//! the same wherever they are asked. Each side is asked the way a user asks it: the CLI
+//! through `cli::run` with its JSON/text output, the report through the files it writes,
+//! the viewer through its loaded model, its inspector's job and its Categories panel.
 
 use std::time::Duration;
 
@@ -14,6 +14,7 @@ use collector::analysis::live::{Instant, resolve_instant};
 use collector::units::bytes_iec;
 use serde_json::Value;
 
+use super::super::categories::composition_at;
 use super::super::data::Loaded;
 use super::super::doc::{Document, OpColumn};
 use super::super::jobs::inspect;
@@ -109,6 +110,26 @@ fn the_cli_the_report_and_the_viewer_give_the_same_numbers() {
         assert_eq!(cli_groups, viewer_groups, "{input}");
         let live_bytes = live["live_bytes"].as_i64().expect("live bytes");
 
+        // What filled the memory at the peak: the JSON summary's composition, the
+        // viewer's Categories panel at the peak, and (below) the report's table.
+        let composition: Vec<(String, i64)> = device["composition_at_peak"]
+            .as_object()
+            .expect("a composition at the peak")
+            .iter()
+            .map(|(c, b)| (c.clone(), b.as_i64().expect("bytes")))
+            .collect();
+        let shown = composition_at(&data, idx, None).expect("the viewer's composition");
+        let mut viewer_composition: Vec<(String, i64)> = shown
+            .entries()
+            .into_iter()
+            .map(|(c, b)| (c.as_str().to_owned(), b))
+            .collect();
+        viewer_composition.sort();
+        let mut sorted = composition.clone();
+        sorted.sort();
+        assert_eq!(sorted, viewer_composition, "{input}");
+        assert_eq!(shown.total_bytes, peak_bytes, "{input}");
+
         // The report says the same peak and the same live groups.
         let dir = std::env::temp_dir().join(format!(
             "vramscope-consistency-{}-{}",
@@ -141,6 +162,10 @@ fn the_cli_the_report_and_the_viewer_give_the_same_numbers() {
             }
         );
         assert!(md.contains(&live_line), "{input}: {live_line} in\n{md}");
+        for (category, bytes) in &composition {
+            let row = format!("| {category} | {} ({bytes} B) |", bytes_iec(*bytes));
+            assert!(md.contains(&row), "{input}: {row} in\n{md}");
+        }
 
         // The per-op table: the same rows, sorted by the same default key everywhere.
         let rows = cli_json(&["table", path_text, "--format", "json", "--sort", "none"]);

@@ -9,6 +9,7 @@ use collector::analysis::pyramid::CurvePyramid;
 
 use super::super::paint::{self, Columns, PlotFrame};
 use super::Source;
+use super::categories::LayerColumns;
 
 /// Cached sets of columns (the shown run, a compared run, each plot of a stacked view).
 const CACHED: usize = 4;
@@ -57,23 +58,30 @@ struct Key {
     columns: usize,
 }
 
-/// The last few column sets, newest last.
-#[derive(Default)]
-pub struct ColumnCache {
-    entries: Vec<(Key, Arc<SourceColumns>)>,
-}
-
-impl ColumnCache {
-    /// The columns of `src` for `frame` (only its time range and width matter).
-    pub fn get(&mut self, src: &Source<'_>, frame: &PlotFrame) -> Arc<SourceColumns> {
-        let key = Key {
+impl Key {
+    fn of(src: &Source<'_>, frame: &PlotFrame) -> Key {
+        Key {
             doc: src.doc,
             device: src.device,
             origin_ns: src.origin_ns,
             t0_bits: frame.t0_ns.to_bits(),
             t1_bits: frame.t1_ns.to_bits(),
             columns: frame.columns(),
-        };
+        }
+    }
+}
+
+/// The last few column sets, newest last, and the last frame's category layers.
+#[derive(Default)]
+pub struct ColumnCache {
+    entries: Vec<(Key, Arc<SourceColumns>)>,
+    layers: Option<(Key, Arc<LayerColumns>)>,
+}
+
+impl ColumnCache {
+    /// The columns of `src` for `frame` (only its time range and width matter).
+    pub fn get(&mut self, src: &Source<'_>, frame: &PlotFrame) -> Arc<SourceColumns> {
+        let key = Key::of(src, frame);
         if let Some((_, cols)) = self.entries.iter().find(|(k, _)| *k == key) {
             return cols.clone();
         }
@@ -83,5 +91,30 @@ impl ColumnCache {
         }
         self.entries.push((key, cols.clone()));
         cols
+    }
+
+    /// The columns of each category layer of `src` for `frame`, bottom first; empty where
+    /// the device has no categories.
+    pub fn layers(&mut self, src: &Source<'_>, frame: &PlotFrame) -> Arc<LayerColumns> {
+        let key = Key::of(src, frame);
+        if let Some((k, layers)) = &self.layers
+            && *k == key
+        {
+            return layers.clone();
+        }
+        let layers: LayerColumns = src
+            .data
+            .curves
+            .get(src.device as usize)
+            .and_then(|c| c.categories.as_ref())
+            .map_or_else(Vec::new, |c| {
+                c.layers
+                    .iter()
+                    .map(|l| (l.category, paint::query(Some(&l.top), frame, src.origin_ns)))
+                    .collect()
+            });
+        let layers = Arc::new(layers);
+        self.layers = Some((key, layers.clone()));
+        layers
     }
 }

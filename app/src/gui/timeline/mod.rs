@@ -1,13 +1,15 @@
-//! The timeline: memory over time for the shown device — allocated (filled), reserved
-//! (line), NVML-used (dashed), the device's capacity, the cache and the memory outside
-//! PyTorch shaded between them, training steps as bands, the peak and OOMs marked — with
-//! a fragmentation strip (the cache held) under it on the same time axis.
+//! The timeline: memory over time for the shown device — allocated (filled, or stacked by
+//! category when toggled), reserved (line), NVML-used (dashed), the device's capacity, the
+//! cache and the memory outside PyTorch shaded between them, training steps as bands, the
+//! peak and OOMs marked — with a fragmentation strip (the cache held) under it on the same
+//! time axis.
 //!
 //! Input: wheel or W/S zoom around the pointer, drag or A/D pan, shift-drag selects a
 //! range (the table follows it), ctrl-drag or right-drag box-zooms, a click puts the
 //! inspector's cursor there, double-click resets. Everything drawn comes from the
 //! pyramids in O(columns).
 
+mod categories;
 mod columns;
 mod input;
 mod overlay;
@@ -24,6 +26,7 @@ use super::data::Loaded;
 use super::doc::{CompareLayout, Document, TimeView};
 use super::paint::{self, Columns, PlotFrame};
 use super::theme::Palette;
+use categories::LayerColumns;
 pub use columns::ColumnCache;
 use columns::SourceColumns;
 use input::handle_input;
@@ -93,6 +96,10 @@ pub fn timeline_ui(
     let painter = ui.painter_at(full);
     // Stacked runs share one y scale, so their heights compare at a glance.
     let shared_top = queried.iter().map(|(_, c, _)| c.max()).max().unwrap_or(0);
+    // The stack by category replaces the first plot's allocated fill when toggled on.
+    let layers = (doc.show_categories)
+        .then(|| queried.first().map(|q| doc.columns.layers(&me, &q.0)))
+        .flatten();
     let mut first = None;
     for (i, ((_, src, _), (probe, cols, over))) in plots.iter().zip(queried).enumerate() {
         let color = if i == 0 {
@@ -108,7 +115,7 @@ pub fn timeline_ui(
             doc,
             (probe, scale),
             src,
-            (&cols, over.as_deref()),
+            (&cols, over.as_deref(), layers.as_deref().filter(|_| i == 0)),
             color,
             palette,
         );
@@ -211,7 +218,11 @@ fn plot_ui(
     doc: &Document,
     (probe, scale): (PlotFrame, YScale),
     src: &Source<'_>,
-    (cols, over): (&SourceColumns, Option<&SourceColumns>),
+    (cols, over, layers): (
+        &SourceColumns,
+        Option<&SourceColumns>,
+        Option<&LayerColumns>,
+    ),
     color: Color32,
     palette: &Palette,
 ) -> PlotFrame {
@@ -239,7 +250,7 @@ fn plot_ui(
         palette,
         ((rect.height() / 40.0) as usize).clamp(2, 8),
     );
-    curves_ui(&p, &frame, (cols, over), color, palette);
+    curves_ui(&p, &frame, (cols, over, layers), color, palette);
     if let Some(t) = total.filter(|_| doc.show_total) {
         paint::ceiling(
             &p,
@@ -265,12 +276,16 @@ fn plot_ui(
 }
 
 /// The curves of one run: the cache and the memory outside PyTorch shaded, allocated
-/// filled in `color`, reserved and NVML used as lines; the overlaid run's allocated and
-/// reserved over them.
+/// filled in `color` (or stacked by category), reserved and NVML used as lines; the
+/// overlaid run's allocated and reserved over them.
 fn curves_ui(
     p: &egui::Painter,
     frame: &PlotFrame,
-    (cols, over): (&SourceColumns, Option<&SourceColumns>),
+    (cols, over, layers): (
+        &SourceColumns,
+        Option<&SourceColumns>,
+        Option<&LayerColumns>,
+    ),
     color: Color32,
     palette: &Palette,
 ) {
@@ -293,7 +308,10 @@ fn curves_ui(
     } else {
         color.gamma_multiply(0.3)
     };
-    paint::fill_under(p, frame, &cols.allocated, fill);
+    match layers {
+        Some(layers) if !layers.is_empty() => categories::stacked_ui(p, frame, layers, palette),
+        _ => paint::fill_under(p, frame, &cols.allocated, fill),
+    }
     paint::envelope(p, frame, &cols.allocated, color, 1.5, None);
     paint::envelope(p, frame, &cols.reserved, palette.reserved, 1.5, None);
     paint::envelope(p, frame, &cols.nvml, palette.nvml, 1.5, Some((6, 4)));

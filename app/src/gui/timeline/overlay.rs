@@ -212,6 +212,11 @@ fn readout_lines(
     if let Some(op) = data.op_at(abs) {
         lines.push((None, format!("op  {}", ellipsize(op, 48))));
     }
+    let category_lines = data
+        .curves
+        .get(doc.device as usize)
+        .filter(|_| doc.show_categories)
+        .map(|c| super::categories::readout_lines(c, abs, palette));
     let value = |c: Option<&CurvePyramid>, at: i64| c.and_then(|c| c.value_at(at));
     let mut push = |color: Color32, name: &str, v: Option<i64>| {
         if let Some(v) = v {
@@ -256,6 +261,7 @@ fn readout_lines(
             lines.push((None, format!("B  {}", text.join("   "))));
         }
     }
+    lines.extend(category_lines.into_iter().flatten());
     lines
 }
 

@@ -1,6 +1,7 @@
 //! The line over the timeline: a legend swatch per series the device has (and the
-//! compared run's), then Reset view, Fit y after a box zoom, the device-total toggle and
-//! the visible range with the mouse and keyboard help on hover.
+//! compared run's), then Reset view, Fit y after a box zoom, the device-total and
+//! by-category toggles and the visible range with the mouse and keyboard help on hover;
+//! under it, when stacked by category, the categories' legend.
 
 use egui::{Color32, Sense, Ui, vec2};
 
@@ -9,7 +10,7 @@ use super::super::axis;
 use super::super::data::DeviceCurves;
 use super::super::doc::Document;
 use super::super::theme::Palette;
-use super::Other;
+use super::{Other, categories};
 
 /// The toolbar.
 pub fn toolbar_ui(
@@ -58,6 +59,13 @@ pub fn toolbar_ui(
             if curves.is_some_and(|c| c.total_bytes.is_some()) {
                 ui.checkbox(&mut doc.show_total, "device total");
             }
+            if curves.is_some_and(|c| c.categories.is_some()) {
+                ui.checkbox(&mut doc.show_categories, "by category")
+                    .on_hover_text(
+                        "Stack the allocated memory by what it held: parameters, gradients, \
+                         optimizer state, activations… (torch's memory profiler's categories)",
+                    );
+            }
             ui.label(
                 egui::RichText::new(format!(
                     "{} – {}",
@@ -72,6 +80,16 @@ pub fn toolbar_ui(
             );
         });
     });
+    let layers = doc
+        .data
+        .curves
+        .get(doc.device as usize)
+        .and_then(|c| c.categories.as_ref())
+        .filter(|_| doc.show_categories);
+    if let Some(c) = layers {
+        let shown: Vec<_> = c.layers.iter().map(|l| l.category).collect();
+        categories::legend_ui(ui, &shown, palette);
+    }
 }
 
 fn swatch(ui: &mut Ui, color: Color32, label: &str, present: bool) {

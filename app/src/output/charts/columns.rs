@@ -61,6 +61,21 @@ impl Columns {
         out
     }
 
+    /// Each column's maximum held across the column: the top edge of a stacked layer, so
+    /// that layers stacked on cumulative curves never cross (the maximum of a larger
+    /// cumulative curve is never below a smaller one's).
+    pub fn maxima(&self, points: &[(i64, i64)]) -> Vec<(f64, f64)> {
+        let step = (self.x1 - self.x0) / self.columns as f64;
+        let mut out = Vec::with_capacity(self.columns * 2);
+        for (x, r) in self.ranges(points) {
+            if let Some((_, hi)) = r {
+                out.push((x, hi));
+                out.push((x + step, hi));
+            }
+        }
+        out
+    }
+
     /// The curve as filled polygons `2 × half_width_px` thick around each column's range.
     /// A thick polyline through a zig-zag would grow miter spikes at every sharp turn;
     /// polygons are exact.

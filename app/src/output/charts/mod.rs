@@ -5,6 +5,7 @@
 //! given, because plotters encodes PNG only into a file (the caller hands it the temporary
 //! file of [`super::file::write_to_path`]).
 
+pub mod categories;
 mod columns;
 pub mod compare;
 pub mod memory;

@@ -1,4 +1,5 @@
-//! The report's charts of one input: per device its memory over time (PNG and SVG), and
+//! The report's charts of one input: per device its memory over time (PNG and SVG) and,
+//! where it has allocations, the same stacked by category (`report/categories.rs`), and
 //! the ops with the most self memory (PNG), written beside report.md.
 
 use std::path::Path;
@@ -28,6 +29,7 @@ pub fn write_charts(dir: &Path, s: &Section<'_>) -> Result<()> {
     for idx in devices {
         write_device_chart(dir, s, idx)?;
     }
+    super::categories::write_categories_charts(dir, s)?;
     write_host_chart(dir, s)?;
     let top: Vec<(String, i64)> = top_ops(s)
         .iter()

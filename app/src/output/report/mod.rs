@@ -4,6 +4,7 @@
 //! inputs give the same bytes.
 
 mod analyses;
+mod categories;
 mod figures;
 mod section;
 
@@ -39,7 +40,8 @@ pub const REPORT_SHAPE: DirShape = DirShape {
 };
 
 /// Whether `name` is a file a report writes: report.md, and charts named
-/// `[N-]memory-DEVICE.png|svg` and `[N-]top-ops.png`.
+/// `[N-]memory-DEVICE.png|svg` (`DEVICE` also `cuda-0-categories`, `host`) and
+/// `[N-]top-ops.png`.
 fn is_report_file(name: &str) -> bool {
     if name == "report.md" {
         return true;
@@ -214,6 +216,9 @@ mod tests {
             "report.md",
             "memory-cuda-0.png",
             "memory-cuda-0.svg",
+            "memory-cuda-0-categories.png",
+            "memory-cuda-0-categories.svg",
+            "2-memory-cpu-categories.png",
             "memory-cpu.png",
             "top-ops.png",
             "2-memory-cuda-1.svg",
@@ -226,6 +231,7 @@ mod tests {
             "notes.md",
             "memory-.png",
             "memory-cuda:0.png",
+            "memory-cuda-0-categories.csv",
             "top-ops.svg",
             "-top-ops.png",
             "x-top-ops.png",

@@ -9,6 +9,7 @@ use collector::model::DeviceId;
 use collector::units::{bytes_iec, duration_between, torch_memory};
 
 use super::analyses::analyses_markdown;
+use super::categories::categories_markdown;
 use super::figures::{host_chart_stem, top_ops};
 use super::{LIVE_GROUPS, Section, TOP_OPS, chart_stem};
 use crate::output::text::{md_cell, noun, short_name, totals_name, when};
@@ -128,6 +129,7 @@ fn device_markdown(md: &mut String, s: &Section<'_>, d: &DeviceSummary) -> std::
         "![memory over time on {0}]({stem}.png) ([SVG]({stem}.svg))",
         d.device
     )?;
+    categories_markdown(md, s, d)?;
     live_at_peak(md, s, d.device)
 }
 
