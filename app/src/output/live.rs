@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use collector::analysis::live::LiveGroup;
+use collector::analysis::live::{GroupKind, LiveGroup};
 use collector::units::{bytes_iec, duration_us};
 use serde::Serialize;
 
@@ -76,9 +76,17 @@ pub fn live_text(out: &mut impl Write, path: &Path, r: &LiveReport) -> io::Resul
         })
     )?;
     writeln!(out)?;
-    let largest = r.groups.iter().map(|g| g.bytes).max().unwrap_or(1).max(1);
+    // Bars scale to the largest group; the folded rest, however large, gets a full bar.
+    let largest = r
+        .groups
+        .iter()
+        .filter(|g| g.kind != GroupKind::More)
+        .map(|g| g.bytes)
+        .max()
+        .unwrap_or(1)
+        .max(1);
     for g in &r.groups {
-        let bar_chars = (g.bytes.max(0) as f64 / largest as f64) * BAR_CHARS as f64;
+        let bar_chars = (g.bytes.max(0) as f64 / largest as f64).min(1.0) * BAR_CHARS as f64;
         let bar = "█".repeat(bar_chars.round() as usize);
         let site = cut(&one_line(&g.short_site()), SITE_CHARS);
         let blocks = if g.blocks == 0 && !g.kind.is_seen() {

@@ -226,15 +226,15 @@ pub(super) fn remainder(
         (TotalsSource::Trace, true) => (GroupKind::BeforeTrace, "allocated before the trace began"),
         (TotalsSource::Reconstructed, true) if without_address() => (
             GroupKind::WithoutAddress,
-            "allocations without block addresses (lifetimes unknown)",
+            "allocations without block addresses",
         ),
         (TotalsSource::Reconstructed, false) => (
             GroupKind::FreedFromBeforeTrace,
-            "freed here, allocated before the trace (the rebuilt total counts only the free)",
+            "freed here, allocated before the trace",
         ),
         _ => (
             GroupKind::InconsistentTotals,
-            "the allocator's total minus the allocations seen (inconsistent events)",
+            "inconsistent: allocator total minus blocks seen",
         ),
     };
     let mut g = LiveGroup::named(kind, site.to_owned());

@@ -141,7 +141,7 @@ fn a_rebuilt_total_counts_frees_from_before_the_trace_as_a_negative_group() {
             (GroupKind::Op, "(outside any op)", 100),
             (
                 GroupKind::FreedFromBeforeTrace,
-                "freed here, allocated before the trace (the rebuilt total counts only the free)",
+                "freed here, allocated before the trace",
                 -300
             ),
         ]
@@ -165,7 +165,7 @@ fn allocations_without_addresses_are_one_group() {
         sites(&live),
         vec![(
             GroupKind::WithoutAddress,
-            "allocations without block addresses (lifetimes unknown)",
+            "allocations without block addresses",
             150
         )]
     );
