@@ -156,9 +156,12 @@ fn live_rows_fit_100_columns_and_start_at_user_code() {
             .map(|f| f.as_str().expect("frame"))
             .collect();
         let site = g["site"].as_str().expect("site");
-        // JSON keeps whole paths; the text row shows the first frame's file name.
-        if let Some(first) = frames.first() {
+        // JSON keeps whole stacks and paths; the site, and the text row, begin at the
+        // first frame in user code, with only library frames inside it.
+        let user = g["first_user_frame"].as_u64().expect("first user frame") as usize;
+        if let Some(first) = frames.get(user) {
             assert!(site.starts_with(first), "{site}");
+            assert!(frames[..user].iter().all(|f| library(f)), "{site}");
             assert!(
                 !library(first) || frames.iter().all(|f| library(f)),
                 "{site}"

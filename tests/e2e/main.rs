@@ -16,6 +16,7 @@ mod file_signals;
 mod golden;
 mod gzip_input;
 mod hostile_input;
+mod live_sums;
 mod nsight;
 mod odd_input;
 mod pack;

@@ -5,10 +5,13 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use collector::analysis::live::{Instant, LiveError, live_at, pick_device, resolve_instant};
+use collector::analysis::live::{
+    GroupBy, Instant, LiveError, fold_after, live_at, pick_device, resolve_instant,
+};
 use collector::{Recording, Timeline};
 
 use super::input::{at_ns, no_device, open};
+use super::options::GroupByArg;
 use super::values::{DeviceArg, InstantArg};
 use super::{Format, LiveOptions, LoadArgs};
 use crate::output::live::{LiveReport, live_json, live_text};
@@ -22,9 +25,15 @@ pub fn run(
 ) -> Result<ExitCode> {
     let rec = open(path, load)?;
     let timeline = Timeline::build(&rec);
-    let mut report = live_report(&rec, &timeline, options.at, options.device)
-        .with_context(|| path.display().to_string())?;
-    report.groups.truncate(options.limit);
+    let by = match options.group_by {
+        None => GroupBy::Site,
+        Some(GroupByArg::Op) => GroupBy::Op,
+        Some(GroupByArg::Stack) => GroupBy::Stack,
+        Some(GroupByArg::Category) => GroupBy::Category,
+    };
+    let mut report =
+        live_report(&rec, &timeline, options, by).with_context(|| path.display().to_string())?;
+    report.groups = fold_after(std::mem::take(&mut report.groups), options.limit);
     match options.format {
         Format::Text => live_text(out, path, &report)?,
         Format::Json => live_json(out, &report)?,
@@ -37,17 +46,17 @@ pub fn run(
 fn live_report(
     rec: &Recording,
     timeline: &Timeline,
-    at: InstantArg,
-    device: Option<DeviceArg>,
+    options: &LiveOptions,
+    by: GroupBy,
 ) -> Result<LiveReport> {
-    let (instant, at_text) = match at {
+    let (instant, at_text) = match options.at {
         InstantArg::Peak => (Instant::Peak, "peak".to_owned()),
         InstantArg::End => (Instant::End, "end".to_owned()),
         InstantArg::Oom => (Instant::FirstOom, "oom".to_owned()),
         InstantArg::At(t) => (Instant::At(at_ns(rec, t)), (t.ns as f64 / 1e3).to_string()),
     };
     let explain = |e| explain(rec, &at_text, e);
-    let device_idx = match device {
+    let device_idx = match options.device {
         // A name is one device; an ordinal is torch's cuda:N first, as the collector says.
         Some(arg @ DeviceArg::Id(_)) => rec
             .devices
@@ -59,7 +68,7 @@ fn live_report(
         None => pick_device(rec, timeline, None).map_err(explain)?,
     };
     let time_ns = resolve_instant(rec, timeline, device_idx, instant).map_err(explain)?;
-    let live = live_at(rec, timeline, device_idx, time_ns);
+    let live = live_at(rec, timeline, device_idx, time_ns, by);
     Ok(LiveReport {
         device: rec
             .devices

@@ -58,12 +58,29 @@ pub(super) struct LiveOptions {
     /// device with the largest peak.
     #[arg(long, value_name = "DEVICE", allow_negative_numbers = true, value_parser = parse_device)]
     pub(super) device: Option<DeviceArg>,
-    /// Show at most N groups.
+    /// Show at most N groups of live allocations; the rest is one "N more groups" line,
+    /// so the groups still sum to the allocated bytes.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub(super) limit: usize,
+    /// Group by `op` (the op running at the allocation), `stack` (its whole stack) or
+    /// `category` (parameter, activation, gradient…). Default: by stack where the source
+    /// records stacks, else by op.
+    #[arg(long, value_enum, value_name = "BY")]
+    pub(super) group_by: Option<GroupByArg>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(super) format: Format,
+}
+
+/// `live --group-by`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum GroupByArg {
+    /// The op running when the block was allocated.
+    Op,
+    /// The block's whole allocation stack.
+    Stack,
+    /// The memory category.
+    Category,
 }
 
 /// The options of `diff`, whole for [`super::diff`].

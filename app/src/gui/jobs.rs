@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use collector::analysis::fragmentation::{
     Fragmentation, fragmentation_at, fragmentation_at_snapshot,
 };
-use collector::analysis::live::{LiveGroup, live_at};
+use collector::analysis::live::{GroupBy, LiveGroup, fold_after, live_at};
 use collector::analysis::segments::{SegmentLayout, layout_at, layout_at_snapshot};
 use collector::analysis::{OpRow, TimeWindow, key_averages, row_spans};
 use collector::model::DeviceIdx;
@@ -24,6 +24,9 @@ use super::data::Loaded;
 
 /// Requests waiting for the worker; a full queue makes the UI skip a request, never block.
 const QUEUE: usize = 64;
+/// Live groups the inspector lists; the rest are one "N more groups" row (a snapshot can
+/// have thousands of sites, and each row is a few widgets every frame).
+const INSPECTOR_GROUPS: usize = 300;
 
 /// What to compute.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,7 +85,8 @@ pub struct Inspection {
     pub reserved_bytes: Option<i64>,
     /// The op running then.
     pub op: Option<String>,
-    /// Live allocations grouped by site, largest first.
+    /// Live allocations grouped by site and the bytes no allocation seen holds, largest
+    /// first, past [`INSPECTOR_GROUPS`] folded into one: they sum to `allocated_bytes`.
     pub groups: Vec<LiveGroup>,
     /// Fragmentation then, where segment geometry is known.
     pub fragmentation: Option<Fragmentation>,
@@ -247,13 +251,13 @@ pub fn inspect(data: &Loaded, device: DeviceIdx, at_ns: i64, at_snapshot: bool) 
             layout_at(rec, timeline, device, at_ns),
         )
     };
-    let live = live_at(rec, timeline, device, at_ns);
+    let live = live_at(rec, timeline, device, at_ns, GroupBy::Site);
     Inspection {
         at_ns,
         allocated_bytes: live.allocated_bytes,
         reserved_bytes: live.reserved_bytes,
         op: data.op_at(at_ns).map(str::to_owned),
-        groups: live.groups,
+        groups: fold_after(live.groups, INSPECTOR_GROUPS),
         fragmentation,
         layout,
     }

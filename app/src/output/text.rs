@@ -21,6 +21,17 @@ pub fn totals_name(totals: Option<collector::timeline::TotalsSource>) -> &'stati
 /// 1234567 → "1,234,567" (the collector's rule, so its warnings read the same).
 pub use collector::units::group_thousands as group;
 
+/// A share (a fraction) as a percentage with one decimal: "10.5%", "<0.1%" for a
+/// sliver, "-3.2%" for a group that takes bytes away.
+pub fn percent(share: f64) -> String {
+    let pct = 100.0 * share;
+    if pct > 0.0 && pct < 0.05 {
+        "<0.1%".to_owned()
+    } else {
+        format!("{pct:.1}%")
+    }
+}
+
 /// "block" or "blocks", as a count needs.
 pub fn blocks_word(n: u64) -> &'static str {
     if n == 1 { "block" } else { "blocks" }

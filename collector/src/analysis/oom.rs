@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::fragmentation::fragmentation_at;
-use super::live::{LiveGroup, live_groups};
+use super::live::{GroupBy, LiveGroup, live_at};
 use crate::model::{DeviceId, MemEventKind, Recording};
 use crate::timeline::Timeline;
 use crate::units::bytes_iec;
@@ -108,8 +108,10 @@ pub fn oom_verdicts(rec: &Recording, timeline: &Timeline) -> Vec<OomVerdict> {
             outside_allocator_bytes: outside,
             cause,
             verdict,
-            largest_live: live_groups(rec, timeline, e.device, e.time_ns)
+            largest_live: live_at(rec, timeline, e.device, e.time_ns, GroupBy::Site)
+                .groups
                 .into_iter()
+                .filter(|g| g.kind.is_seen())
                 .take(OOM_GROUPS)
                 .collect(),
         });

@@ -17,6 +17,7 @@ use super::super::jobs::Inspection;
 use super::super::oom::{oom_at_cursor, verdicts_ui};
 use super::super::theme::Palette;
 use super::{Panel, PanelContext, PanelId};
+use crate::output::text::percent;
 
 impl PanelId {
     /// What was live at the cursor.
@@ -49,9 +50,6 @@ impl Panel for Inspector {
         inspector_ui(ui, doc, cx.palette, cmds);
     }
 }
-
-/// Groups listed; the rest are summed in one line (a snapshot can have thousands of sites).
-const MAX_GROUPS: usize = 300;
 
 /// Buttons that move the cursor to the peak, each OOM, the snapshot instant.
 pub fn jump_buttons_ui(ui: &mut Ui, doc: &Document, cmds: &mut Vec<Command>) {
@@ -245,13 +243,13 @@ fn groups_ui(ui: &mut Ui, doc: &mut Document, groups: &[LiveGroup], palette: &Pa
         );
         return;
     }
-    let largest = groups.first().map_or(1, |g| g.bytes.max(1));
+    let largest = groups.iter().map(|g| g.bytes).max().unwrap_or(1).max(1);
     let stacks = groups.iter().any(|g| !g.frames.is_empty());
+    let seen = groups.iter().filter(|g| g.kind.is_seen()).count();
     ui.label(
         RichText::new(format!(
-            "{} {} of live allocations, by {}, largest first",
-            groups.len(),
-            if groups.len() == 1 { "group" } else { "groups" },
+            "{seen} {} of live allocations, by {}, and what no allocation seen holds, largest first",
+            if seen == 1 { "group" } else { "groups" },
             if stacks {
                 "allocation stack (top user frames)"
             } else {
@@ -264,16 +262,8 @@ fn groups_ui(ui: &mut Ui, doc: &mut Document, groups: &[LiveGroup], palette: &Pa
         .id_salt("groups")
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            for g in groups.iter().take(MAX_GROUPS) {
+            for g in groups {
                 group_row_ui(ui, doc, g, largest, palette);
-            }
-            if groups.len() > MAX_GROUPS {
-                let rest: i64 = groups[MAX_GROUPS..].iter().map(|g| g.bytes).sum();
-                ui.label(format!(
-                    "… {} more groups holding {}",
-                    groups.len() - MAX_GROUPS,
-                    axis::bytes(rest)
-                ));
             }
         });
 }
@@ -281,7 +271,7 @@ fn groups_ui(ui: &mut Ui, doc: &mut Document, groups: &[LiveGroup], palette: &Pa
 fn group_row_ui(ui: &mut Ui, doc: &mut Document, g: &LiveGroup, largest: i64, palette: &Palette) {
     ui.horizontal(|ui| {
         let (rect, _) = ui.allocate_exact_size(vec2(120.0, 14.0), Sense::hover());
-        let frac = (g.bytes as f32 / largest as f32).clamp(0.0, 1.0);
+        let frac = (g.bytes.max(0) as f32 / largest as f32).clamp(0.0, 1.0);
         ui.painter().rect_filled(rect, 2.0, palette.free_block);
         ui.painter().rect_filled(
             rect.with_max_x(rect.left() + rect.width() * frac),
@@ -289,8 +279,13 @@ fn group_row_ui(ui: &mut Ui, doc: &mut Document, g: &LiveGroup, largest: i64, pa
             palette.allocated,
         );
         ui.label(RichText::new(format!("{:>11}", axis::bytes(g.bytes))).monospace());
+        let blocks = if g.kind.is_seen() || g.blocks > 0 {
+            format!("{:>6} blocks", g.blocks)
+        } else {
+            " ".repeat(13)
+        };
         ui.label(
-            RichText::new(format!("{:>6} blocks", g.blocks))
+            RichText::new(format!("{:>6} {blocks}", percent(g.share)))
                 .monospace()
                 .color(palette.weak_text),
         );

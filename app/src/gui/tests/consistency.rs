@@ -108,7 +108,18 @@ fn the_cli_the_report_and_the_viewer_give_the_same_numbers() {
             .collect();
         assert!(!cli_groups.is_empty(), "{input}: something was live");
         assert_eq!(cli_groups, viewer_groups, "{input}");
+        let groups_bytes: i64 = cli_groups.iter().map(|g| g.1).sum();
+        assert_eq!(
+            groups_bytes, peak_bytes,
+            "{input}: the groups sum to the peak"
+        );
         let live_bytes = live["live_bytes"].as_i64().expect("live bytes");
+        let seen = live["groups"]
+            .as_array()
+            .expect("groups")
+            .iter()
+            .filter(|g| matches!(g["kind"].as_str(), Some("stack" | "op" | "category")))
+            .count();
 
         // What filled the memory at the peak: the JSON summary's composition, the
         // viewer's Categories panel at the peak, and (below) the report's table.
@@ -152,14 +163,10 @@ fn the_cli_the_report_and_the_viewer_give_the_same_numbers() {
         );
         assert!(md.contains(&peak_row), "{input}: {peak_row} in\n{md}");
         let live_line = format!(
-            "Live at the peak ({} in {} {}",
+            "Live at the peak ({} allocated: {} in {seen} {} of blocks seen",
+            bytes_iec(peak_bytes),
             bytes_iec(live_bytes),
-            cli_groups.len(),
-            if cli_groups.len() == 1 {
-                "group"
-            } else {
-                "groups"
-            }
+            if seen == 1 { "group" } else { "groups" }
         );
         assert!(md.contains(&live_line), "{input}: {live_line} in\n{md}");
         for (category, bytes) in &composition {

@@ -260,8 +260,14 @@ fn the_inspector_shows_what_was_live_at_the_peak() {
     let result = doc.inspect.result.as_ref().expect("inspected");
     assert_eq!(result.allocated_bytes, peak.peak_allocated_bytes);
     assert_eq!(Some(result.at_ns), peak.peak_allocated_at_ns);
-    let groups = collector::analysis::live::live_groups(&rec, &timeline, doc.device, result.at_ns);
+    let by = collector::analysis::live::GroupBy::Site;
+    let groups =
+        collector::analysis::live::live_at(&rec, &timeline, doc.device, result.at_ns, by).groups;
     assert_eq!(result.groups, groups);
+    assert_eq!(
+        Some(groups.iter().map(|g| g.bytes).sum::<i64>()),
+        peak.peak_allocated_bytes
+    );
     // The window shows them: the heading, the allocated bytes, the largest group.
     h.get_by_label_contains("(the peak)");
     h.get_by_label(&collector::units::bytes_iec(

@@ -4,7 +4,9 @@
 use std::fmt::Write as _;
 
 use collector::analysis::DeviceSummary;
-use collector::analysis::live::{Instant, LiveGroup, live_at, resolve_instant};
+use collector::analysis::live::{
+    GroupBy, GroupKind, Instant, LiveGroup, fold_after, live_at, resolve_instant,
+};
 use collector::model::DeviceId;
 use collector::units::{bytes_iec, duration_between, torch_memory};
 
@@ -12,7 +14,7 @@ use super::analyses::analyses_markdown;
 use super::categories::categories_markdown;
 use super::figures::{host_chart_stem, top_ops};
 use super::{LIVE_GROUPS, Section, TOP_OPS, chart_stem};
-use crate::output::text::{md_cell, noun, short_name, totals_name, when};
+use crate::output::text::{md_cell, noun, percent, short_name, totals_name, when};
 
 /// One input's section: its facts and environment, each device, the top ops, and what
 /// the analyses found.
@@ -205,30 +207,40 @@ fn live_at_peak(md: &mut String, s: &Section<'_>, device: DeviceId) -> std::fmt:
     let Ok(peak_ns) = resolve_instant(s.rec, s.timeline, idx, Instant::Peak) else {
         return Ok(());
     };
-    let live = live_at(s.rec, s.timeline, idx, peak_ns);
-    let groups = &live.groups;
-    if groups.is_empty() {
+    let live = live_at(s.rec, s.timeline, idx, peak_ns, GroupBy::Site);
+    if live.groups.is_empty() {
         return Ok(());
     }
-    let total = live.live_bytes;
+    let seen = live.groups.iter().filter(|g| g.kind.is_seen()).count() as u64;
     writeln!(md)?;
     writeln!(
         md,
-        "Live at the peak ({} in {} {} with known addresses), largest first:",
-        bytes_iec(total),
-        groups.len(),
-        noun(groups.len() as u64, "group", "groups")
+        "Live at the peak ({} allocated: {} in {} {} of blocks seen), largest first:",
+        bytes_iec(live.allocated_bytes.unwrap_or(0)),
+        bytes_iec(live.live_bytes),
+        seen,
+        noun(seen, "group", "groups")
     )?;
     writeln!(md)?;
-    writeln!(md, "| bytes | blocks | allocated in |")?;
-    writeln!(md, "|---:|---:|---|")?;
-    for g in groups.iter().take(LIVE_GROUPS) {
+    writeln!(md, "| bytes | share | blocks | allocated in |")?;
+    writeln!(md, "|---:|---:|---:|---|")?;
+    for g in fold_after(live.groups, LIVE_GROUPS) {
+        let site = match g.kind {
+            GroupKind::Stack | GroupKind::Op | GroupKind::Category => {
+                format!("`{}`", md_cell(&site_label(&g)))
+            }
+            _ => md_cell(&g.site),
+        };
+        let blocks = if g.kind.is_seen() || g.kind == GroupKind::More {
+            g.blocks.to_string()
+        } else {
+            String::new()
+        };
         writeln!(
             md,
-            "| {} | {} | `{}` |",
+            "| {} | {} | {blocks} | {site} |",
             bytes_iec(g.bytes),
-            g.blocks,
-            md_cell(&site_label(g))
+            percent(g.share)
         )?;
     }
     Ok(())
@@ -287,9 +299,12 @@ mod tests {
     #[test]
     fn sites_drop_directories() {
         let group = |frames: &[&str]| LiveGroup {
+            kind: GroupKind::Stack,
             site: frames.join(" ← "),
             frames: frames.iter().map(|f| f.to_string()).collect(),
+            first_user_frame: 0,
             bytes: 1,
+            share: 1.0,
             blocks: 1,
             largest_block_bytes: 1,
         };

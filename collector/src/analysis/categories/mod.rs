@@ -123,6 +123,23 @@ pub fn allocation_categories(
     rules::classify_all(rec, d, &phases, &frees)
 }
 
+/// The categories of some of the device's allocations (`indices` into `d.allocations`),
+/// in that order: `live --group-by category` asks for the few live at an instant. The
+/// frees are found by one walk of the device's events, as for [`allocation_categories`].
+pub fn categories_of(
+    rec: &Recording,
+    timeline: &Timeline,
+    d: &DeviceTimeline,
+    indices: &[usize],
+) -> Vec<Category> {
+    let frees = rules::free_events(rec, d);
+    let phases = phase::Phases::build(rec, timeline);
+    indices
+        .iter()
+        .map(|&i| rules::classify_one(rec, d, &phases, i, frees.get(i).copied().flatten()))
+        .collect()
+}
+
 /// The composition of the device's memory at its allocated peak; `None` where the source
 /// sees no allocations.
 pub fn composition_at_peak(

@@ -400,6 +400,7 @@ fn an_embedded_snapshot_merges_onto_its_gpu() {
         &timeline,
         cuda1,
         rec.mem_events.last().map_or(0, |e| e.time_ns),
+        crate::analysis::live::GroupBy::Site,
     );
     assert!(
         live.iter()
