@@ -34,7 +34,7 @@ fn words(t: Technique, run: &Run) -> (String, String) {
         ),
         Technique::ActivationCheckpointing => (
             format!(
-                "each of the {} block forwards found (modules directly under the root that hold \
+                "each block forward ({} over the run: modules directly under the root that hold \
                  modules) keeps only its output for backward, and its other saved activations \
                  come back while backward recomputes it",
                 run.blocks.len()
