@@ -99,8 +99,9 @@ fn estimates_are_within_15_percent_of_the_real_reruns_on_90_percent() {
     let mut all = 0;
     println!("| base | technique | measured (B) | estimated (B) | error % |");
     println!("|---|---|---:|---:|---:|");
-    for f in truth_files() {
-        for (base, tech, measured, estimated) in rows(&f) {
+    let files = truth_files();
+    for f in &files {
+        for (base, tech, measured, estimated) in rows(f) {
             let error = (estimated - measured) as f64 / measured as f64;
             println!(
                 "| {base} | {tech} | {measured} | {estimated} | {:+.1} |",
@@ -111,7 +112,11 @@ fn estimates_are_within_15_percent_of_the_real_reruns_on_90_percent() {
         }
     }
     println!("{within}/{all} within {:.0} %", 100.0 * TOLERANCE_SHARE);
-    assert!(all >= 20, "{all} estimates: the fixtures are missing");
+    // Each base has at least bf16, checkpointing and ZeRO-1 at 2 and 4 ranks.
+    assert!(
+        !files.is_empty() && all >= 4 * files.len(),
+        "{all} estimates: runs are missing"
+    );
     assert!(
         within as f64 >= REQUIRED_SHARE * all as f64,
         "{within}/{all} within the tolerance"
