@@ -78,3 +78,40 @@ pub(super) fn fit(
     }
     fit
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fewest_techniques_that_fit_win_and_the_lowest_among_equals() {
+        // GIVEN a 100 B peak where bf16 saves 30, micro-batching 40, ZeRO-3 45, others 5
+        let o = Options {
+            world_size: 4,
+            micro_batches: 2,
+            capacity_bytes: None,
+        };
+        let saving = |t: &Technique| match t {
+            Technique::Bf16Autocast => 30,
+            Technique::MicroBatch(_) => 40,
+            Technique::Zero3(_) => 45,
+            _ => 5,
+        };
+        let estimate = |plan: &[Technique]| (100 - plan.iter().map(saving).sum::<i64>()).max(10);
+        // WHEN the capacity is 50 B, THEN one technique cannot; of the pairs, ZeRO-3 + micro is lowest
+        let f = fit(50, 100, &o, estimate);
+        assert!(!f.fits_as_measured);
+        assert_eq!(f.estimated_peak_bytes, Some(15));
+        let mut plan = f.combination.expect("a combination");
+        plan.sort_by_key(|t| t.as_str());
+        assert_eq!(plan, [Technique::MicroBatch(2), Technique::Zero3(4)]);
+        // WHEN the capacity is 56 B, THEN ZeRO-3 alone does it
+        assert_eq!(
+            fit(56, 100, &o, estimate).combination,
+            Some(vec![Technique::Zero3(4)])
+        );
+        // WHEN nothing fits, THEN no combination; WHEN it fits already, THEN none needed
+        assert_eq!(fit(5, 100, &o, estimate).combination, None);
+        assert!(fit(100, 100, &o, estimate).fits_as_measured);
+    }
+}
