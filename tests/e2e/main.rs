@@ -3,6 +3,7 @@
 //! Ground truth lives outside the repository in `../shared/traces` (real public traces and
 //! torch-generated truth) and, for traces made for this project, in `tests/fixtures`.
 
+mod advise;
 mod bad_input;
 mod categories;
 mod check;

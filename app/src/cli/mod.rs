@@ -1,6 +1,7 @@
 //! Command-line interface: the arguments (clap) and dispatch to the subcommands, one file
 //! each; what they share about their input is in [`input`].
 
+mod advise;
 mod categories;
 mod check;
 mod completions;
@@ -168,6 +169,9 @@ enum Command {
     /// Memory by category (parameter, gradient, optimizer state, activation, …) over the
     /// whole run, as CSV or JSON (like torch's export_memory_timeline).
     Categories(categories::CategoriesArgs),
+    /// What-if: the estimated peak under bf16 autocast, checkpointing, ZeRO-1/2/3, optimizer
+    /// offload and micro-batching, from the run's categories; what fits a capacity.
+    Advise(advise::AdviseArgs),
     /// Open the viewer: a window onto any file vramscope reads, one tab per file
     /// (`vramscope FILE…` does the same).
     View {
@@ -254,6 +258,7 @@ pub fn run(cli: Cli, out: &mut impl Paint) -> Result<ExitCode> {
         Command::RecordExec { command } => Ok(record::exec_step(&command)),
         Command::View { paths, load } => view::run(paths, load),
         Command::Categories(args) => categories::run(out, &args),
+        Command::Advise(args) => advise::run(out, &args),
         Command::Check {
             paths,
             options,

@@ -4,6 +4,7 @@
 //! returning bytes; files are written only through [`file`], the one writer and the one
 //! overwrite policy.
 
+pub mod advise;
 pub mod categories;
 pub mod charts;
 pub mod check;

@@ -1,6 +1,7 @@
 //! Analyses: pure functions of a [`Recording`](crate::Recording) and its
 //! [`Timeline`](crate::Timeline).
 
+pub mod advise;
 pub mod categories;
 pub mod decimate;
 pub mod diff;

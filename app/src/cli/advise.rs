@@ -1,0 +1,70 @@
+//! `vramscope advise`: the estimated peak of the run under each memory-saving technique
+//! (bf16 autocast, checkpointing, ZeRO, offload, micro-batching) and the smallest
+//! combination that fits a capacity.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use collector::Timeline;
+use collector::analysis::advise::{Options, advise};
+
+use super::input::open;
+use super::values::parse_size;
+use super::{Format, LoadArgs};
+use crate::output::advise::{NamedAdvice, advise_json, advise_text};
+use crate::output::style::Paint;
+
+/// The arguments of `advise`.
+#[derive(clap::Args, Debug)]
+pub struct AdviseArgs {
+    /// The trace, snapshot or recording of a training run.
+    path: PathBuf,
+    /// Ranks to shard over for ZeRO.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    world_size: u32,
+    /// Micro-batches per step for gradient accumulation.
+    #[arg(long, value_name = "K", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    micro_batches: u32,
+    /// Memory to fit in (default: the device's memory where the input says it).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    capacity: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    #[command(flatten)]
+    load: LoadArgs,
+}
+
+/// Advise on `args.path`.
+pub fn run(out: &mut impl Paint, args: &AdviseArgs) -> Result<ExitCode> {
+    let rec = open(&args.path, args.load)?;
+    let timeline = Timeline::build(&rec);
+    let options = Options {
+        world_size: args.world_size,
+        micro_batches: args.micro_batches,
+        capacity_bytes: args.capacity,
+    };
+    let advice = advise(&rec, &timeline, &options);
+    let named: Vec<NamedAdvice<'_>> = advice
+        .iter()
+        .map(|a| NamedAdvice {
+            device: rec
+                .devices
+                .get(a.device as usize)
+                .map_or_else(|| "?".to_owned(), |i| i.key.to_string()),
+            advice: a,
+        })
+        .collect();
+    match args.format {
+        Format::Text => advise_text(out, &named)?,
+        Format::Json => advise_json(out, &named)?,
+    }
+    if named.is_empty() {
+        eprintln!(
+            "vramscope: {} records no allocations: nothing to advise on",
+            args.path.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,276 @@
+//! What the advisor knows of a run: every allocation's life with its category, phase, the
+//! model block it was made in and whether a full-precision op made it; the iterations'
+//! optimizer steps and backward passes; the model's blocks from its module scopes.
+
+use crate::analysis::categories::{Category, allocation_categories};
+use crate::model::{OpCategory, Recording};
+use crate::timeline::{DeviceTimeline, Timeline};
+
+/// Where in a training iteration an allocation was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// The forward pass (anything outside backward and the optimizer step).
+    Forward,
+    /// Under `autograd::engine::evaluate_function`.
+    Backward,
+    /// Under `Optimizer.step#…`.
+    Optimizer,
+}
+
+/// One allocation, as the advisor reshapes it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Life {
+    pub bytes: i64,
+    pub alloc_ns: i64,
+    pub free_ns: Option<i64>,
+    pub category: Category,
+    pub phase: Phase,
+    /// The block (index into [`Run::blocks`]) whose forward made it.
+    pub block: Option<u32>,
+    /// Made by an op CPU and CUDA autocast keep in fp32 (norms, softmax, losses).
+    pub full_precision: bool,
+    /// A forward activation still alive when its iteration's backward began.
+    pub saved: bool,
+}
+
+/// A model block's forward: a module called by the root module that holds modules itself
+/// (a transformer layer, a `Sequential` stage): what per-block checkpointing wraps.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Block {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// When backward needs the block again (the first free of a saved activation it made):
+    /// checkpointing recomputes its forward there.
+    pub recompute_ns: Option<i64>,
+    /// The saved activation checkpointing keeps: the block's last one (its output, the next
+    /// block's input).
+    pub output: Option<usize>,
+}
+
+/// One device's run, read once.
+pub(super) struct Run {
+    /// (time, allocated bytes) after each memory event.
+    pub points: Vec<(i64, i64)>,
+    pub lives: Vec<Life>,
+    pub optimizer_steps: Vec<(i64, i64)>,
+    pub blocks: Vec<Block>,
+    /// The most gradient bytes live at once: one copy of the parameters' gradients.
+    pub gradient_bytes: i64,
+    /// The most optimizer-state bytes live at once.
+    pub state_bytes: i64,
+    /// The largest single gradient: a stand-in for one unsharded layer.
+    pub layer_bytes: i64,
+    /// When the first backward began.
+    pub first_backward_ns: Option<i64>,
+}
+
+/// Ops whose results CPU and CUDA autocast keep in fp32 (torch's autocast fp32 lists), and
+/// the backward nodes of the same ops.
+const FULL_PRECISION_OPS: [&str; 10] = [
+    "layer_norm",
+    "layernorm",
+    "log_softmax",
+    "logsoftmax",
+    "nll_loss",
+    "nllloss",
+    "cross_entropy",
+    "mse_loss",
+    "group_norm",
+    "aten::_to_copy",
+];
+
+impl Run {
+    /// Read the device's run.
+    pub fn build(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline) -> Run {
+        let name = |i: u32| rec.ops.get(i as usize).map(|o| rec.strings.get(o.name));
+        let spans = |prefix: &str| -> Vec<(i64, i64)> {
+            let mut v: Vec<_> = rec
+                .ops
+                .iter()
+                .filter(|o| rec.strings.get(o.name).starts_with(prefix))
+                .map(|o| (o.start_ns, o.end_ns))
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        let optimizer_steps = spans("Optimizer.step#");
+        let backward = merge(spans("autograd::engine::evaluate_function"));
+        let mut blocks = blocks(rec);
+        let categories = allocation_categories(rec, timeline, d);
+        let mut lives = Vec::with_capacity(d.allocations.len());
+        for (a, &category) in d.allocations.iter().zip(&categories) {
+            let phase = if inside(&optimizer_steps, a.alloc_ns) {
+                Phase::Optimizer
+            } else if inside(&backward, a.alloc_ns) {
+                Phase::Backward
+            } else {
+                Phase::Forward
+            };
+            let chain = timeline.ops.enclosing_on_thread(a.thread, a.alloc_ns);
+            let full_precision = chain.iter().any(|&op| {
+                rec.ops
+                    .get(op as usize)
+                    .is_some_and(|o| o.category == OpCategory::CpuOp)
+                    && name(op).is_some_and(|n| {
+                        let n = n.to_ascii_lowercase();
+                        FULL_PRECISION_OPS.iter().any(|f| n.contains(f))
+                    })
+            });
+            let next_backward = backward.iter().find(|&&(s, _)| s > a.alloc_ns).map(|b| b.0);
+            let saved = category == Category::Activation
+                && phase == Phase::Forward
+                && next_backward.is_some_and(|b| a.free_ns.is_none_or(|f| f > b));
+            let block = blocks
+                .partition_point(|b| b.start_ns <= a.alloc_ns)
+                .checked_sub(1)
+                .filter(|&i| blocks.get(i).is_some_and(|b| a.alloc_ns <= b.end_ns))
+                .map(|i| i as u32);
+            lives.push(Life {
+                bytes: a.bytes,
+                alloc_ns: a.alloc_ns,
+                free_ns: a.free_ns,
+                category,
+                phase,
+                block,
+                full_precision,
+                saved,
+            });
+        }
+        mark_blocks(&mut blocks, &lives);
+        let most = |c: Category| most_live(lives.iter().filter(|l| l.category == c));
+        Run {
+            points: d
+                .points
+                .iter()
+                .map(|p| (p.time_ns, p.allocated_bytes))
+                .collect(),
+            gradient_bytes: most(Category::Gradient),
+            state_bytes: most(Category::OptimizerState),
+            layer_bytes: lives
+                .iter()
+                .filter(|l| l.category == Category::Gradient)
+                .map(|l| l.bytes)
+                .max()
+                .unwrap_or(0),
+            first_backward_ns: backward.first().map(|b| b.0),
+            lives,
+            optimizer_steps,
+            blocks,
+        }
+    }
+
+    /// When the iteration holding `time_ns` began: the end of the optimizer step before it,
+    /// or the first memory event.
+    pub fn iteration_start(&self, time_ns: i64) -> i64 {
+        let first = self.points.first().map_or(time_ns, |p| p.0);
+        self.optimizer_steps
+            .iter()
+            .filter(|s| s.1 <= time_ns)
+            .map(|s| s.1)
+            .next_back()
+            .unwrap_or(first)
+    }
+}
+
+/// Whether a sorted list of intervals holds `t`.
+fn inside(spans: &[(i64, i64)], t: i64) -> bool {
+    let n = spans.partition_point(|s| s.0 <= t);
+    n.checked_sub(1)
+        .and_then(|i| spans.get(i))
+        .is_some_and(|s| t <= s.1)
+}
+
+/// Overlapping intervals (nested backward nodes) merged into disjoint ones.
+fn merge(spans: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(spans.len());
+    for (s, e) in spans {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// The most bytes live at once among `lives`.
+fn most_live<'a>(lives: impl Iterator<Item = &'a Life>) -> i64 {
+    let mut edges: Vec<(i64, i64)> = Vec::new();
+    for l in lives {
+        edges.push((l.alloc_ns, l.bytes));
+        if let Some(f) = l.free_ns {
+            edges.push((f, -l.bytes));
+        }
+    }
+    edges.sort_unstable_by_key(|&(t, b)| (t, b));
+    let (mut now, mut most) = (0i64, 0i64);
+    for (_, b) in edges {
+        now += b;
+        most = most.max(now);
+    }
+    most
+}
+
+/// The blocks' forwards, from the `nn.Module: …` scopes: the modules directly under a root
+/// module that enclose other modules.
+fn blocks(rec: &Recording) -> Vec<Block> {
+    let mut modules: Vec<(i64, i64)> = rec
+        .ops
+        .iter()
+        .filter(|o| {
+            o.category == OpCategory::PythonFunction
+                && rec.strings.get(o.name).starts_with("nn.Module: ")
+        })
+        .map(|o| (o.start_ns, o.end_ns))
+        .collect();
+    // Outer scopes first where two start together.
+    modules.sort_unstable_by_key(|&(s, e)| (s, std::cmp::Reverse(e)));
+    let mut out = Vec::new();
+    let mut stack: Vec<(i64, i64)> = Vec::new();
+    for &(s, e) in &modules {
+        while stack.last().is_some_and(|top| top.1 < s) {
+            stack.pop();
+        }
+        match stack.len() {
+            // A module two deep: its parent, a child of the root, is a block.
+            2 => {
+                if let Some(&parent) = stack.get(1)
+                    && out.last().is_none_or(|b: &Block| b.start_ns != parent.0)
+                {
+                    out.push(block_at(parent));
+                }
+            }
+            _ => {}
+        }
+        stack.push((s, e));
+    }
+    out
+}
+
+fn block_at((start_ns, end_ns): (i64, i64)) -> Block {
+    Block {
+        start_ns,
+        end_ns,
+        recompute_ns: None,
+        output: None,
+    }
+}
+
+/// Each block's output (its last saved activation) and when backward needs it again.
+fn mark_blocks(blocks: &mut [Block], lives: &[Life]) {
+    for (i, l) in lives.iter().enumerate() {
+        let Some(b) = l.block.and_then(|b| blocks.get_mut(b as usize)) else {
+            continue;
+        };
+        if !l.saved {
+            continue;
+        }
+        if b.output
+            .is_none_or(|o| lives.get(o).is_some_and(|o| o.alloc_ns <= l.alloc_ns))
+        {
+            b.output = Some(i);
+        }
+        if let Some(f) = l.free_ns {
+            b.recompute_ns = Some(b.recompute_ns.map_or(f, |r| r.min(f)));
+        }
+    }
+}

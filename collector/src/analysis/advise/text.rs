@@ -1,0 +1,89 @@
+//! What each estimate assumes and what the technique costs, in words.
+
+use super::run::Run;
+use super::{Estimate, Technique};
+
+/// The estimate of `t`, with its sentences.
+pub(super) fn estimate(t: Technique, run: &Run, measured: i64, peak: i64) -> Estimate {
+    let (assumptions, cost) = words(t, run);
+    Estimate {
+        technique: t,
+        estimated_peak_bytes: peak,
+        saving_bytes: measured - peak,
+        host_bytes: (t == Technique::OptimizerOffload)
+            .then_some(run.state_bytes + run.gradient_bytes),
+        assumptions,
+        cost,
+    }
+}
+
+fn words(t: Technique, run: &Run) -> (String, String) {
+    let (a, c) = match t {
+        Technique::Bf16Autocast => (
+            "activations, their gradients and temporaries made by matmul-like and elementwise ops \
+             halve; norms, softmax, losses and casts stay fp32; a bf16 copy of the weights lives \
+             from each forward to the optimizer step; gradients and optimizer state stay fp32"
+                .to_owned(),
+            "lower-precision matmuls (watch the loss; bf16 needs no loss scaling)".to_owned(),
+        ),
+        Technique::ActivationCheckpointing if run.blocks.is_empty() => (
+            "the trace has no module scopes (profile with with_stack=True), so no blocks to \
+             checkpoint were found: no change estimated"
+                .to_owned(),
+            "one more forward per step".to_owned(),
+        ),
+        Technique::ActivationCheckpointing => (
+            format!(
+                "each block forward ({} over the run: modules directly under the root that hold \
+                 modules) keeps only its output for backward, and its other saved activations \
+                 come back while backward recomputes it",
+                run.blocks.len()
+            ),
+            "one more forward per step (about a third more compute)".to_owned(),
+        ),
+        Technique::Zero1(n) => (
+            format!(
+                "optimizer state and the step's temporaries split evenly over {n} ranks (the mean \
+                 rank); DDP's gradient buckets add one copy of the gradients from the first \
+                 backward; the per-rank batch stays the same"
+            ),
+            "an all-reduce of gradients and a broadcast of updated parameters each step".to_owned(),
+        ),
+        Technique::Zero2(n) => (
+            format!(
+                "optimizer state and gradients split evenly over {n} ranks; a reduce-scatter \
+                 buffer of about one unsharded layer (the largest gradient); not checked against \
+                 a real run yet"
+            ),
+            "a reduce-scatter of gradients and an all-gather of parameters each step".to_owned(),
+        ),
+        Technique::Zero3(n) => (
+            format!(
+                "optimizer state, gradients and the parameters the totals hold split evenly over \
+                 {n} ranks; gather, prefetch and reduce-scatter buffers of about one unsharded \
+                 layer each; not checked against a real run yet"
+            ),
+            "an all-gather of parameters in each forward and backward, a reduce-scatter of \
+             gradients each step"
+                .to_owned(),
+        ),
+        Technique::OptimizerOffload => (
+            "optimizer state and the step's temporaries move to host memory, which then holds \
+             the state and a copy of the gradients (host bytes)"
+                .to_owned(),
+            "gradients copied to the host and parameters back each step; the step runs on the CPU"
+                .to_owned(),
+        ),
+        Technique::MicroBatch(k) => (
+            format!(
+                "activations, inputs, temporaries and kernel scratch of forward and backward \
+                 scale with the batch (÷ {k}); gradients accumulate, so the later micro-batches \
+                 run with every gradient live; optimizer memory unchanged"
+            ),
+            format!(
+                "{k} forwards and backwards of 1/{k} the batch per step (lower GPU utilisation)"
+            ),
+        ),
+    };
+    (a, c)
+}

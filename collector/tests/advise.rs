@@ -1,0 +1,124 @@
+//! The what-if advisor against reality: for each base run in `tests/fixtures/advise` (made
+//! by its `gen_truth.py`), every alternative the generator actually ran on CPU in a fresh
+//! process — bf16 autocast, checkpointing, ZeRO-1 at 2 and 4 ranks, micro-batching — has a
+//! measured peak; the advisor's estimate from the base trace alone must be within
+//! [`TOLERANCE_SHARE`] of it on at least [`REQUIRED_SHARE`] of the estimates.
+
+use std::path::PathBuf;
+
+use collector::analysis::advise::{Options, Technique, advise};
+use collector::{LoadOptions, Timeline, load};
+
+/// |estimate − measured| allowed, as a share of measured.
+const TOLERANCE_SHARE: f64 = 0.15;
+/// Estimates that must be within the tolerance.
+const REQUIRED_SHARE: f64 = 0.90;
+
+/// The committed bases; `VRAMSCOPE_ADVISE_DIR` points the same check at other runs made by
+/// the same generator (held-out runs).
+fn truth_files() -> Vec<PathBuf> {
+    let dir = std::env::var_os("VRAMSCOPE_ADVISE_DIR").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/advise"),
+        PathBuf::from,
+    );
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("fixture dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".truth.json"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn technique(name: &str, n: u32) -> Technique {
+    match name {
+        "bf16_autocast" => Technique::Bf16Autocast,
+        "activation_checkpointing" => Technique::ActivationCheckpointing,
+        "zero1" => Technique::Zero1(n),
+        "micro_batch" => Technique::MicroBatch(n),
+        other => panic!("no truth kind {other}"),
+    }
+}
+
+/// (base, technique, measured, estimated) for every run of one base.
+fn rows(truth_path: &PathBuf) -> Vec<(String, String, i64, i64)> {
+    let truth: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(truth_path).expect("truth")).expect("json");
+    let trace = truth_path
+        .to_string_lossy()
+        .replace(".truth.json", ".json.gz");
+    let rec = load(trace.as_ref(), LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let timeline = Timeline::build(&rec);
+    let base = truth_path
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .replace(".truth.json", "");
+    let mut out = Vec::new();
+    for r in truth["runs"].as_array().expect("runs") {
+        let name = r["technique"].as_str().expect("technique");
+        let n = r["world_size"]
+            .as_u64()
+            .or(r["factor"].as_u64())
+            .unwrap_or(1) as u32;
+        let options = Options {
+            world_size: n,
+            micro_batches: n,
+            capacity_bytes: None,
+        };
+        let advice = advise(&rec, &timeline, &options);
+        let device = advice.first().expect("a device");
+        assert_eq!(
+            device.measured_peak_bytes,
+            truth["base_peak_bytes"].as_i64().expect("base peak"),
+            "{trace}: the base peak"
+        );
+        let want = technique(name, n);
+        let estimate = device
+            .estimates
+            .iter()
+            .find(|e| e.technique == want)
+            .expect("estimate");
+        let label = match want.world_size().or(want.factor()) {
+            Some(n) => format!("{name} {n}"),
+            None => name.to_owned(),
+        };
+        out.push((
+            base.clone(),
+            label,
+            r["measured_peak_bytes"].as_i64().expect("m"),
+            estimate.estimated_peak_bytes,
+        ));
+    }
+    out
+}
+
+#[test]
+fn estimates_are_within_15_percent_of_the_real_reruns_on_90_percent() {
+    let mut within = 0;
+    let mut all = 0;
+    println!("| base | technique | measured (B) | estimated (B) | error % |");
+    println!("|---|---|---:|---:|---:|");
+    let files = truth_files();
+    for f in &files {
+        for (base, tech, measured, estimated) in rows(f) {
+            let error = (estimated - measured) as f64 / measured as f64;
+            println!(
+                "| {base} | {tech} | {measured} | {estimated} | {:+.1} |",
+                100.0 * error
+            );
+            all += 1;
+            within += usize::from(error.abs() <= TOLERANCE_SHARE);
+        }
+    }
+    println!("{within}/{all} within {:.0} %", 100.0 * TOLERANCE_SHARE);
+    // Each base has at least bf16, checkpointing and ZeRO-1 at 2 and 4 ranks.
+    assert!(
+        !files.is_empty() && all >= 4 * files.len(),
+        "{all} estimates: runs are missing"
+    );
+    assert!(
+        within as f64 >= REQUIRED_SHARE * all as f64,
+        "{within}/{all} within the tolerance"
+    );
+}
