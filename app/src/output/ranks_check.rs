@@ -47,7 +47,7 @@ pub fn ranks_check_text(
                 .map(move |(d, p)| (v, d.device.to_string(), p.kind.as_str(), p.bytes))
         })
         .collect();
-    over.sort_by(|a, b| b.3.cmp(&a.3));
+    over.sort_by_key(|o| std::cmp::Reverse(o.3));
     let judged = verdicts
         .iter()
         .filter(|v| !v.verdict.peaks.is_empty())

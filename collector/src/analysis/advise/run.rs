@@ -230,16 +230,12 @@ fn blocks(rec: &Recording) -> Vec<Block> {
         while stack.last().is_some_and(|top| top.1 < s) {
             stack.pop();
         }
-        match stack.len() {
-            // A module two deep: its parent, a child of the root, is a block.
-            2 => {
-                if let Some(&parent) = stack.get(1)
-                    && out.last().is_none_or(|b: &Block| b.start_ns != parent.0)
-                {
-                    out.push(block_at(parent));
-                }
-            }
-            _ => {}
+        // A module two deep: its parent, a child of the root, is a block.
+        if stack.len() == 2
+            && let Some(&parent) = stack.get(1)
+            && out.last().is_none_or(|b: &Block| b.start_ns != parent.0)
+        {
+            out.push(block_at(parent));
         }
         stack.push((s, e));
     }

@@ -102,7 +102,8 @@ fn the_fleet_names_the_worst_rank_the_skew_the_ooms_and_the_stages() {
     );
     assert_eq!(f.skew_max_over_median, Some(3.6));
     assert_eq!(f.oom_inputs, vec![3]);
-    let stages: Vec<(i64, Vec<usize>, Option<(usize, i64)>)> = f
+    type Stage = (i64, Vec<usize>, Option<(usize, i64)>);
+    let stages: Vec<Stage> = f
         .stages
         .into_iter()
         .map(|s| (s.stage, s.inputs, s.worst))
