@@ -13,12 +13,12 @@ use collector::analysis::categories::categories_over_time;
 use collector::model::DeviceId;
 use collector::units::bytes_iec;
 
-use super::{Section, TEMP_TAG, chart_stem};
+use super::figures::write_png_and_svg;
+use super::{Section, chart_stem};
 use crate::output::categories::share;
 use crate::output::charts::categories::{
     CategoriesChart, Layer, categories_png, categories_svg, stacked,
 };
-use crate::output::file::{self, FRESH};
 use crate::palette::CATEGORIES_LIGHT;
 
 /// The file stem of a device's chart by category: `memory-cuda-0-categories`.
@@ -102,20 +102,11 @@ pub fn write_categories_charts(dir: &Path, s: &Section<'_>) -> Result<()> {
             layers: &layers,
             duration_ns: s.rec.meta.end_ns - start,
         };
-        let stem = categories_stem(s.prefix, d.device);
-        file::write_to_path(
-            &dir.join(format!("{stem}.png")),
-            &FRESH,
-            TEMP_TAG,
-            "png",
-            |temp| categories_png(&chart, temp),
-        )?;
-        let svg = categories_svg(&chart)?;
-        file::write_bytes(
-            &dir.join(format!("{stem}.svg")),
-            &FRESH,
-            TEMP_TAG,
-            svg.as_bytes(),
+        write_png_and_svg(
+            dir,
+            &categories_stem(s.prefix, d.device),
+            |png| categories_png(&chart, png),
+            || categories_svg(&chart),
         )?;
     }
     Ok(())

@@ -83,21 +83,12 @@ fn write_device_chart(dir: &Path, s: &Section<'_>, idx: DeviceIdx) -> Result<()>
         peak: peak_mark(s, info.key),
     };
     let stem = chart_stem(s.prefix, info.key);
-    file::write_to_path(
-        &dir.join(format!("{stem}.png")),
-        &FRESH,
-        TEMP_TAG,
-        "png",
-        |temp| memory_png(&chart, temp),
-    )?;
-    let svg = memory_svg(&chart)?;
-    file::write_bytes(
-        &dir.join(format!("{stem}.svg")),
-        &FRESH,
-        TEMP_TAG,
-        svg.as_bytes(),
-    )?;
-    Ok(())
+    write_png_and_svg(
+        dir,
+        &stem,
+        |png| memory_png(&chart, png),
+        || memory_svg(&chart),
+    )
 }
 
 /// The host memory chart of a recording's process tree (RSS and PSS), PNG then SVG;
@@ -127,15 +118,29 @@ fn write_host_chart(dir: &Path, s: &Section<'_>) -> Result<()> {
         duration_ns: s.rec.meta.end_ns - start,
         peak,
     };
-    let stem = host_chart_stem(s.prefix);
+    write_png_and_svg(
+        dir,
+        &host_chart_stem(s.prefix),
+        |png| memory_png(&chart, png),
+        || memory_svg(&chart),
+    )
+}
+
+/// A chart as `STEM.png` and `STEM.svg` in the report directory being built.
+pub fn write_png_and_svg(
+    dir: &Path,
+    stem: &str,
+    png: impl FnOnce(&Path) -> Result<()>,
+    svg: impl FnOnce() -> Result<String>,
+) -> Result<()> {
     file::write_to_path(
         &dir.join(format!("{stem}.png")),
         &FRESH,
         TEMP_TAG,
         "png",
-        |temp| memory_png(&chart, temp),
+        png,
     )?;
-    let svg = memory_svg(&chart)?;
+    let svg = svg()?;
     file::write_bytes(
         &dir.join(format!("{stem}.svg")),
         &FRESH,
