@@ -15,6 +15,7 @@
 mod absorb;
 mod merge;
 mod reader;
+mod shim_status;
 pub mod snapshots;
 pub mod tags;
 mod writer;
