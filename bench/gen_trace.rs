@@ -198,13 +198,12 @@ fn main() -> Result<()> {
     let t = walk::template(&raw).with_context(|| format!("{}: not a trace", args.base))?;
     let per_copy = t.body.len() as u64 + 2;
     let fixed = (t.head.len() + t.tail.len()) as u64;
+    // The nearest whole number of copies to the target.
     let copies = args
         .copies
         .unwrap_or_else(|| {
-            args.target_bytes
-                .unwrap_or(0)
-                .saturating_sub(fixed)
-                .div_ceil(per_copy)
+            let want = args.target_bytes.unwrap_or(0).saturating_sub(fixed);
+            (want + per_copy / 2) / per_copy
         })
         .max(1);
     let s = shifts(&t, copies)?;
