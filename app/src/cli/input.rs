@@ -7,6 +7,7 @@ use anyhow::Result;
 use collector::analysis::TimeWindow;
 use collector::analysis::ranks::{self, RankInput};
 use collector::model::DeviceId;
+use collector::parse::SpanFilter;
 use collector::parse::discover::{Discovered, discover};
 use collector::parse::input::DecompressedLimit;
 use collector::{LoadOptions, Recording};
@@ -17,7 +18,16 @@ use crate::output::style::stderr_warning;
 
 /// Read `path` as `--salvage` says; warn on stderr when the file ends early.
 pub fn open(path: &Path, load: LoadArgs) -> Result<Recording> {
-    let rec = collector::load(path, load_options(load))?;
+    open_spans(path, load, SpanFilter::All)
+}
+
+/// [`open`], keeping only the op spans `spans` says.
+pub fn open_spans(path: &Path, load: LoadArgs, spans: SpanFilter) -> Result<Recording> {
+    let options = LoadOptions {
+        spans,
+        ..load_options(load)
+    };
+    let rec = collector::load(path, options)?;
     if let Some(at) = rec.diagnostics.truncated_at {
         eprintln!(
             "vramscope: {} {} ends early; read the complete events before byte {at}",
@@ -70,6 +80,7 @@ pub fn load_options(load: LoadArgs) -> LoadOptions {
     LoadOptions {
         salvage_truncated: load.salvage,
         max_decompressed: load.max_decompressed_size.unwrap_or_default(),
+        spans: SpanFilter::All,
     }
 }
 

@@ -99,6 +99,7 @@ impl Recording {
                 distributed: None,
                 properties: BTreeMap::new(),
                 events_read: 0,
+                spans_left_out: 0,
             },
             strings: StringTable::default(),
             devices: Vec::new(),

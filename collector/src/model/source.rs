@@ -50,6 +50,8 @@ pub struct Meta {
     pub properties: BTreeMap<String, String>,
     /// Total number of trace events read.
     pub events_read: u64,
+    /// Op spans read but not kept ([`crate::parse::SpanFilter::Summary`]).
+    pub spans_left_out: u64,
 }
 
 /// Recoverable oddities met while reading: counted, reported, never fatal.

@@ -99,6 +99,35 @@ pub struct LoadOptions {
     pub salvage_truncated: bool,
     /// How much decompressed content a gzip input may hold.
     pub max_decompressed: DecompressedLimit,
+    /// Which op spans a Chrome trace's recording keeps.
+    pub spans: SpanFilter,
+}
+
+/// Which op spans a reader keeps. Spans are most of a trace's events and most of a loaded
+/// recording's memory (32 bytes each), and some commands read only some of them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SpanFilter {
+    /// Every span (the viewer, `table`, exports).
+    #[default]
+    All,
+    /// Only the spans `summary` reads: those the op index names
+    /// ([`crate::timeline::names_work`]) and those whose name marks a phase
+    /// ([`crate::analysis::categories::names_a_phase`]). The rest (runtime calls, kernels,
+    /// copies) are counted in [`crate::model::Meta::spans_left_out`]. Chrome traces only.
+    Summary,
+}
+
+impl SpanFilter {
+    /// Whether a span of `category` named `name` is kept.
+    pub fn keeps(self, category: crate::model::OpCategory, name: &str) -> bool {
+        match self {
+            SpanFilter::All => true,
+            SpanFilter::Summary => {
+                crate::timeline::names_work(category)
+                    || crate::analysis::categories::names_a_phase(name)
+            }
+        }
+    }
 }
 
 /// Load any supported input into a [`Recording`].

@@ -6,7 +6,7 @@
 
 mod ops;
 
-pub use ops::OpIndex;
+pub use ops::{OpIndex, names_work};
 
 use std::collections::HashMap as StdHashMap;
 

@@ -5,7 +5,7 @@ use crate::model::{OpCategory, Recording, ThreadIdx};
 /// Spans that say what the program was doing: operators, `record_function` ranges, NVTX
 /// ranges and Python frames. Runtime calls are left out so the answer reads "aten::mm",
 /// not "cudaMalloc"; Python frames are indexed but only named when asked for.
-fn names_work(category: OpCategory) -> bool {
+pub fn names_work(category: OpCategory) -> bool {
     matches!(
         category,
         OpCategory::CpuOp

@@ -51,6 +51,7 @@ pub(crate) fn recording(
             distributed: None,
             properties: Default::default(),
             events_read: 0,
+            spans_left_out: 0,
         },
         strings,
         devices: vec![DeviceInfo {

@@ -17,6 +17,7 @@ mod rules;
 mod series;
 mod tags;
 
+pub use phase::names_a_phase;
 pub use series::{CategorySeries, MAX_SERIES_POINTS, categories_over_time};
 
 use crate::model::{DeviceIdx, Recording};

@@ -95,20 +95,36 @@ fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
     let cpu_op = category == OpCategory::CpuOp;
     let backward_node =
         cpu_op && (name.contains("Backward") || name.starts_with("torch::autograd::"));
-    let phase = if name.starts_with("Optimizer.step#") {
-        Some(Phase::Optimizer)
-    } else if name.starts_with("Optimizer.zero_grad#") {
-        Some(Phase::ZeroGrad)
-    } else if backward_node || name.starts_with("autograd::engine::evaluate_function") {
-        Some(Phase::Backward)
-    } else {
-        None
+    let by_name = phase_of_name(name);
+    let phase = match by_name {
+        Some(Phase::Backward) | None if backward_node => Some(Phase::Backward),
+        _ => by_name,
     };
     Role {
         phase,
         leaf: cpu_op && (name.starts_with("aten::") || backward_node),
         module: category == OpCategory::PythonFunction && name.starts_with("nn.Module:"),
     }
+}
+
+/// The phase a span's name marks whatever its category (`Optimizer.step#…`,
+/// `Optimizer.zero_grad#…`, `autograd::engine::evaluate_function…`).
+fn phase_of_name(name: &str) -> Option<Phase> {
+    if name.starts_with("Optimizer.step#") {
+        Some(Phase::Optimizer)
+    } else if name.starts_with("Optimizer.zero_grad#") {
+        Some(Phase::ZeroGrad)
+    } else if name.starts_with("autograd::engine::evaluate_function") {
+        Some(Phase::Backward)
+    } else {
+        None
+    }
+}
+
+/// Whether a span's name marks a phase whatever its category: such spans are read by the
+/// categories of every command, `summary` included ([`crate::parse::SpanFilter::Summary`]).
+pub fn names_a_phase(name: &str) -> bool {
+    phase_of_name(name).is_some()
 }
 
 fn leaf_kind(name: &str) -> LeafKind {

@@ -20,6 +20,7 @@ impl Fixture {
                     distributed: None,
                     properties: Default::default(),
                     events_read: 0,
+                    spans_left_out: 0,
                 },
                 strings: StringTable::default(),
                 devices: vec![

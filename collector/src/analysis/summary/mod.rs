@@ -215,7 +215,7 @@ pub fn summarize(rec: &Recording, timeline: &Timeline) -> Summary {
         start_ns: rec.meta.start_ns,
         end_ns: rec.meta.end_ns,
         events: rec.meta.events_read,
-        ops: rec.ops.len() as u64,
+        ops: rec.ops.len() as u64 + rec.meta.spans_left_out,
         steps: rec.steps.len() as u64,
         memory_events: rec.mem_events.len() as u64,
         has_memory_data: !rec.mem_events.is_empty(),

@@ -14,6 +14,7 @@ use crate::model::{
     DeviceId, DeviceIdx, DeviceInfo, DeviceType, Diagnostics, DistributedInfo, MemEvent,
     MemEventKind, OpCategory, OpSpan, StepMarker, StringTable, ThreadIdx, ThreadInfo,
 };
+use crate::parse::SpanFilter;
 
 /// A `B` event waiting for its `E`: name, category, start.
 type OpenBegin = (Option<String>, Option<String>, i64);
@@ -29,6 +30,9 @@ pub(super) struct Builder {
     device_index: FxHashMap<DeviceId, DeviceIdx>,
     mem_events: Vec<MemEvent>,
     ops: Vec<OpSpan>,
+    /// Which spans `ops` keeps; the others are counted in `spans_left_out`.
+    spans: SpanFilter,
+    spans_left_out: u64,
     steps: Vec<StepMarker>,
     pub(super) diagnostics: Diagnostics,
     /// Open `B` events per thread, for B/E pairs.
@@ -48,7 +52,7 @@ pub(super) struct Builder {
 }
 
 impl Builder {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(spans: SpanFilter) -> Self {
         Builder {
             strings: StringTable::default(),
             threads: Vec::new(),
@@ -58,6 +62,8 @@ impl Builder {
             device_index: FxHashMap::default(),
             mem_events: Vec::new(),
             ops: Vec::new(),
+            spans,
+            spans_left_out: 0,
             steps: Vec::new(),
             diagnostics: Diagnostics::default(),
             open_begins: FxHashMap::default(),
@@ -195,6 +201,10 @@ impl Builder {
             && let Some(step) = StepMarker::from_span(name, start_ns, end_ns)
         {
             self.steps.push(step);
+        }
+        if !self.spans.keeps(category, name) {
+            self.spans_left_out += 1;
+            return;
         }
         let name = self.strings.intern(name);
         self.ops.push(OpSpan {

@@ -65,7 +65,7 @@ fn read_with(
 ) -> Result<Recording, TraceError> {
     let compressed = input.compressed;
     let mut stream = JsonStream::new(input.reader);
-    let mut builder = Builder::new();
+    let mut builder = Builder::new(options.spans);
     let outcome = read_document(&mut stream, &mut builder, parallel);
     match outcome {
         Ok(()) => trailing::after_document(&mut stream, &mut builder, options)?,

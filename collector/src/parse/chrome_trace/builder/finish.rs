@@ -93,6 +93,7 @@ impl Builder {
                 distributed: self.distributed,
                 properties: self.properties,
                 events_read: self.events_read,
+                spans_left_out: self.spans_left_out,
             },
             strings: self.strings,
             devices: self.devices,

@@ -1,0 +1,82 @@
+//! `SpanFilter::Summary` leaves out spans, never an answer: on every real Chrome trace the
+//! summary of the filtered recording equals the summary of the whole one, and the spans
+//! left out are counted.
+
+use std::path::PathBuf;
+
+use collector::analysis::summarize;
+use collector::model::OpCategory;
+use collector::parse::SpanFilter;
+use collector::{LoadOptions, Timeline, load};
+
+/// Every Chrome trace under ../shared/traces (the real ones and torch's own CPU runs).
+fn traces() -> Vec<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces");
+    let mut out = Vec::new();
+    for dir in ["real", "torch-cpu"] {
+        let mut stack = vec![root.join(dir)];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).expect("the shared traces") {
+                let path = entry.expect("a directory entry").path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.to_string_lossy().ends_with(".json.gz") {
+                    out.push(path);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn loaded(path: &PathBuf, spans: SpanFilter) -> collector::Recording {
+    let options = LoadOptions {
+        spans,
+        ..LoadOptions::default()
+    };
+    load(path, options).expect("a real trace loads")
+}
+
+#[test]
+fn summary_spans_give_the_same_summary() {
+    let traces = traces();
+    assert!(traces.len() >= 14, "found {} traces", traces.len());
+    let mut left_out = 0;
+    for path in &traces {
+        let all = loaded(path, SpanFilter::All);
+        let some = loaded(path, SpanFilter::Summary);
+        let expected = summarize(&all, &Timeline::build(&all));
+        let got = summarize(&some, &Timeline::build(&some));
+        assert_eq!(got, expected, "{}", path.display());
+        // What was left out is exactly the runtime calls and device-side spans whose names
+        // mark no phase: counted from the whole recording independently.
+        let not_kept = all
+            .ops
+            .iter()
+            .filter(|o| {
+                matches!(
+                    o.category,
+                    OpCategory::Runtime
+                        | OpCategory::Driver
+                        | OpCategory::Kernel
+                        | OpCategory::Memcpy
+                        | OpCategory::Memset
+                        | OpCategory::GpuUserAnnotation
+                        | OpCategory::Other
+                ) && ![
+                    "Optimizer.step#",
+                    "Optimizer.zero_grad#",
+                    "autograd::engine::evaluate_function",
+                ]
+                .iter()
+                .any(|p| all.op_name(o).starts_with(p))
+            })
+            .count() as u64;
+        assert_eq!(some.meta.spans_left_out, not_kept, "{}", path.display());
+        assert_eq!(some.ops.len() as u64 + not_kept, all.ops.len() as u64);
+        left_out += not_kept;
+    }
+    // df_index_resolver alone has 42,373 runtime calls and 22,290 kernels, copies, memsets.
+    assert!(left_out > 64_663, "left out {left_out}");
+}
