@@ -2,7 +2,7 @@
 //! summary of the filtered recording equals the summary of the whole one, and the spans
 //! left out are counted.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use collector::analysis::summarize;
 use collector::model::OpCategory;
@@ -30,7 +30,7 @@ fn traces() -> Vec<PathBuf> {
     out
 }
 
-fn loaded(path: &PathBuf, spans: SpanFilter) -> collector::Recording {
+fn loaded(path: &Path, spans: SpanFilter) -> collector::Recording {
     let options = LoadOptions {
         spans,
         ..LoadOptions::default()
