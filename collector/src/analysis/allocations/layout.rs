@@ -122,24 +122,7 @@ impl BandLayout {
                 before_trace.push((p.time_ns, rest));
                 stack.rest_bytes = rest;
             }
-            // Without a change below the trace, only the bands above a free move.
-            let from = if delta == 0 { pos } else { 0 };
-            for k in from..stack.live.len() {
-                let shift = delta - if k >= pos { gone } else { 0 };
-                if shift == 0 {
-                    continue;
-                }
-                stack.offsets[k] += shift;
-                if raw.len() < MAX_MOVES {
-                    let m = Move {
-                        time_ns: p.time_ns,
-                        offset_bytes: stack.offsets[k],
-                    };
-                    raw.push((stack.live[k], m));
-                } else {
-                    truncated = true;
-                }
-            }
+            truncated |= stack.slide(pos, gone, delta, p.time_ns, &mut raw);
             if let Some(id) = added {
                 let offset = p.allocated_bytes - plus;
                 if let Some(s) = start_offsets.get_mut(id as usize) {
@@ -238,6 +221,40 @@ impl BandLayout {
 }
 
 impl Stack {
+    /// Move the bands from `pos` up down by `gone` bytes (a free there) and every band by
+    /// `delta` (a change of the bytes before the trace), recording each move at `time_ns`
+    /// while under [`MAX_MOVES`]; returns whether a move was dropped.
+    fn slide(
+        &mut self,
+        pos: usize,
+        gone: i64,
+        delta: i64,
+        time_ns: i64,
+        raw: &mut Vec<(u32, Move)>,
+    ) -> bool {
+        let mut dropped = false;
+        // Without a change below the trace, only the bands above a free move.
+        let from = if delta == 0 { pos } else { 0 };
+        let bands = self.live.iter().zip(self.offsets.iter_mut());
+        for (k, (&id, offset)) in bands.enumerate().skip(from) {
+            let shift = delta - if k >= pos { gone } else { 0 };
+            if shift == 0 {
+                continue;
+            }
+            *offset += shift;
+            if raw.len() < MAX_MOVES {
+                let m = Move {
+                    time_ns,
+                    offset_bytes: *offset,
+                };
+                raw.push((id, m));
+            } else {
+                dropped = true;
+            }
+        }
+        dropped
+    }
+
     /// Take band `id` out; its position (bands from there up slide down).
     fn remove(&mut self, id: u32) -> usize {
         match self.live.binary_search(&id) {
@@ -260,8 +277,10 @@ fn by_band(n: usize, raw: Vec<(u32, Move)>) -> (Vec<u32>, Vec<Move>) {
             *c += 1;
         }
     }
-    for i in 0..n {
-        start[i + 1] += start[i];
+    let mut sum = 0;
+    for c in &mut start {
+        sum += *c;
+        *c = sum;
     }
     let mut fill = start.clone();
     let blank = Move {
