@@ -139,7 +139,9 @@ fn frame_ms(
 fn run(name: &str, rec: Recording) {
     let started = Instant::now();
     let timeline = collector::Timeline::build(&rec);
-    let d = timeline.devices.first().expect("a device");
+    let device =
+        collector::analysis::live::pick_device(&rec, &timeline, None).expect("allocations");
+    let d = timeline.devices.get(device as usize).expect("a device");
     let t = Instant::now();
     let layout = BandLayout::build(&rec, d);
     let build_ms = t.elapsed().as_secs_f64() * 1e3;

@@ -5,7 +5,7 @@
 //! outline; wheel zooms and drag pans the shared time view, hover reads the band under the
 //! pointer, a click selects it, Esc clears.
 
-use collector::analysis::allocations::{BandLayout, BandQuery, ColorBy, op_of};
+use collector::analysis::allocations::{BandLayout, BandQuery, ColorBy, op_of, site_frame};
 use collector::analysis::categories::Category;
 use collector::timeline::Allocation;
 use egui::{Color32, FontId, Mesh, Rect, Response, Sense, Shape, Stroke, Ui, pos2, vec2};
@@ -358,7 +358,14 @@ pub fn readout(
     i: usize,
     a: &Allocation,
 ) -> String {
-    let op = op_of(&data.rec, &data.timeline, d, i);
+    // Where it was made: its stack's first user frame, else the op that ran.
+    let rec = &data.rec;
+    let stack = rec.stack(
+        rec.mem_events
+            .get(a.alloc_event as usize)
+            .and_then(|e| e.stack),
+    );
+    let op = site_frame(rec, stack).unwrap_or_else(|| op_of(rec, &data.timeline, d, i));
     let origin = data.rec.meta.start_ns;
     let from = axis::format_time_ns((a.alloc_ns - origin) as f64);
     let life = match a.free_ns {

@@ -154,10 +154,11 @@ fn paint_frames(
         let hash = n.name.bytes().fold(0x811c_9dc5u32, |h, b| {
             (h ^ b as u32).wrapping_mul(0x0100_0193)
         });
-        let color = key_color(Default::default(), &n.name, hash, palette).gamma_multiply(0.8);
+        // A hue per name (the hash folded small: a float keeps no fraction of a big one).
+        let color = key_color(Default::default(), &n.name, hash % 997, palette);
         painter.rect_filled(r.shrink2(vec2(0.5, 0.5)), 1.0, color);
         if r.width() > 40.0 {
-            let text = axis::ellipsize(&n.name, (r.width() / 6.5) as usize);
+            let text = axis::ellipsize(short(&n.name), (r.width() / 6.5) as usize);
             painter.with_clip_rect(r).text(
                 r.left_center() + vec2(3.0, 0.0),
                 Align2::LEFT_CENTER,
@@ -167,6 +168,11 @@ fn paint_frames(
             );
         }
     }
+}
+
+/// A frame's label without its file's directories (the hover keeps the whole path).
+fn short(name: &str) -> &str {
+    name.rsplit(['/', '\\']).next().unwrap_or(name)
 }
 
 /// Lay out node `id` and its descendants from `x`, `scale` points per byte.

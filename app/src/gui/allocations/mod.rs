@@ -28,8 +28,8 @@ pub use details::details_ui;
 pub use draw::{BandsFrame, bands_ui};
 pub use icicle::icicle_ui;
 
-/// One device's bands: the layout (built at load) and the colour keys (built when first
-/// asked for, per choice).
+/// One device's bands: the layout and the default colour keys (built at load), the other
+/// colour keys (built when first asked for).
 #[derive(Debug)]
 pub struct DeviceBands {
     /// The stacking and its index.
@@ -44,10 +44,14 @@ impl DeviceBands {
         if d.allocations.is_empty() {
             return None;
         }
-        Some(Arc::new(DeviceBands {
+        let bands = DeviceBands {
             layout: BandLayout::build(rec, d),
             keys: Default::default(),
-        }))
+        };
+        // The default colours on the loader thread: with a million allocations their ops
+        // take most of a second to look up, which the first frame of the panel would pay.
+        bands.keys(rec, timeline, ColorBy::default());
+        Some(Arc::new(bands))
     }
 
     /// The colour keys `by` (computed once).
