@@ -44,7 +44,7 @@ pub fn key_color(by: ColorBy, name: &str, key: u32, palette: &Palette) -> Color3
     }
     // The golden angle spreads neighbouring keys far apart on the wheel.
     let hue = (key as f32 * 0.618_034).fract();
-    let value = if key % 2 == 0 { 0.85 } else { 0.68 };
+    let value = if key.is_multiple_of(2) { 0.85 } else { 0.68 };
     egui::ecolor::Hsva::new(hue, 0.55, value, 1.0).into()
 }
 
