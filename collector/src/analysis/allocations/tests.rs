@@ -26,7 +26,7 @@ fn inputs() -> Vec<PathBuf> {
     ]
 }
 
-fn load(path: &PathBuf) -> (Recording, Timeline, usize) {
+fn load(path: &std::path::Path) -> (Recording, Timeline, usize) {
     let rec = crate::load(path, LoadOptions::default()).expect("loads");
     let timeline = Timeline::build(&rec);
     let device = pick_device(&rec, &timeline, None).expect("a device with allocations");
