@@ -30,6 +30,8 @@ pub struct DeviceCurves {
     pub total_bytes: Option<u64>,
     /// The allocated memory by category, stacked; where the device has allocations.
     pub categories: Option<CategoryCurves>,
+    /// Every allocation as a stacked band; where the device has allocations.
+    pub bands: Option<std::sync::Arc<super::allocations::DeviceBands>>,
 }
 
 impl DeviceCurves {
@@ -52,6 +54,7 @@ impl DeviceCurves {
             nvml_used: pyramid(gpu_curve(rec, device as DeviceIdx, SampleCurve::DeviceUsed)),
             total_bytes: info.and_then(|i| i.total_memory_bytes).or(sampled_total),
             categories: CategoryCurves::build(rec, timeline, d),
+            bands: super::allocations::DeviceBands::build(rec, timeline, device),
         }
     }
 

@@ -289,6 +289,8 @@ pub struct Document {
     pub segments: SegmentsView,
     /// Last generation number handed out.
     pub generation: u64,
+    /// The allocation view and the icicle.
+    pub allocations: super::allocations::AllocationsState,
 }
 
 impl Document {
@@ -324,6 +326,7 @@ impl Document {
                 full_width: false,
             },
             generation: 0,
+            allocations: Default::default(),
             data,
         }
     }

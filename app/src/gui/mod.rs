@@ -5,6 +5,7 @@
 //! rerun's `SystemCommand`), so no panel mutates what another is drawing. Only UI
 //! preferences persist: the theme, the recent files, the browser's directory.
 
+mod allocations;
 mod app;
 mod axis;
 mod categories;

@@ -2,6 +2,7 @@
 //! [`Timeline`](crate::Timeline).
 
 pub mod advise;
+pub mod allocations;
 pub mod categories;
 pub mod decimate;
 pub mod diff;

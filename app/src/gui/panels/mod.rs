@@ -8,8 +8,10 @@
 //! viewer, a panel reads the state and pushes [`Command`]s, applied after the frame
 //! (rerun's view classes and `SystemCommand`, eframe_template).
 
+mod allocations;
 mod categories;
 mod compare;
+mod flame;
 mod inspector;
 pub(super) mod ops_table;
 mod segments;
@@ -72,10 +74,12 @@ pub trait Panel: Sync {
 }
 
 /// Every panel, in tab order.
-pub static PANELS: [&dyn Panel; 5] = [
+pub static PANELS: [&dyn Panel; 7] = [
     &ops_table::OpsTable,
     &inspector::Inspector,
     &categories::Categories,
+    &allocations::Allocations,
+    &flame::Flame,
     &segments::Segments,
     &compare::Compare,
 ];
@@ -146,7 +150,15 @@ mod tests {
         let titles: Vec<_> = PANELS.iter().map(|p| p.title()).collect();
         assert_eq!(
             titles,
-            ["Ops", "Live at cursor", "Categories", "Segments", "Compare"]
+            [
+                "Ops",
+                "Live at cursor",
+                "Categories",
+                "Allocations",
+                "Flame",
+                "Segments",
+                "Compare"
+            ]
         );
     }
 

@@ -1,0 +1,149 @@
+//! The selected band in full: size, address, when it was allocated and freed and how long
+//! it lived, the allocating and freeing op, its category, and the whole stack of its
+//! allocation and of its free.
+
+use collector::analysis::allocations::{ColorBy, op_of};
+use collector::analysis::live::frame_label;
+use egui::{RichText, Ui};
+
+use super::super::axis;
+use super::super::doc::Document;
+use super::super::theme::Palette;
+
+/// The selected band's details (or how to select one).
+pub fn details_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
+    let data = &doc.data;
+    let Some(d) = data.timeline.devices.get(doc.device as usize) else {
+        return;
+    };
+    let Some((i, a)) = doc
+        .allocations
+        .selected
+        .and_then(|i| Some((i, d.allocations.get(i)?)))
+    else {
+        ui.label(
+            RichText::new("Click a band to see its allocation: stacks, ops, lifetime. Esc clears.")
+                .color(palette.weak_text),
+        );
+        return;
+    };
+    let Some(bands) = data
+        .curves
+        .get(doc.device as usize)
+        .and_then(|c| c.bands.clone())
+    else {
+        return;
+    };
+    facts_ui(ui, doc, (i, a), &bands, palette);
+    let rec = &data.rec;
+    let alloc_stack = rec
+        .mem_events
+        .get(a.alloc_event as usize)
+        .and_then(|e| e.stack);
+    stack_ui(ui, "allocation stack", rec, alloc_stack, palette);
+    if a.free_ns.is_some() {
+        stack_ui(
+            ui,
+            "free stack",
+            rec,
+            bands
+                .layout
+                .free_event(i)
+                .and_then(|e| rec.mem_events.get(e as usize))
+                .and_then(|e| e.stack),
+            palette,
+        );
+    }
+}
+
+/// Size, address, lifetime, the allocating and freeing op, the category.
+fn facts_ui(
+    ui: &mut Ui,
+    doc: &Document,
+    (i, a): (usize, &collector::timeline::Allocation),
+    bands: &super::DeviceBands,
+    palette: &Palette,
+) {
+    let data = &doc.data;
+    let Some(d) = data.timeline.devices.get(doc.device as usize) else {
+        return;
+    };
+    let rec = &data.rec;
+    let origin = rec.meta.start_ns;
+    let category = {
+        let keys = bands.keys(rec, &data.timeline, ColorBy::Category);
+        keys.key
+            .get(i)
+            .and_then(|&k| keys.names.get(k as usize))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let free_event = bands
+        .layout
+        .free_event(i)
+        .and_then(|e| rec.mem_events.get(e as usize));
+    let freeing_op = free_event
+        .and_then(|e| data.timeline.ops.running_at(e.thread, e.time_ns))
+        .and_then(|o| rec.ops.get(o as usize))
+        .map(|o| rec.op_name(o).to_owned());
+    ui.label(RichText::new(format!("{} at {:#x}", axis::bytes(a.bytes), a.addr)).strong());
+    let when = |t: i64| axis::format_time_ns((t - origin) as f64);
+    let lifetime = match a.free_ns {
+        Some(f) => format!(
+            "{} → {} · lived {}",
+            when(a.alloc_ns),
+            when(f),
+            axis::format_duration_ns((f - a.alloc_ns) as f64)
+        ),
+        None => format!("{} → never freed", when(a.alloc_ns)),
+    };
+    egui::Grid::new("band-details")
+        .num_columns(2)
+        .show(ui, |ui| {
+            for (k, v) in [
+                ("lifetime", lifetime),
+                ("allocated by", op_of(rec, &data.timeline, d, i)),
+                (
+                    "freed by",
+                    freeing_op.unwrap_or_else(|| {
+                        if a.free_ns.is_some() {
+                            "(outside any op)".into()
+                        } else {
+                            "—".into()
+                        }
+                    }),
+                ),
+                ("category", category),
+            ] {
+                ui.label(RichText::new(k).color(palette.weak_text));
+                ui.label(v);
+                ui.end_row();
+            }
+        });
+}
+
+fn stack_ui(
+    ui: &mut Ui,
+    title: &str,
+    rec: &collector::Recording,
+    stack: Option<collector::model::StackId>,
+    palette: &Palette,
+) {
+    ui.add_space(4.0);
+    ui.label(RichText::new(title).strong());
+    let frames = rec.stack(stack);
+    if frames.is_empty() {
+        ui.label(RichText::new("(no stack recorded)").color(palette.weak_text));
+        return;
+    }
+    for f in frames {
+        let label = frame_label(rec, f);
+        let library = collector::analysis::live::is_library_file(rec.strings.get(f.file));
+        let text = RichText::new(label).monospace().size(11.0);
+        ui.label(if library {
+            text.color(palette.weak_text)
+        } else {
+            text
+        });
+    }
+}

@@ -1,0 +1,107 @@
+//! The allocation view (memory_viz's "Active Memory Timeline", natively): every allocation
+//! as a band over its lifetime, stacked as the collector laid them out
+//! (`collector::analysis::allocations`), coloured by stack, op or category; hover reads a
+//! band, a click selects it (Esc clears), a search dims the bands that do not match and
+//! draws the matching bytes as a curve; and the icicle of what is live at the cursor.
+//!
+//! Only what a pixel can show is drawn: bands at least a pixel tall and wide, from the
+//! collector's index; the bytes of the rest are the allocated curve's per-pixel columns,
+//! drawn under the bands in grey.
+
+mod details;
+mod draw;
+mod icicle;
+
+#[cfg(test)]
+mod bench;
+
+use std::sync::{Arc, OnceLock};
+
+use collector::analysis::allocations::{
+    BandKeys, BandLayout, ColorBy, FlameTree, Matches, band_keys,
+};
+use collector::analysis::pyramid::CurvePyramid;
+use collector::model::DeviceIdx;
+use collector::{Recording, Timeline};
+
+pub use details::details_ui;
+pub use draw::{BandsFrame, bands_ui};
+pub use icicle::icicle_ui;
+
+/// One device's bands: the layout and the default colour keys (built at load), the other
+/// colour keys (built when first asked for).
+#[derive(Debug)]
+pub struct DeviceBands {
+    /// The stacking and its index.
+    pub layout: BandLayout,
+    keys: [OnceLock<BandKeys>; 3],
+}
+
+impl DeviceBands {
+    /// The layout of `device`'s allocations; `None` where it has none.
+    pub fn build(rec: &Recording, timeline: &Timeline, device: usize) -> Option<Arc<DeviceBands>> {
+        let d = timeline.devices.get(device)?;
+        if d.allocations.is_empty() {
+            return None;
+        }
+        let bands = DeviceBands {
+            layout: BandLayout::build(rec, d),
+            keys: Default::default(),
+        };
+        // The default colours on the loader thread: with a million allocations their ops
+        // take most of a second to look up, which the first frame of the panel would pay.
+        bands.keys(rec, timeline, ColorBy::default());
+        Some(Arc::new(bands))
+    }
+
+    /// The colour keys `by` (computed once).
+    pub fn keys(&self, rec: &Recording, timeline: &Timeline, by: ColorBy) -> &BandKeys {
+        let slot = ColorBy::ALL.iter().position(|&c| c == by).unwrap_or(0);
+        self.keys[slot].get_or_init(|| {
+            timeline
+                .devices
+                .get(self.layout.device as usize)
+                .map(|d| band_keys(rec, timeline, d, by))
+                .unwrap_or_default()
+        })
+    }
+}
+
+/// A search's answer and its curve, for the device it was asked on.
+pub struct SearchResult {
+    /// The device.
+    pub device: DeviceIdx,
+    /// The bands matched.
+    pub matches: Matches,
+    /// Their live bytes over time, for per-column queries.
+    pub curve: Option<CurvePyramid>,
+}
+
+/// The allocation view's state, per document.
+#[derive(Default)]
+pub struct AllocationsState {
+    /// What colours the bands.
+    pub color_by: ColorBy,
+    /// The selected band (an index into the shown device's allocations).
+    pub selected: Option<usize>,
+    /// The search text.
+    pub query: String,
+    /// The last search, while its text is the query's.
+    pub search: Option<SearchResult>,
+    /// The icicle at the cursor, once built: (device, instant, tree).
+    pub flame: Option<(DeviceIdx, i64, Arc<FlameTree>)>,
+    /// The icicle's zoomed frame (a node of the tree).
+    pub flame_zoom: Option<u32>,
+    /// What the pointer is over, for the readout (and tests): band, or `None`.
+    pub hovered: Option<usize>,
+    /// The icicle frame under the pointer.
+    pub flame_hovered: Option<u32>,
+    /// The icicle's frames as drawn last frame (node, rect).
+    pub flame_placed: Vec<(u32, egui::Rect)>,
+    /// What the last frame of bands drew.
+    pub last_frame: BandsFrame,
+    /// Where the bands were drawn last frame.
+    pub plot: Option<super::paint::PlotFrame>,
+    /// The hover readout shown last frame.
+    pub readout: Option<String>,
+}

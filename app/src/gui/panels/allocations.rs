@@ -1,0 +1,123 @@
+//! The Allocations panel: every allocation as a band over its lifetime (memory_viz's
+//! Active Memory Timeline) on the timeline's time axis, a colour selector, a search by op
+//! or stack, and the selected allocation in full beside the plot.
+
+use collector::analysis::allocations::{ColorBy, search};
+use collector::analysis::pyramid::CurvePyramid;
+use egui::{Rect, RichText, Ui, pos2};
+
+use super::super::Command;
+use super::super::allocations::{SearchResult, bands_ui, details_ui};
+use super::super::axis;
+use super::super::data::Loaded;
+use super::super::doc::Document;
+use super::{Panel, PanelContext, PanelId};
+
+impl PanelId {
+    /// Every allocation as a band.
+    pub const ALLOCATIONS: PanelId = PanelId("allocations");
+}
+
+/// Every allocation as a band.
+pub struct Allocations;
+
+/// Width of the selected allocation's details beside the plot.
+const DETAILS_WIDTH: f32 = 380.0;
+
+impl Panel for Allocations {
+    fn id(&self) -> PanelId {
+        PanelId::ALLOCATIONS
+    }
+
+    fn title(&self) -> &'static str {
+        "Allocations"
+    }
+
+    /// Where some device's allocations are paired by address.
+    fn available(&self, data: &Loaded) -> bool {
+        data.curves.iter().any(|c| c.bands.is_some())
+    }
+
+    fn ui(&self, ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, _cmds: &mut Vec<Command>) {
+        toolbar_ui(ui, doc);
+        ui.separator();
+        let full = ui.available_rect_before_wrap();
+        let split = (full.right() - DETAILS_WIDTH).max(full.left() + full.width() * 0.5);
+        let plot = Rect::from_min_max(full.min, pos2(split - 8.0, full.bottom()));
+        let side = Rect::from_min_max(pos2(split, full.top()), full.max);
+        doc.allocations.last_frame = bands_ui(ui, plot, doc, cx.palette);
+        let mut child = ui.new_child(egui::UiBuilder::new().max_rect(side));
+        egui::ScrollArea::vertical()
+            .id_salt("band-details")
+            .auto_shrink([false, false])
+            .show(&mut child, |ui| details_ui(ui, doc, cx.palette));
+    }
+}
+
+/// Colour selector, search field and what the search matched.
+fn toolbar_ui(ui: &mut Ui, doc: &mut Document) {
+    ui.horizontal(|ui| {
+        ui.label("colour by");
+        for by in ColorBy::ALL {
+            ui.selectable_value(&mut doc.allocations.color_by, by, by.as_str());
+        }
+        ui.separator();
+        ui.label("search op or stack");
+        let edit = egui::TextEdit::singleline(&mut doc.allocations.query)
+            .id_salt("band-search")
+            .desired_width(200.0)
+            .hint_text("e.g. aten::mm or model.py");
+        ui.add(edit);
+        refresh_search(doc);
+        if let Some(s) = doc.allocations.search.as_ref() {
+            let bytes: i64 = s.matches.curve.iter().map(|p| p.1).max().unwrap_or(0);
+            ui.label(
+                RichText::new(format!(
+                    "{} allocations match · at most {} live at once",
+                    s.matches.count,
+                    axis::bytes(bytes)
+                ))
+                .small(),
+            );
+        }
+        let drawn = doc.allocations.last_frame;
+        ui.label(
+            RichText::new(format!("{} bands drawn", drawn.drawn))
+                .small()
+                .weak(),
+        );
+    });
+}
+
+/// Search again when the text or the device changed; an empty text clears it.
+fn refresh_search(doc: &mut Document) {
+    let state = &doc.allocations;
+    let query = state.query.trim().to_owned();
+    let current = state
+        .search
+        .as_ref()
+        .is_some_and(|s| s.matches.query == query && s.device == doc.device);
+    if query.is_empty() {
+        doc.allocations.search = None;
+        return;
+    }
+    if current {
+        return;
+    }
+    let data = doc.data.clone();
+    let (Some(d), Some(bands)) = (
+        data.timeline.devices.get(doc.device as usize),
+        data.curves
+            .get(doc.device as usize)
+            .and_then(|c| c.bands.clone()),
+    ) else {
+        return;
+    };
+    let matches = search(&data.rec, &data.timeline, d, &bands.layout, &query);
+    let curve = (!matches.curve.is_empty()).then(|| CurvePyramid::build(&matches.curve));
+    doc.allocations.search = Some(SearchResult {
+        device: doc.device,
+        matches,
+        curve,
+    });
+}

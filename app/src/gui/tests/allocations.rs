@@ -1,0 +1,232 @@
+//! The allocation view and the icicle, driven like a user would on the CS336 allocator
+//! snapshot (stacks on every allocation): hovering a band reads it out, a click selects it
+//! and shows its stacks, Esc clears; a search's curve is the bytes of the matching
+//! allocations, found here by walking the stacks directly; the icicle's top row spans
+//! the allocated bytes at the cursor, as `live` counts them.
+
+use collector::analysis::live::{GroupBy, frame_label, live_at};
+use egui::{Event, Key, Modifiers, Pos2};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+
+use super::super::ViewerApp;
+use super::super::axis;
+use super::super::panels::PanelId;
+use super::{harness, primary, repo, settle};
+
+fn opened(tab: &str) -> Harness<'static, ViewerApp> {
+    let mut h = harness(vec![
+        repo().join("samples/cs336-transformer-snapshot.pickle"),
+    ]);
+    settle(&mut h);
+    h.get_by_label(tab).click();
+    h.run_steps(3);
+    h
+}
+
+/// The largest allocation living at least a tenth of the run, and a point in the middle
+/// of its band (half-way through its life, half-way up).
+fn long_lived_band(h: &Harness<'_, ViewerApp>) -> (usize, Pos2) {
+    let doc = h.state().active_doc().expect("doc");
+    let d = &doc.data.timeline.devices[doc.device as usize];
+    let end = d.points.last().expect("points").time_ns;
+    let life = |a: &collector::timeline::Allocation| a.free_ns.unwrap_or(end) - a.alloc_ns;
+    let (i, a) = d
+        .allocations
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| life(a) >= doc.data.duration_ns() / 10)
+        .max_by_key(|(_, a)| a.bytes)
+        .expect("a long-lived allocation");
+    let bands = doc.data.curves[doc.device as usize]
+        .bands
+        .clone()
+        .expect("bands");
+    let frame = doc.allocations.plot.expect("drawn");
+    let t = a.alloc_ns + life(a) / 2;
+    let offset = bands.layout.offset_at(i, t);
+    let pos = Pos2::new(
+        frame.x(doc.rel_ns(t)),
+        frame.y((offset + a.bytes / 2) as f64),
+    );
+    (i, pos)
+}
+
+#[test]
+fn hovering_a_band_reads_out_its_size_op_and_lifetime() {
+    let mut h = opened("Allocations");
+    assert_eq!(
+        h.state().active_doc().expect("doc").tab,
+        PanelId::ALLOCATIONS
+    );
+    let (i, pos) = long_lived_band(&h);
+    h.event(Event::PointerMoved(pos));
+    h.run_steps(2);
+    let doc = h.state().active_doc().expect("doc");
+    assert_eq!(doc.allocations.hovered, Some(i));
+    let a = doc.data.timeline.devices[doc.device as usize].allocations[i];
+    let text = doc.allocations.readout.clone().expect("a readout");
+    assert!(text.starts_with(&axis::bytes(a.bytes)), "{text}");
+    let life = axis::format_duration_ns(a.free_ns.map_or(0, |f| f - a.alloc_ns) as f64);
+    assert!(
+        a.free_ns.is_none() || text.contains(&life),
+        "{text} has {life}"
+    );
+}
+
+#[test]
+fn a_click_selects_a_band_and_shows_its_stacks_and_esc_clears_it() {
+    let mut h = opened("Allocations");
+    let (i, pos) = long_lived_band(&h);
+    h.event(Event::PointerMoved(pos));
+    h.event(primary(pos, true));
+    h.event(primary(pos, false));
+    h.run_steps(3);
+    let doc = h.state().active_doc().expect("doc");
+    assert_eq!(doc.allocations.selected, Some(i));
+    // The details name the allocation's innermost frame, as the recording has it.
+    let rec = &doc.data.rec;
+    let a = doc.data.timeline.devices[doc.device as usize].allocations[i];
+    let stack = rec.stack(rec.mem_events[a.alloc_event as usize].stack);
+    let first = frame_label(rec, stack.last().expect("a stack"));
+    assert!(h.query_by_label(&first).is_some(), "{first} shown");
+    assert!(h.query_by_label("allocation stack").is_some());
+    h.event(Event::Key {
+        key: Key::Escape,
+        physical_key: None,
+        pressed: true,
+        repeat: false,
+        modifiers: Modifiers::NONE,
+    });
+    h.run_steps(2);
+    assert_eq!(
+        h.state().active_doc().expect("doc").allocations.selected,
+        None
+    );
+}
+
+#[test]
+fn a_search_dims_the_rest_and_its_curve_is_the_bytes_of_the_matching_allocations() {
+    let mut h = opened("Allocations");
+    assert_eq!(dimmed_vertices(&h), 0, "nothing dimmed before a search");
+    h.state_mut().docs_mut()[0].allocations.query = "MODEL.py".into();
+    h.run_steps(3);
+    // The bands that do not match are drawn faint (4 vertices a rectangle).
+    assert!(dimmed_vertices(&h) >= 4, "the rest dimmed");
+    let doc = h.state().active_doc().expect("doc");
+    let s = doc.allocations.search.as_ref().expect("searched");
+    let rec = &doc.data.rec;
+    let d = &doc.data.timeline.devices[doc.device as usize];
+    // Independently: allocations with a frame in a file named model.py (any case).
+    let matching: Vec<bool> = d
+        .allocations
+        .iter()
+        .map(|a| {
+            let stack = rec.stack(rec.mem_events[a.alloc_event as usize].stack);
+            stack
+                .iter()
+                .any(|f| rec.strings.get(f.file).to_lowercase().contains("model.py"))
+        })
+        .collect();
+    let count = matching.iter().filter(|&&m| m).count();
+    assert!(count > 0 && count < matching.len());
+    assert_eq!(s.matches.count, count);
+    let curve = s.curve.as_ref().expect("a curve");
+    for p in d.points.iter().step_by(7) {
+        let want: i64 = d
+            .allocations
+            .iter()
+            .zip(&matching)
+            .filter(|(a, m)| {
+                **m && a.alloc_ns <= p.time_ns && a.free_ns.is_none_or(|f| f > p.time_ns)
+            })
+            .map(|(a, _)| a.bytes)
+            .sum();
+        assert_eq!(
+            curve.value_at(p.time_ns).unwrap_or(0),
+            want,
+            "at {}",
+            p.time_ns
+        );
+    }
+}
+
+#[test]
+fn the_icicle_spans_the_allocated_bytes_at_the_cursor_and_a_click_zooms() {
+    let mut h = opened("Flame");
+    let doc = h.state().active_doc().expect("doc");
+    let (_, t, tree) = doc.allocations.flame.clone().expect("a tree");
+    let live = live_at(
+        &doc.data.rec,
+        &doc.data.timeline,
+        doc.device,
+        t,
+        GroupBy::Stack,
+    );
+    let allocated = live.allocated_bytes.expect("allocated");
+    assert_eq!(tree.root().expect("root").bytes, allocated);
+    let placed = doc.allocations.flame_placed.clone();
+    let root = placed
+        .iter()
+        .find(|(id, _)| *id == 0)
+        .expect("the root drawn")
+        .1;
+    // The root's children, drawn side by side, are as wide as the root: the bytes they
+    // hold sum to the allocated total.
+    let children: f32 = placed
+        .iter()
+        .filter(|(id, _)| tree.nodes[*id as usize].depth == 1)
+        .map(|(_, r)| r.width())
+        .sum();
+    assert!(
+        (children - root.width()).abs() <= 2.0,
+        "{children} vs {}",
+        root.width()
+    );
+    // A click on the widest child zooms into it: it then spans the width.
+    let child = tree.root().expect("root").children[0];
+    let rect = placed.iter().find(|(id, _)| *id == child).expect("drawn").1;
+    h.event(Event::PointerMoved(rect.center()));
+    h.run_steps(1);
+    assert_eq!(
+        h.state()
+            .active_doc()
+            .expect("doc")
+            .allocations
+            .flame_hovered,
+        Some(child)
+    );
+    h.event(primary(rect.center(), true));
+    h.event(primary(rect.center(), false));
+    h.run_steps(3);
+    let doc = h.state().active_doc().expect("doc");
+    assert_eq!(doc.allocations.flame_zoom, Some(child));
+    let now = doc
+        .allocations
+        .flame_placed
+        .iter()
+        .find(|(id, _)| *id == child)
+        .expect("drawn")
+        .1;
+    assert!((now.width() - root.width()).abs() <= 1.0);
+}
+
+/// A dimmed band's alpha: 15 % of its opaque colour's (no other shape of the window has it).
+const DIMMED_ALPHA: u8 = 38;
+
+/// Vertices of the frame's meshes drawn as dimmed bands.
+fn dimmed_vertices(h: &Harness<'_, ViewerApp>) -> usize {
+    h.output()
+        .shapes
+        .iter()
+        .filter_map(|c| match &c.shape {
+            egui::Shape::Mesh(m) => Some(
+                m.vertices
+                    .iter()
+                    .filter(|v| v.color.a() == DIMMED_ALPHA)
+                    .count(),
+            ),
+            _ => None,
+        })
+        .sum()
+}

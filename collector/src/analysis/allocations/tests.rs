@@ -1,0 +1,204 @@
+//! The layout, index, search and icicle on real traces and snapshots: every number checked
+//! against the allocator's own totals (`Total Allocated`, the snapshot's replayed totals)
+//! or a brute-force walk of the allocations.
+
+use std::path::PathBuf;
+
+use super::*;
+use crate::analysis::live::{GroupBy, live_at, pick_device};
+use crate::{LoadOptions, Recording, Timeline};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Real inputs with allocations: two allocator snapshots with stacks, the CPU training
+/// sample, and the largest real H100 trace (13,474 memory events).
+fn inputs() -> Vec<PathBuf> {
+    let shared = repo().join("../shared/traces/real");
+    vec![
+        repo().join("samples/cs336-transformer-snapshot.pickle"),
+        repo().join("samples/transformer-lm-train-cpu.json.gz"),
+        shared.join("snapshot-cs336-magma27/memory_snapshot.pickle"),
+        shared.join(
+            "tracelens-h100-owlv2-large/google_owlv2-large-patch14-ensemble__1016001.json.gz",
+        ),
+    ]
+}
+
+fn load(path: &std::path::Path) -> (Recording, Timeline, usize) {
+    let rec = crate::load(path, LoadOptions::default()).expect("loads");
+    let timeline = Timeline::build(&rec);
+    let device = pick_device(&rec, &timeline, None).expect("a device with allocations");
+    (rec, timeline, device as usize)
+}
+
+/// About `n` instants spread over the device's events.
+fn instants(d: &crate::timeline::DeviceTimeline, n: usize) -> Vec<i64> {
+    let step = (d.points.len() / n).max(1);
+    d.points.iter().step_by(step).map(|p| p.time_ns).collect()
+}
+
+#[test]
+fn bands_stack_in_allocation_order_from_before_the_trace_to_the_allocated_total() {
+    for path in inputs() {
+        let (rec, timeline, device) = load(&path);
+        let d = &timeline.devices[device];
+        let layout = BandLayout::build(&rec, d);
+        assert!(!layout.truncated, "{}", path.display());
+        assert!(layout.len() > 100, "{}", path.display());
+        for t in instants(d, 300) {
+            // The allocator's total then, from the trace itself.
+            let allocated = d.at(t).expect("a point").allocated_bytes;
+            // Each live band starts where the one allocated before it ends, the first on
+            // top of the bytes allocated before the trace.
+            let mut top = layout.before_trace_at(t);
+            for (i, a) in d.allocations.iter().enumerate() {
+                if a.alloc_ns <= t && a.free_ns.is_none_or(|f| f > t) {
+                    assert_eq!(
+                        layout.offset_at(i, t),
+                        top,
+                        "{} band {i} at {t}",
+                        path.display()
+                    );
+                    top += a.bytes;
+                }
+            }
+            assert_eq!(top, allocated, "{} at {t}", path.display());
+        }
+    }
+}
+
+#[test]
+fn a_band_keeps_its_offset_until_a_band_below_it_is_freed() {
+    let (rec, timeline, device) = load(&inputs()[0]);
+    let d = &timeline.devices[device];
+    let layout = BandLayout::build(&rec, d);
+    let mut checked = 0;
+    for i in 0..layout.len() {
+        let mut prev = layout.start_offset(i);
+        for m in layout.moves(i) {
+            // Every move is down, and at the free of an allocation made before this one
+            // (or a change of the bytes allocated before the trace).
+            let below_freed = d.allocations[..i]
+                .iter()
+                .any(|b| b.free_ns == Some(m.time_ns));
+            let rest_changed = layout.before_trace.iter().any(|s| s.0 == m.time_ns);
+            assert!(
+                below_freed || rest_changed,
+                "band {i} moved at {}",
+                m.time_ns
+            );
+            if !rest_changed {
+                assert!(m.offset_bytes < prev, "band {i} moved up at {}", m.time_ns);
+            }
+            prev = m.offset_bytes;
+            checked += 1;
+        }
+    }
+    assert!(checked > 0);
+}
+
+#[test]
+fn the_index_returns_exactly_the_bands_a_view_asks_for() {
+    let (rec, timeline, device) = load(&inputs()[3]);
+    let d = &timeline.devices[device];
+    let layout = BandLayout::build(&rec, d);
+    let (start, end) = (d.points[0].time_ns, layout.end_ns);
+    let span = end - start;
+    for (k, (min_bytes, min_life_ns)) in [
+        (0, 0),
+        (1 << 20, 0),
+        (0, span / 1000),
+        (1 << 16, span / 100),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let t0_ns = start + span * k as i64 / 7;
+        let q = BandQuery {
+            t0_ns,
+            t1_ns: t0_ns + span / 5,
+            min_bytes,
+            min_life_ns,
+        };
+        let mut got = Vec::new();
+        layout.index.visible(&q, &mut got);
+        got.sort_unstable();
+        let want: Vec<u32> = (0..d.allocations.len())
+            .filter(|&i| {
+                let a = &d.allocations[i];
+                let e = a.free_ns.unwrap_or(end);
+                a.alloc_ns <= q.t1_ns
+                    && e >= q.t0_ns
+                    && a.bytes >= min_bytes
+                    && e - a.alloc_ns >= min_life_ns
+            })
+            .map(|i| i as u32)
+            .collect();
+        assert_eq!(got, want, "query {q:?}");
+        assert!(!want.is_empty());
+    }
+}
+
+#[test]
+fn a_search_matches_by_op_or_stack_and_its_curve_sums_the_matching_live_bytes() {
+    for (path, query) in [(&inputs()[3], "aten::addmm"), (&inputs()[0], "model.py")] {
+        let (rec, timeline, device) = load(path);
+        let d = &timeline.devices[device];
+        let layout = BandLayout::build(&rec, d);
+        let m = search(&rec, &timeline, d, &layout, query);
+        assert!(
+            m.count > 0 && m.count < d.allocations.len(),
+            "{query}: {}",
+            m.count
+        );
+        for t in instants(d, 200) {
+            let want: i64 = d
+                .allocations
+                .iter()
+                .enumerate()
+                .filter(|(i, a)| {
+                    m.matched[*i] && a.alloc_ns <= t && a.free_ns.is_none_or(|f| f > t)
+                })
+                .map(|(_, a)| a.bytes)
+                .sum();
+            let n = m.curve.partition_point(|s| s.0 <= t);
+            let got = n.checked_sub(1).map_or(0, |k| m.curve[k].1);
+            assert_eq!(got, want, "{query} at {t}");
+        }
+    }
+}
+
+#[test]
+fn the_icicle_sums_to_the_allocated_bytes_at_the_instant() {
+    for path in inputs() {
+        let (rec, timeline, device) = load(&path);
+        let d = &timeline.devices[device];
+        for t in instants(d, 5) {
+            let tree = flame_at(&rec, &timeline, device as u16, t);
+            let allocated = d.at(t).expect("a point").allocated_bytes;
+            let root = tree.root().expect("a root");
+            assert_eq!(root.bytes, allocated, "{} at {t}", path.display());
+            assert_eq!(tree.allocated_bytes, allocated);
+            let children: i64 = root
+                .children
+                .iter()
+                .map(|&c| tree.nodes[c as usize].bytes)
+                .sum();
+            assert_eq!(children, allocated, "{} at {t}", path.display());
+            // A frame holds at least what its callees hold.
+            for n in &tree.nodes {
+                let below: i64 = n
+                    .children
+                    .iter()
+                    .map(|&c| tree.nodes[c as usize].bytes)
+                    .sum();
+                assert!(n.bytes >= below || n.bytes < 0, "{}", n.name);
+            }
+            // And the live groups by stack agree on the total.
+            let live = live_at(&rec, &timeline, device as u16, t, GroupBy::Stack);
+            assert_eq!(live.groups.iter().map(|g| g.bytes).sum::<i64>(), root.bytes);
+        }
+    }
+}
