@@ -8,6 +8,7 @@
 //! viewer, a panel reads the state and pushes [`Command`]s, applied after the frame
 //! (rerun's view classes and `SystemCommand`, eframe_template).
 
+mod advice;
 mod categories;
 mod compare;
 mod inspector;
@@ -24,6 +25,7 @@ use super::data::Loaded;
 use super::doc::Document;
 use super::theme::Palette;
 
+pub use advice::AdviceState;
 pub use inspector::jump_buttons_ui;
 
 /// A panel's stable name: what a document's shown tab and [`Command::SetTab`] hold. Each
@@ -72,12 +74,13 @@ pub trait Panel: Sync {
 }
 
 /// Every panel, in tab order.
-pub static PANELS: [&dyn Panel; 5] = [
+pub static PANELS: [&dyn Panel; 6] = [
     &ops_table::OpsTable,
     &inspector::Inspector,
     &categories::Categories,
     &segments::Segments,
     &compare::Compare,
+    &advice::Advice,
 ];
 
 /// The panel named `id`.
@@ -146,7 +149,14 @@ mod tests {
         let titles: Vec<_> = PANELS.iter().map(|p| p.title()).collect();
         assert_eq!(
             titles,
-            ["Ops", "Live at cursor", "Categories", "Segments", "Compare"]
+            [
+                "Ops",
+                "Live at cursor",
+                "Categories",
+                "Segments",
+                "Compare",
+                "Advice"
+            ]
         );
     }
 
