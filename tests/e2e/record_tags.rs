@@ -191,6 +191,36 @@ fn tagged_blocks_take_their_category_at_the_peak() {
     );
 }
 
+/// A pack of a tagged recording keeps its tags: `categories` and `advise` give the same
+/// numbers from the pack as from the recording, and the tagged categories are the storages'
+/// blocks (the program's own list, as above), not the rules' guesses.
+#[test]
+fn a_pack_of_a_tagged_recording_keeps_the_tags() {
+    let dir = record_dir("torch-tags-pack");
+    let expected = run_tags_program(&dir);
+    let path = dir.join("run.vsr");
+    let pack = dir.join("run.vsp");
+    let p = |p: &Path| p.to_str().expect("utf-8").to_owned();
+    vramscope_ok(&["pack", &p(&path), "-o", &p(&pack)]);
+    let blocks = |role: &str| -> u64 {
+        storages(&expected[role])
+            .iter()
+            .map(|&(_, n)| block_bytes(n))
+            .sum()
+    };
+    let want = [
+        json!(blocks("parameter")),
+        json!(blocks("optimizer_state")),
+        json!(blocks("gradient")),
+    ];
+    assert_eq!(tagged_composition(&pack), want);
+    assert_eq!(tagged_composition(&path), want);
+    for command in ["categories", "advise"] {
+        let of = |input: &Path| vramscope_json(&[command, &p(input)]);
+        assert_eq!(of(&pack), of(&path), "{command}");
+    }
+}
+
 /// The shim's `_vramscope_storage_tags` on a real tiny model with Adam after one step:
 /// tests/fixtures/torch-memory/tag_real_torch.py reads the same tensors from torch itself.
 #[test]

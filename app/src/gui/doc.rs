@@ -287,6 +287,8 @@ pub struct Document {
     pub compare: CompareState,
     /// The segment view's options.
     pub segments: SegmentsView,
+    /// The advice panel's options and answer.
+    pub advice: panels::AdviceState,
     /// Last generation number handed out.
     pub generation: u64,
     /// The allocation view and the icicle.
@@ -325,6 +327,7 @@ impl Document {
                 order: SegmentOrder::Address,
                 full_width: false,
             },
+            advice: Default::default(),
             generation: 0,
             allocations: Default::default(),
             data,
@@ -381,6 +384,9 @@ impl Document {
     pub fn busy(&self) -> bool {
         // A highlighted row's spans are a job too: asked for, not yet answered.
         let spans_pending = self.table.highlighted.is_some() && self.table.spans.is_none();
-        self.table.pending.is_some() || self.inspect.pending.is_some() || spans_pending
+        self.table.pending.is_some()
+            || self.inspect.pending.is_some()
+            || self.advice.pending.is_some()
+            || spans_pending
     }
 }

@@ -1,6 +1,6 @@
 //! The analysis worker: one named thread that runs the collector's analyses the panels
 //! ask for — the key_averages table of a time range, what was live at an instant (with
-//! fragmentation and the segment layout), the spans of one op — so that a 1 GB trace's
+//! fragmentation and the segment layout), the spans of one op, the what-if advice — so that a 1 GB trace's
 //! O(n) analyses never run on the UI thread.
 //!
 //! Requests and replies travel over bounded channels. Each request carries the document
@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use collector::analysis::advise::{DeviceAdvice, Options, advise};
 use collector::analysis::fragmentation::{
     Fragmentation, fragmentation_at, fragmentation_at_snapshot,
 };
@@ -50,6 +51,11 @@ pub enum Job {
         /// The row's name.
         name: String,
     },
+    /// The what-if advice of every device.
+    Advise {
+        /// Ranks, micro-batches, capacity.
+        options: Options,
+    },
 }
 
 impl Job {
@@ -58,6 +64,7 @@ impl Job {
             Job::Table { .. } => 0,
             Job::Inspect { .. } => 1,
             Job::OpSpans { .. } => 2,
+            Job::Advise { .. } => 3,
         }
     }
 }
@@ -124,6 +131,8 @@ pub enum Outcome {
     Inspect(Box<Inspection>),
     /// Spans of an op.
     OpSpans(Arc<OpSpans>),
+    /// The advice of every device with allocations.
+    Advise(Vec<DeviceAdvice>),
 }
 
 /// A reply to a [`Request`].
@@ -234,6 +243,7 @@ fn run(data: &Loaded, job: Job) -> Outcome {
             at_snapshot,
         } => Outcome::Inspect(Box::new(inspect(data, device, at_ns, at_snapshot))),
         Job::OpSpans { name } => Outcome::OpSpans(Arc::new(op_spans(data, name))),
+        Job::Advise { options } => Outcome::Advise(advise(&data.rec, &data.timeline, &options)),
     }
 }
 

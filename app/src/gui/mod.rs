@@ -80,6 +80,8 @@ pub enum Command {
     Export(ExportKind),
     /// Hide an error.
     DismissError(usize),
+    /// Estimate the active document's peaks under each memory-saving technique.
+    Advise(collector::analysis::advise::Options),
 }
 
 /// Open the viewer window on `paths` and run until it is closed.

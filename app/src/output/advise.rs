@@ -76,7 +76,7 @@ fn device_json(d: &NamedAdvice<'_>) -> Value {
 }
 
 /// A technique with its parameter, for people: `zero1 ×4`, `micro_batch ÷2`.
-fn label(t: Technique) -> String {
+pub fn label(t: Technique) -> String {
     match (t.world_size(), t.factor()) {
         (Some(n), _) => format!("{} ×{n} ranks", t.as_str()),
         (_, Some(k)) => format!("{} ÷{k}", t.as_str()),
@@ -128,7 +128,8 @@ pub fn advise_text(out: &mut impl Write, devices: &[NamedAdvice<'_>]) -> io::Res
     Ok(())
 }
 
-fn signed(bytes: i64) -> String {
+/// Bytes with a sign when negative (a saving that costs memory).
+pub fn signed(bytes: i64) -> String {
     if bytes < 0 {
         format!("-{}", bytes_iec(-bytes))
     } else {
@@ -137,20 +138,25 @@ fn signed(bytes: i64) -> String {
 }
 
 fn fit_text(out: &mut impl Write, f: &Fit) -> io::Result<()> {
+    writeln!(out, "  {}", fit_sentence(f))
+}
+
+/// The smallest combination that fits, in one line (the text, the report and the viewer
+/// say the same).
+pub fn fit_sentence(f: &Fit) -> String {
     let capacity = bytes_iec(i64::try_from(f.capacity_bytes).unwrap_or(i64::MAX));
     if f.fits_as_measured {
-        return writeln!(out, "  fits in {capacity} as measured: nothing to change");
+        return format!("fits in {capacity} as measured: nothing to change");
     }
     match (&f.combination, f.estimated_peak_bytes) {
         (Some(c), Some(peak)) => {
             let names: Vec<String> = c.iter().map(|&t| label(t)).collect();
-            writeln!(
-                out,
-                "  to fit in {capacity}: {} (estimated peak {})",
+            format!(
+                "to fit in {capacity}: {} (estimated peak {})",
                 names.join(" + "),
                 bytes_iec(peak)
             )
         }
-        _ => writeln!(out, "  no combination is estimated to fit in {capacity}"),
+        _ => format!("no combination is estimated to fit in {capacity}"),
     }
 }

@@ -120,6 +120,12 @@ impl ViewerApp {
                 }
             }
             Command::CompareWith(other) => doc.compare.other = other,
+            Command::Advise(options) => {
+                let request = doc.request(Job::Advise { options });
+                doc.advice.asked = Some(options);
+                doc.advice.pending = Some(request.generation);
+                requests.push(request);
+            }
             _ => {}
         }
         for r in requests {

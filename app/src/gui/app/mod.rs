@@ -199,6 +199,10 @@ impl ViewerApp {
                 doc.inspect.result = Some(result);
                 doc.inspect.pending = None;
             }
+            Outcome::Advise(advice) if doc.advice.pending == Some(reply.generation) => {
+                doc.advice.result = Some(Arc::new(advice));
+                doc.advice.pending = None;
+            }
             Outcome::OpSpans(spans)
                 if doc.table.highlighted.as_deref() == Some(spans.name.as_str()) =>
             {

@@ -8,6 +8,7 @@
 //! viewer, a panel reads the state and pushes [`Command`]s, applied after the frame
 //! (rerun's view classes and `SystemCommand`, eframe_template).
 
+mod advice;
 mod allocations;
 mod categories;
 mod compare;
@@ -26,6 +27,7 @@ use super::data::Loaded;
 use super::doc::Document;
 use super::theme::Palette;
 
+pub use advice::AdviceState;
 pub use inspector::jump_buttons_ui;
 
 /// A panel's stable name: what a document's shown tab and [`Command::SetTab`] hold. Each
@@ -74,7 +76,7 @@ pub trait Panel: Sync {
 }
 
 /// Every panel, in tab order.
-pub static PANELS: [&dyn Panel; 7] = [
+pub static PANELS: [&dyn Panel; 8] = [
     &ops_table::OpsTable,
     &inspector::Inspector,
     &categories::Categories,
@@ -82,6 +84,7 @@ pub static PANELS: [&dyn Panel; 7] = [
     &flame::Flame,
     &segments::Segments,
     &compare::Compare,
+    &advice::Advice,
 ];
 
 /// The panel named `id`.
@@ -157,7 +160,8 @@ mod tests {
                 "Allocations",
                 "Flame",
                 "Segments",
-                "Compare"
+                "Compare",
+                "Advice"
             ]
         );
     }

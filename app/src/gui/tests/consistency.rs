@@ -214,3 +214,111 @@ fn the_cli_the_report_and_the_viewer_give_the_same_numbers() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// The what-if advice: `advise --format json`, the viewer's Advice job (what its panel
+/// shows) and the report's advice section give the same estimates and the same fit, with
+/// `advise`'s defaults and with other ranks, micro-batches and a capacity.
+#[test]
+fn the_cli_the_report_and_the_viewer_give_the_same_advice() {
+    use super::super::jobs::{Job, Outcome, Request, run_now};
+    use crate::output::advise::{fit_sentence, label, signed};
+    use collector::analysis::advise::Options;
+    for input in INPUTS {
+        let path = repo().join(input);
+        let path_text = path.to_str().expect("UTF-8 path");
+        let rec = collector::load(&path, LoadOptions::default()).expect("loads");
+        let data = std::sync::Arc::new(Loaded::build(&path, 0, rec, Duration::ZERO));
+        let asked = [
+            (Options::DEFAULTS, vec![]),
+            (
+                Options {
+                    world_size: 4,
+                    micro_batches: 3,
+                    capacity_bytes: Some(1 << 20),
+                },
+                vec![
+                    "--world-size",
+                    "4",
+                    "--micro-batches",
+                    "3",
+                    "--capacity",
+                    "1MiB",
+                ],
+            ),
+        ];
+        for (options, flags) in asked {
+            let mut args = vec!["advise", path_text, "--format", "json"];
+            args.extend(flags);
+            let cli_advice = cli_json(&args);
+            let reply = run_now(Request {
+                doc: 1,
+                generation: 1,
+                data: data.clone(),
+                job: Job::Advise { options },
+            });
+            let Outcome::Advise(viewer) = reply.outcome else {
+                panic!("{input}: the advice job answers with advice");
+            };
+            let cli_devices = cli_advice["devices"].as_array().expect("devices");
+            assert_eq!(cli_devices.len(), viewer.len(), "{input}");
+            assert!(!viewer.is_empty(), "{input}: a device to advise on");
+            for (c, v) in cli_devices.iter().zip(&viewer) {
+                assert_eq!(
+                    c["measured_peak_bytes"].as_i64(),
+                    Some(v.measured_peak_bytes)
+                );
+                let cli_estimates: Vec<(String, i64)> = c["techniques"]
+                    .as_array()
+                    .expect("techniques")
+                    .iter()
+                    .map(|t| {
+                        let name = t["technique"].as_str().expect("name").to_owned();
+                        (name, t["estimated_peak_bytes"].as_i64().expect("bytes"))
+                    })
+                    .collect();
+                let viewer_estimates: Vec<(String, i64)> = v
+                    .estimates
+                    .iter()
+                    .map(|e| (e.technique.as_str().to_owned(), e.estimated_peak_bytes))
+                    .collect();
+                assert_eq!(cli_estimates, viewer_estimates, "{input} {options:?}");
+                let cli_fit = c["fits"]["estimated_peak_bytes"].as_i64();
+                let viewer_fit = v.fit.as_ref().and_then(|f| f.estimated_peak_bytes);
+                assert_eq!(cli_fit, viewer_fit, "{input} {options:?}");
+            }
+            if options != Options::DEFAULTS {
+                continue;
+            }
+            // The report advises with `advise`'s defaults.
+            let dir = std::env::temp_dir().join(format!(
+                "vramscope-consistency-advice-{}-{}",
+                std::process::id(),
+                name_of(input)
+            ));
+            let analysed = Analysed {
+                name: "input",
+                rec: &data.rec,
+                timeline: &data.timeline,
+                summary: &data.summary,
+            };
+            write_analysed(&dir, &[analysed], &FRESH).expect("report");
+            let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
+            for v in &viewer {
+                for e in &v.estimates {
+                    let row = format!(
+                        "| {} | {} | {} |",
+                        label(e.technique),
+                        bytes_iec(e.estimated_peak_bytes),
+                        signed(e.saving_bytes)
+                    );
+                    assert!(md.contains(&row), "{input}: {row} in\n{md}");
+                }
+                if let Some(f) = &v.fit {
+                    let line = fit_sentence(f);
+                    assert!(md.contains(&line), "{input}: {line} in\n{md}");
+                }
+            }
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+}

@@ -16,6 +16,7 @@ use super::ViewerApp;
 use super::doc::OpColumn;
 use super::panels::PanelId;
 
+mod advice;
 mod allocations;
 mod categories;
 mod consistency;

@@ -1,8 +1,9 @@
 //! `vramscope report` and the viewer's Export report: a directory to attach to a bug
 //! report — `report.md` (summary per device, what was live at the peak, the top ops,
-//! fragmentation, OOM verdicts, warnings, environment) and charts. Deterministic: the same
+//! what-if advice, fragmentation, OOM verdicts, warnings, environment) and charts. Deterministic: the same
 //! inputs give the same bytes.
 
+mod advice;
 mod analyses;
 mod categories;
 mod figures;

@@ -10,6 +10,7 @@ use collector::analysis::live::{
 use collector::model::DeviceId;
 use collector::units::{bytes_iec, duration_between, torch_memory};
 
+use super::advice::advice_markdown;
 use super::analyses::analyses_markdown;
 use super::categories::categories_markdown;
 use super::figures::{host_chart_stem, top_ops};
@@ -59,6 +60,7 @@ pub fn section_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
         host_markdown(md, s)?;
     }
     top_ops_markdown(md, s)?;
+    advice_markdown(md, s)?;
     analyses_markdown(md, s)
 }
 

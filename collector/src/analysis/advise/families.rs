@@ -45,11 +45,22 @@ pub(super) fn reshape(t: Technique, run: &Run, index: usize, life: &Life, seg: S
                 vec![seg]
             }
         }
-        Technique::Zero1(n) | Technique::Zero2(n) | Technique::Zero3(n) => {
+        // ZeroRedundancyOptimizer gives each rank whole parameters: the most loaded rank
+        // holds more than 1/N of the state.
+        Technique::Zero1(n) => {
+            if life.category == Category::OptimizerState || optimizer_local {
+                let (most, total) = run.largest_rank_share(n);
+                scaled(most, total)
+            } else {
+                vec![seg]
+            }
+        }
+        // FSDP splits every parameter evenly over the ranks.
+        Technique::Zero2(n) | Technique::Zero3(n) => {
             let sharded = life.category == Category::OptimizerState
                 || optimizer_local
-                || (life.category == Category::Gradient && !matches!(t, Technique::Zero1(_)))
-                || (life.category == Category::Parameter && matches!(t, Technique::Zero3(_)));
+                || life.category == Category::Gradient
+                || life.category == Category::Parameter;
             if sharded {
                 scaled(1, i64::from(n))
             } else {
@@ -101,13 +112,6 @@ pub(super) fn extras(t: Technique, run: &Run, untracked_parameter_bytes: i64) ->
             bytes,
         })
     };
-    let from_start = |bytes: i64| {
-        run.points.first().map(|p| Seg {
-            start_ns: p.0,
-            end_ns: None,
-            bytes,
-        })
-    };
     match t {
         // Weights cast to bf16 once per forward, kept for backward, dropped at the step.
         Technique::Bf16Autocast => {
@@ -125,19 +129,67 @@ pub(super) fn extras(t: Technique, run: &Run, untracked_parameter_bytes: i64) ->
         }
         // DDP's gradient buckets: one more copy of the gradients.
         Technique::Zero1(_) => from_backward(run.gradient_bytes).into_iter().collect(),
-        // The reduce-scatter buffer: about one unsharded layer.
-        Technique::Zero2(_) => from_backward(run.layer_bytes).into_iter().collect(),
-        // Gather and prefetch buffers (one layer each) and the reduce-scatter buffer; the
-        // parameters counted in the totals before the capture, sharded.
-        Technique::Zero3(n) => {
-            let shard_saving = untracked_parameter_bytes - untracked_parameter_bytes / i64::from(n);
-            from_start(2 * run.layer_bytes - shard_saving)
-                .into_iter()
-                .chain(from_backward(run.layer_bytes))
-                .collect()
-        }
+        Technique::Zero2(n) => fsdp(run, n, untracked_parameter_bytes, false),
+        Technique::Zero3(n) => fsdp(run, n, untracked_parameter_bytes, true),
         Technique::ActivationCheckpointing
         | Technique::MicroBatch(_)
         | Technique::OptimizerOffload => Vec::new(),
     }
+}
+
+/// FSDP's own memory. Each unit's parameters are gathered whole for its forward; a unit's
+/// gradients are made whole in its backward and reduce-scattered (a transient of about one
+/// layer). `SHARD_GRAD_OP` (`reshard_after_forward=False`) keeps every unit gathered from
+/// its forward to the end of backward: a whole copy of the parameters. `FULL_SHARD` keeps
+/// only the root unit (the parameters of no block: embeddings, the output layer) so, and
+/// gathers each block again for its backward, prefetching the next one. The parameters the
+/// totals held from before the capture are sharded.
+fn fsdp(run: &Run, n: u32, untracked_parameter_bytes: i64, reshard: bool) -> Vec<Seg> {
+    let mut out = Vec::new();
+    if let Some(start_ns) = run.points.first().map(|p| p.0) {
+        let shard_saving = untracked_parameter_bytes - untracked_parameter_bytes / i64::from(n);
+        out.push(Seg {
+            start_ns,
+            end_ns: None,
+            bytes: -shard_saving,
+        });
+    }
+    let gathered = if reshard {
+        run.root_unit_bytes
+    } else {
+        run.gradient_bytes
+    };
+    for (start_ns, end_ns) in run.forward_to_backward() {
+        out.push(Seg {
+            start_ns,
+            end_ns: Some(end_ns),
+            bytes: gathered,
+        });
+    }
+    for &(start_ns, end_ns) in &run.backward {
+        out.push(Seg {
+            start_ns,
+            end_ns: Some(end_ns),
+            bytes: run.layer_bytes,
+        });
+    }
+    if reshard {
+        for (i, b) in run.blocks.iter().enumerate() {
+            out.push(Seg {
+                start_ns: b.start_ns,
+                end_ns: Some(b.end_ns),
+                bytes: b.unit_bytes,
+            });
+            let Some((s, e)) = b.backward else { continue };
+            // Its own unit, and the one backward runs next (the block before), prefetched.
+            let next = i.checked_sub(1).and_then(|p| run.blocks.get(p));
+            let prefetched = next.map_or(0, |p| p.unit_bytes);
+            out.push(Seg {
+                start_ns: s,
+                end_ns: Some(e),
+                bytes: b.unit_bytes + prefetched,
+            });
+        }
+    }
+    out
 }

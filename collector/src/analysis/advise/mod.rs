@@ -85,6 +85,16 @@ pub struct Options {
     pub capacity_bytes: Option<u64>,
 }
 
+impl Options {
+    /// `advise`'s defaults, which the report and the viewer start from: ZeRO over 2 ranks,
+    /// 2 micro-batches, the device's memory as the capacity where the input says it.
+    pub const DEFAULTS: Options = Options {
+        world_size: 2,
+        micro_batches: 2,
+        capacity_bytes: None,
+    };
+}
+
 /// One technique's estimate.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Estimate {
@@ -159,6 +169,23 @@ pub fn advise(rec: &Recording, timeline: &Timeline, options: &Options) -> Vec<De
             })
         })
         .collect()
+}
+
+/// The estimated peak of `device` with every technique of `plan` applied together (what
+/// the capacity search weighs), `None` for a device without allocations.
+pub fn estimate_together(
+    rec: &Recording,
+    timeline: &Timeline,
+    device: DeviceIdx,
+    plan: &[Technique],
+) -> Option<i64> {
+    let d = timeline
+        .devices
+        .iter()
+        .find(|d| d.device == device && d.allocated_known && d.peak_allocated.is_some())?;
+    let run = Run::build(rec, timeline, d);
+    let untracked = untracked_parameter_bytes(rec, timeline, d, &run);
+    Some(estimate(&run, plan, untracked))
 }
 
 /// The peak of the run with every technique of `plan` applied together.

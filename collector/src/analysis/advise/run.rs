@@ -45,6 +45,10 @@ pub(super) struct Block {
     /// The saved activation checkpointing keeps: the block's last one (its output, the next
     /// block's input).
     pub output: Option<usize>,
+    /// The block's backward: from the first to the last free of a saved activation it made.
+    pub backward: Option<(i64, i64)>,
+    /// The gradients made in that window: the block's parameters (an FSDP unit).
+    pub unit_bytes: i64,
 }
 
 /// One device's run, read once.
@@ -62,6 +66,13 @@ pub(super) struct Run {
     pub layer_bytes: i64,
     /// When the first backward began.
     pub first_backward_ns: Option<i64>,
+    /// Backward passes, disjoint and sorted.
+    pub backward: Vec<(i64, i64)>,
+    /// The parameters' sizes: the gradients one iteration makes (Adam's and SGD's state
+    /// per parameter is proportional).
+    pub parameter_bytes: Vec<i64>,
+    /// The parameters of no block (embeddings, the output layer): FSDP's root unit.
+    pub root_unit_bytes: i64,
 }
 
 /// Ops whose results CPU and CUDA autocast keep in fp32 (torch's autocast fp32 lists), and
@@ -137,25 +148,61 @@ impl Run {
             });
         }
         mark_blocks(&mut blocks, &lives);
+        let parameter_bytes = parameter_sizes(&lives, &optimizer_steps);
         let most = |c: Category| most_live(lives.iter().filter(|l| l.category == c));
+        let gradient_bytes = most(Category::Gradient);
+        let root_unit_bytes = root_unit(&mut blocks, &lives, &optimizer_steps, gradient_bytes);
         Run {
             points: d
                 .points
                 .iter()
                 .map(|p| (p.time_ns, p.allocated_bytes))
                 .collect(),
-            gradient_bytes: most(Category::Gradient),
+            gradient_bytes,
+            root_unit_bytes,
             state_bytes: most(Category::OptimizerState),
-            layer_bytes: lives
-                .iter()
-                .filter(|l| l.category == Category::Gradient)
-                .map(|l| l.bytes)
-                .max()
-                .unwrap_or(0),
+            layer_bytes: parameter_bytes.iter().copied().max().unwrap_or(0),
             first_backward_ns: backward.first().map(|b| b.0),
+            backward,
             lives,
             optimizer_steps,
             blocks,
+            parameter_bytes,
+        }
+    }
+
+    /// Each iteration's (start, end of its last backward pass before its optimizer step).
+    pub fn forward_to_backward(&self) -> Vec<(i64, i64)> {
+        self.optimizer_steps
+            .iter()
+            .filter_map(|&(step_ns, _)| {
+                let end = self
+                    .backward
+                    .iter()
+                    .take_while(|b| b.1 <= step_ns)
+                    .last()?
+                    .1;
+                Some((self.iteration_start(step_ns), end))
+            })
+            .collect()
+    }
+
+    /// ZeroRedundancyOptimizer's most loaded rank at `n` ranks, as a share of all
+    /// parameters: it sorts the parameters largest first and gives each to the rank
+    /// holding the fewest elements so far; the rank with the most holds the most state.
+    pub fn largest_rank_share(&self, n: u32) -> (i64, i64) {
+        let mut sizes = self.parameter_bytes.clone();
+        sizes.sort_unstable_by(|a, b| b.cmp(a));
+        let mut ranks = vec![0i64; n.max(1) as usize];
+        for s in &sizes {
+            if let Some(least) = ranks.iter_mut().min() {
+                *least += s;
+            }
+        }
+        let total: i64 = sizes.iter().sum();
+        match ranks.iter().max() {
+            Some(&most) if total > 0 => (most, total),
+            _ => (1, i64::from(n.max(1))),
         }
     }
 
@@ -170,6 +217,16 @@ impl Run {
             .next_back()
             .unwrap_or(first)
     }
+}
+
+/// The parameters' sizes: the gradients made before the first optimizer step.
+fn parameter_sizes(lives: &[Life], steps: &[(i64, i64)]) -> Vec<i64> {
+    let first_step_ns = steps.first().map_or(i64::MAX, |s| s.0);
+    lives
+        .iter()
+        .filter(|l| l.category == Category::Gradient && l.alloc_ns < first_step_ns)
+        .map(|l| l.bytes)
+        .collect()
 }
 
 /// Whether a sorted list of intervals holds `t`.
@@ -248,7 +305,41 @@ fn block_at((start_ns, end_ns): (i64, i64)) -> Block {
         end_ns,
         recompute_ns: None,
         output: None,
+        backward: None,
+        unit_bytes: 0,
     }
+}
+
+/// Each block's FSDP unit and the root unit. Backward runs the blocks in reverse: a
+/// gradient made inside a block's backward window of its iteration is that block's
+/// parameters'; one made before the iteration's first window (the output layer) or after
+/// its last (the embedding) belongs to no block. The root unit is the first iteration's
+/// gradients of no block.
+fn root_unit(
+    blocks: &mut [Block],
+    lives: &[Life],
+    steps: &[(i64, i64)],
+    gradient_bytes: i64,
+) -> i64 {
+    let iteration = |t: i64| steps.partition_point(|s| s.1 <= t);
+    let first_step_ns = steps.first().map_or(i64::MAX, |s| s.0);
+    let mut in_blocks = 0;
+    for l in lives.iter().filter(|l| l.category == Category::Gradient) {
+        let t = l.alloc_ns;
+        let owner = blocks
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| iteration(b.start_ns) == iteration(t))
+            .find(|(_, b)| b.backward.is_some_and(|(s, e)| s <= t && t <= e))
+            .map(|(i, _)| i);
+        if let Some(b) = owner.and_then(|i| blocks.get_mut(i)) {
+            b.unit_bytes += l.bytes;
+            if t < first_step_ns {
+                in_blocks += l.bytes;
+            }
+        }
+    }
+    (gradient_bytes - in_blocks).max(0)
 }
 
 /// Each block's output (its last saved activation) and when backward needs it again.
@@ -267,6 +358,16 @@ fn mark_blocks(blocks: &mut [Block], lives: &[Life]) {
         }
         if let Some(f) = l.free_ns {
             b.recompute_ns = Some(b.recompute_ns.map_or(f, |r| r.min(f)));
+        }
+    }
+    // The backward window: from when its output is freed (the next block's backward, or
+    // the output layer's, is done with it) to its last saved activation's free.
+    for l in lives {
+        let Some(b) = l.block.and_then(|b| blocks.get_mut(b as usize)) else {
+            continue;
+        };
+        if let Some(f) = l.free_ns.filter(|_| l.saved) {
+            b.backward = Some(b.backward.map_or((f, f), |(s, e)| (s.min(f), e.max(f))));
         }
     }
 }

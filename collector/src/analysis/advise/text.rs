@@ -43,25 +43,30 @@ fn words(t: Technique, run: &Run) -> (String, String) {
         ),
         Technique::Zero1(n) => (
             format!(
-                "optimizer state and the step's temporaries split evenly over {n} ranks (the mean \
-                 rank); DDP's gradient buckets add one copy of the gradients from the first \
-                 backward; the per-rank batch stays the same"
+                "optimizer state and the step's temporaries split over {n} ranks as \
+                 ZeroRedundancyOptimizer does (whole parameters, largest first, to the least \
+                 loaded rank; the estimate is the most loaded rank); DDP's gradient buckets add \
+                 one copy of the gradients from the first backward; the per-rank batch stays the \
+                 same"
             ),
             "an all-reduce of gradients and a broadcast of updated parameters each step".to_owned(),
         ),
         Technique::Zero2(n) => (
             format!(
-                "optimizer state and gradients split evenly over {n} ranks; a reduce-scatter \
-                 buffer of about one unsharded layer (the largest gradient); not checked against \
-                 a real run yet"
+                "FSDP with SHARD_GRAD_OP (FSDP2: reshard_after_forward=False): optimizer state, \
+                 gradients and parameters split evenly over {n} ranks; every unit's parameters \
+                 gathered whole from its forward to the end of backward (one more copy of the \
+                 parameters then); a reduce-scatter buffer of about one layer in backward"
             ),
             "a reduce-scatter of gradients and an all-gather of parameters each step".to_owned(),
         ),
         Technique::Zero3(n) => (
             format!(
-                "optimizer state, gradients and the parameters the totals hold split evenly over \
-                 {n} ranks; gather, prefetch and reduce-scatter buffers of about one unsharded \
-                 layer each; not checked against a real run yet"
+                "FSDP with FULL_SHARD, each block its own unit: optimizer state, gradients and \
+                 parameters split evenly over {n} ranks; the root unit (parameters of no block) \
+                 gathered from forward to the end of backward, each block gathered for its \
+                 forward and again, with the next one prefetched, for its backward; a \
+                 reduce-scatter buffer of about one layer in backward"
             ),
             "an all-gather of parameters in each forward and backward, a reduce-scatter of \
              gradients each step"

@@ -88,6 +88,8 @@ enum PackLine {
     GpuSamples(GpuColumns),
     HostSamples(HostColumns),
     GpuProcessSamples(ProcessColumns),
+    /// `record --torch-memory`'s storage tags.
+    StorageTags(Vec<lines::TagLine>),
     End(EndLine),
 }
 
@@ -112,6 +114,11 @@ pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Resu
     write_events(rec, &mut line)?;
     write_allocator(rec, &mut line)?;
     write_samples(rec, &mut line)?;
+    for tags in rec.storage_tags.chunks(super::tags::TAGS_PER_LINE) {
+        line(&PackLine::StorageTags(
+            tags.iter().map(lines::TagLine::from_tag).collect(),
+        ))?;
+    }
     line(&PackLine::End(EndLine::counting(rec)))
 }
 
@@ -329,6 +336,11 @@ fn apply(line: PackLine, rec: &mut Recording, state: &mut decode::Decoder) -> Re
         PackLine::HostSamples(cols) => state.host(cols, &mut rec.host_samples)?,
         PackLine::GpuProcessSamples(cols) => {
             state.gpu_process(cols, &mut rec.gpu_process_samples)?
+        }
+        PackLine::StorageTags(tags) => {
+            for t in tags {
+                rec.storage_tags.push(t.into_tag()?);
+            }
         }
         PackLine::End(_) => {}
     }

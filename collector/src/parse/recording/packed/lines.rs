@@ -296,6 +296,9 @@ pub struct EndLine {
     host_samples: usize,
     #[serde(default)]
     gpu_process_samples: usize,
+    /// Packs made before storage tags were packed have none.
+    #[serde(default)]
+    storage_tags: usize,
 }
 
 impl EndLine {
@@ -314,6 +317,7 @@ impl EndLine {
             gpu_samples: rec.gpu_samples.len(),
             host_samples: rec.host_samples.len(),
             gpu_process_samples: rec.gpu_process_samples.len(),
+            storage_tags: rec.storage_tags.len(),
         }
     }
 
@@ -327,5 +331,36 @@ impl EndLine {
             ));
         }
         Ok(())
+    }
+}
+
+/// A storage tag (`record --torch-memory`): device, address, bytes, role, since (ns).
+#[derive(Serialize, Deserialize)]
+pub struct TagLine(DeviceIdx, u64, u64, String, i64);
+
+impl TagLine {
+    /// The line of `t`.
+    pub fn from_tag(t: &crate::model::StorageTag) -> TagLine {
+        TagLine(
+            t.device,
+            t.addr,
+            t.bytes,
+            t.role.as_str().to_owned(),
+            t.since_ns,
+        )
+    }
+
+    /// The tag, or what is wrong with it.
+    pub fn into_tag(self) -> Result<crate::model::StorageTag, String> {
+        let TagLine(device, addr, bytes, role, since_ns) = self;
+        let role = crate::model::TensorRole::from_name(&role)
+            .ok_or_else(|| format!("a storage tag of an unknown role {role:?}"))?;
+        Ok(crate::model::StorageTag {
+            device,
+            addr,
+            bytes,
+            role,
+            since_ns,
+        })
     }
 }

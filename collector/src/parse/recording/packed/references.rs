@@ -52,6 +52,11 @@ pub fn check_references(rec: &Recording) -> Result<(), String> {
             return bad("GPU process sample", i, s.device as usize, devices);
         }
     }
+    for (i, t) in rec.storage_tags.iter().enumerate() {
+        if t.device as usize >= devices {
+            return bad("storage tag", i, t.device as usize, devices);
+        }
+    }
     for (i, o) in rec.oom_details.iter().enumerate() {
         if o.event as usize >= rec.mem_events.len() {
             return bad("OOM detail", i, o.event as usize, rec.mem_events.len());

@@ -1,0 +1,165 @@
+//! The Advice panel: the estimated peak of the shown device under each memory-saving
+//! technique and the smallest combination that fits a capacity — the numbers `vramscope
+//! advise` prints, from the collector's `advise`, computed on the analysis worker
+//! ([`super::super::jobs::Job::Advise`]). The user sets the ranks ZeRO shards over, the
+//! micro-batches and the capacity; each change asks the worker again.
+
+use std::sync::Arc;
+
+use collector::analysis::advise::{DeviceAdvice, Options};
+use collector::units::bytes_iec;
+use egui::{DragValue, Grid, RichText, Ui};
+
+use super::super::Command;
+use super::super::data::Loaded;
+use super::super::doc::Document;
+use super::{Panel, PanelContext, PanelId};
+use crate::output::advise::{fit_sentence, label, signed};
+
+impl PanelId {
+    /// The what-if advice.
+    pub const ADVICE: PanelId = PanelId("advice");
+}
+
+/// The what-if advice.
+pub struct Advice;
+
+/// The most ranks and micro-batches the controls offer (`advise` takes up to 65,536; the
+/// estimate costs the same whatever the number).
+const MAX_FACTOR: u32 = 4096;
+/// Bytes per GiB, the capacity control's unit.
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// The panel's state in a document: what the user asked, and the answer.
+#[derive(Debug)]
+pub struct AdviceState {
+    /// The options the controls show.
+    pub options: Options,
+    /// The options of the answer shown or being computed.
+    pub asked: Option<Options>,
+    /// The generation of the request being computed.
+    pub pending: Option<u64>,
+    /// The answer: one entry per device with allocations.
+    pub result: Option<Arc<Vec<DeviceAdvice>>>,
+}
+
+impl Default for AdviceState {
+    fn default() -> AdviceState {
+        AdviceState {
+            options: Options::DEFAULTS,
+            asked: None,
+            pending: None,
+            result: None,
+        }
+    }
+}
+
+impl Panel for Advice {
+    fn id(&self) -> PanelId {
+        PanelId::ADVICE
+    }
+
+    fn title(&self) -> &'static str {
+        "Advice"
+    }
+
+    /// Only where some device's allocations are known.
+    fn available(&self, data: &Loaded) -> bool {
+        data.timeline
+            .devices
+            .iter()
+            .any(|d| d.allocated_known && d.peak_allocated.is_some())
+    }
+
+    fn answers(&self, cmd: &Command) -> bool {
+        matches!(cmd, Command::Advise(_))
+    }
+
+    fn ui(&self, ui: &mut Ui, doc: &mut Document, _: &PanelContext<'_>, cmds: &mut Vec<Command>) {
+        controls_ui(ui, doc);
+        if doc.advice.asked != Some(doc.advice.options) {
+            cmds.push(Command::Advise(doc.advice.options));
+        }
+        ui.separator();
+        let device = doc.device;
+        let shown = doc
+            .advice
+            .result
+            .as_ref()
+            .and_then(|r| r.iter().find(|a| a.device == device).cloned());
+        match shown {
+            Some(a) => {
+                egui::ScrollArea::vertical()
+                    .id_salt("advice")
+                    .auto_shrink([false, true])
+                    .show(ui, |ui| advice_ui(ui, &a));
+            }
+            None if doc.advice.pending.is_some() => {
+                ui.label("Estimating…");
+            }
+            None => {
+                ui.label(format!(
+                    "No advice for {}: it has no allocations to reason about.",
+                    doc.data.device_name(device)
+                ));
+            }
+        }
+    }
+}
+
+/// World size, micro-batches and capacity (0: the device's memory where known).
+fn controls_ui(ui: &mut Ui, doc: &mut Document) {
+    let o = &mut doc.advice.options;
+    ui.horizontal(|ui| {
+        ui.label("ZeRO ranks");
+        ui.add(DragValue::new(&mut o.world_size).range(1..=MAX_FACTOR));
+        ui.separator();
+        ui.label("micro-batches");
+        ui.add(DragValue::new(&mut o.micro_batches).range(1..=MAX_FACTOR));
+        ui.separator();
+        ui.label("capacity");
+        let mut gib = o.capacity_bytes.map_or(0.0, |b| b as f64 / GIB);
+        let changed = ui
+            .add(
+                DragValue::new(&mut gib)
+                    .range(0.0..=1e6)
+                    .speed(0.25)
+                    .suffix(" GiB"),
+            )
+            .on_hover_text("0: the device's memory, where the input says it")
+            .changed();
+        if changed {
+            o.capacity_bytes = (gib > 0.0).then(|| (gib * GIB).round() as u64);
+        }
+    });
+}
+
+/// One device's estimates and the fit.
+fn advice_ui(ui: &mut Ui, a: &DeviceAdvice) {
+    ui.label(
+        RichText::new(format!(
+            "measured peak {}",
+            bytes_iec(a.measured_peak_bytes)
+        ))
+        .strong(),
+    );
+    if let Some(f) = &a.fit {
+        ui.label(RichText::new(fit_sentence(f)).strong());
+    }
+    Grid::new("advice-grid")
+        .striped(true)
+        .num_columns(4)
+        .show(ui, |ui| {
+            for h in ["technique", "estimated peak", "saving", "price"] {
+                ui.label(RichText::new(h).strong());
+            }
+            ui.end_row();
+            for e in &a.estimates {
+                ui.label(label(e.technique)).on_hover_text(&e.assumptions);
+                ui.label(bytes_iec(e.estimated_peak_bytes));
+                ui.label(signed(e.saving_bytes));
+                ui.label(&e.cost);
+                ui.end_row();
+            }
+        });
+}

@@ -1,0 +1,62 @@
+//! The report's what-if advice for one input: per device with allocations, the estimated
+//! peak under each memory-saving technique and the smallest combination that fits the
+//! device's memory — the numbers `vramscope advise` prints with its defaults
+//! ([`ADVICE_OPTIONS`]), from the same collector function.
+
+use std::fmt::Write as _;
+
+use collector::analysis::advise::{Options, advise};
+use collector::units::bytes_iec;
+
+use super::Section;
+use crate::output::advise::{fit_sentence, label, signed};
+use crate::output::text::md_cell;
+
+/// `advise`'s defaults.
+const ADVICE_OPTIONS: Options = Options::DEFAULTS;
+
+/// The advice section, when some device has allocations to reason about.
+pub fn advice_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
+    let advice = advise(s.rec, s.timeline, &ADVICE_OPTIONS);
+    if advice.is_empty() {
+        return Ok(());
+    }
+    writeln!(md)?;
+    writeln!(md, "### What-if advice")?;
+    writeln!(md)?;
+    writeln!(
+        md,
+        "Estimated peaks under each memory-saving technique (`vramscope advise`, {} ranks, {} micro-batches; docs/ADVISOR.md has their accuracy):",
+        ADVICE_OPTIONS.world_size, ADVICE_OPTIONS.micro_batches
+    )?;
+    for a in &advice {
+        let device = s
+            .rec
+            .devices
+            .get(a.device as usize)
+            .map_or_else(|| "?".to_owned(), |i| i.key.to_string());
+        writeln!(md)?;
+        writeln!(
+            md,
+            "| {} (measured peak {}) | estimated peak | saving | price |",
+            md_cell(&device),
+            bytes_iec(a.measured_peak_bytes)
+        )?;
+        writeln!(md, "|---|---:|---:|---|")?;
+        for e in &a.estimates {
+            writeln!(
+                md,
+                "| {} | {} | {} | {} |",
+                label(e.technique),
+                bytes_iec(e.estimated_peak_bytes),
+                signed(e.saving_bytes),
+                md_cell(&e.cost)
+            )?;
+        }
+        if let Some(f) = &a.fit {
+            writeln!(md)?;
+            writeln!(md, "{device}: {}.", fit_sentence(f))?;
+        }
+    }
+    Ok(())
+}
