@@ -3,6 +3,7 @@
 
 pub mod advise;
 pub mod categories;
+pub mod columnar;
 pub mod decimate;
 pub mod diff;
 pub mod fragmentation;
