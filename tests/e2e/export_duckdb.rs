@@ -16,8 +16,10 @@ fn duckdb_queries_give_summary_numbers() {
     let dir = temp_dir("parquet-duckdb");
     let out = dir.join("export");
     let real = shared_traces().join("real");
+    let cpu = shared_traces().join("torch-cpu");
     let inputs = [
-        shared_traces().join("torch-cpu"),
+        cpu.join("t2.json.gz"),
+        cpu.join("t3.json.gz"),
         real.join("hta-df-index-resolver-rank1"),
         real.join("kineto-resnet50-torch19-w0"),
     ];

@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 
 use crate::output::file::DirShape;
 pub use rows::{InputRows, input_rows};
-pub use table::{CHUNK_ROWS, Chunk, Field, Kind, ROW_GROUP_ROWS, TableWriter};
+pub use table::{Field, Kind, TableWriter};
 
 /// The memory events file.
 pub const MEMORY_EVENTS: &str = "memory_events.parquet";

@@ -29,24 +29,27 @@ pub enum InputRows {
 struct Builder<'a> {
     fields: &'static [Field],
     columns: Vec<Values>,
-    strings: Strings<'a>,
+    strings: Strings,
     rank: Option<i32>,
     path: &'a str,
 }
 
 /// A chunk's strings, each once, by id.
 #[derive(Default)]
-struct Strings<'a> {
+struct Strings {
     list: Vec<String>,
-    ids: HashMap<&'a str, u32>,
+    ids: HashMap<String, u32>,
 }
 
-impl<'a> Strings<'a> {
-    fn id(&mut self, s: &'a str) -> u32 {
-        *self.ids.entry(s).or_insert_with(|| {
-            self.list.push(s.to_owned());
-            (self.list.len() - 1) as u32
-        })
+impl Strings {
+    fn id(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = self.list.len() as u32;
+        self.list.push(s.to_owned());
+        self.ids.insert(s.to_owned(), id);
+        id
     }
 }
 
@@ -70,7 +73,7 @@ impl<'a> Builder<'a> {
 
     /// Append a row: the rank and path, then `cells` for the other fields in order.
     /// Returns a full chunk to send.
-    fn push(&mut self, cells: &[Cell<'a>]) -> Option<Chunk> {
+    fn push(&mut self, cells: &[Cell<'_>]) -> Option<Chunk> {
         let path = self.strings.id(self.path);
         let mut columns = self.columns.iter_mut();
         if let Some(Values::I32(v)) = columns.next() {

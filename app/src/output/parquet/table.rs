@@ -159,8 +159,8 @@ impl TableWriter {
 
     /// Append a chunk's rows; a full row group is written.
     pub fn push(&mut self, chunk: Chunk) -> Result<()> {
-        let local: Vec<u32> = chunk.strings.into_iter().map(|s| self.id(s)).collect();
         let rows = chunk.rows();
+        let local: Vec<u32> = chunk.strings.into_iter().map(|s| self.id(s)).collect();
         for (into, from) in self.columns.iter_mut().zip(chunk.columns) {
             match (into, from) {
                 (Values::I32(a), Values::I32(b)) => a.extend(b),
