@@ -12,6 +12,7 @@ use ::parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
 use ::parquet::file::properties::{EnabledStatistics, WriterProperties};
 use ::parquet::file::writer::{SerializedColumnWriter, SerializedFileWriter};
 use ::parquet::schema::parser::parse_message_type;
+use ::parquet::schema::types::ColumnPath;
 use anyhow::{Context, Result};
 
 /// Rows a row group holds (a chunk may take it past by less than [`CHUNK_ROWS`]). The
@@ -140,11 +141,17 @@ impl TableWriter {
     /// Start the file `out`: the table `name` with the columns `fields`.
     pub fn new(out: File, name: &str, fields: &'static [Field]) -> Result<TableWriter> {
         let schema = Arc::new(parse_message_type(&message(name, fields))?);
-        let props = WriterProperties::builder()
+        // Dictionaries for the strings only (few distinct values); on times, sizes and
+        // addresses (mostly distinct) a dictionary is built only to be abandoned.
+        let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
             .set_statistics_enabled(EnabledStatistics::Page)
-            .set_created_by(format!("vramscope {}", env!("CARGO_PKG_VERSION")))
-            .build();
+            .set_dictionary_enabled(false)
+            .set_created_by(format!("vramscope {}", env!("CARGO_PKG_VERSION")));
+        for f in fields.iter().filter(|f| f.kind == Kind::Str) {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(f.name), true);
+        }
+        let props = props.build();
         let file = SerializedFileWriter::new(BufWriter::new(out), schema, Arc::new(props))?;
         Ok(TableWriter {
             fields,
