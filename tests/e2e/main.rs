@@ -12,6 +12,8 @@ mod cli;
 mod diff;
 mod error_hints;
 mod export;
+mod export_duckdb;
+mod export_parquet;
 mod file_policy;
 mod file_signals;
 mod golden;
@@ -21,6 +23,7 @@ mod live_sums;
 mod nsight;
 mod odd_input;
 mod pack;
+
 mod ranks;
 mod real_traces;
 mod record;

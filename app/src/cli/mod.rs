@@ -7,6 +7,7 @@ mod check;
 mod completions;
 mod diff;
 mod export;
+mod export_parquet;
 mod help;
 mod input;
 mod live;
@@ -120,17 +121,22 @@ enum Command {
         load: LoadArgs,
     },
     /// Convert to another tool's format: `perfetto` is Chrome trace-event JSON with memory
-    /// counter tracks, for ui.perfetto.dev or chrome://tracing.
+    /// counter tracks, for ui.perfetto.dev or chrome://tracing; `parquet` a directory of
+    /// Parquet files (memory events, ops, samples) for DuckDB, Spark or pandas.
     Export {
-        /// The trace or snapshot to read.
-        path: PathBuf,
+        /// The trace or snapshot to read; for parquet, any number of inputs or directories
+        /// of them (every rank of a run).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
         /// Output format.
         #[arg(long, value_enum)]
         format: ExportFormat,
-        /// The file to write.
-        #[arg(short, long, value_name = "FILE")]
+        /// The file to write (perfetto), or the directory (parquet: created if missing,
+        /// used if empty).
+        #[arg(short, long, value_name = "OUT")]
         output: PathBuf,
-        /// Replace FILE if it exists. Never the input, even with --force.
+        /// Replace OUT if it exists (for parquet, only an earlier export, whole). Never an
+        /// input, even with --force.
         #[arg(long)]
         force: bool,
         #[command(flatten)]
@@ -272,12 +278,12 @@ pub fn run(cli: Cli, out: &mut impl Paint) -> Result<ExitCode> {
             load,
         } => diff::run(out, &a, &b, &options, load),
         Command::Export {
-            path,
+            paths,
             format,
             output,
             force,
             load,
-        } => export::run(out, &path, format, &output, force, load),
+        } => export::run(out, &paths, format, &output, force, load),
         Command::Pack {
             path,
             output,

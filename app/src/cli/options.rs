@@ -143,7 +143,10 @@ pub(super) enum DiffFormat {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum ExportFormat {
+    /// Chrome trace-event JSON with memory counter tracks (one input, `-o FILE`).
     Perfetto,
+    /// A directory of Parquet files: memory events, ops, samples (any inputs, `-o DIR`).
+    Parquet,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -117,6 +117,8 @@ pub enum FileError {
     NotDirectory {
         /// The destination.
         dest: PathBuf,
+        /// What the directory would have been ("a vramscope report").
+        what: &'static str,
     },
     /// The destination directory holds something vramscope did not write there.
     Foreign {
@@ -163,9 +165,9 @@ impl fmt::Display for FileError {
                 "{} is a directory; name a file (in it, or elsewhere)",
                 dest.display()
             ),
-            FileError::NotDirectory { dest } => write!(
+            FileError::NotDirectory { dest, what } => write!(
                 f,
-                "{} is a file, and a report is a directory; choose another name",
+                "{} is a file, and {what} is a directory; choose another name",
                 dest.display()
             ),
             FileError::Foreign { dest, why } => write!(

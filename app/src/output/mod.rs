@@ -13,6 +13,7 @@ pub mod file;
 pub mod json_docs;
 pub mod live;
 pub mod nvml;
+pub mod parquet;
 pub mod perfetto;
 pub mod ranks;
 pub mod ranks_check;

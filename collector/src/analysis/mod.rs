@@ -4,6 +4,7 @@
 pub mod advise;
 pub mod allocations;
 pub mod categories;
+pub mod columnar;
 pub mod decimate;
 pub mod diff;
 pub mod fragmentation;

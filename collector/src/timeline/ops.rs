@@ -115,6 +115,15 @@ impl OpIndex {
             .is_some_and(|t| innermost(t, time_ns, true).is_some())
     }
 
+    /// The innermost span on `thread` containing `time_ns`: an op or annotation if one
+    /// does, else a Python frame. Some exactly when [`Self::enclosed_on_thread`] is true.
+    pub fn innermost_enclosing(&self, thread: ThreadIdx, time_ns: i64) -> Option<u32> {
+        let t = self.threads.iter().find(|t| t.thread == thread)?;
+        innermost(t, time_ns, false)
+            .or_else(|| innermost(t, time_ns, true))
+            .map(|(op, _)| op)
+    }
+
     /// The innermost op on any thread containing `time_ns` (latest start wins).
     pub fn innermost_any(&self, time_ns: i64) -> Option<u32> {
         self.threads

@@ -51,6 +51,7 @@ pub fn check_dir(dest: &Path, policy: &Policy<'_>, shape: &DirShape) -> Result<F
     if !dest.is_dir() {
         return Err(FileError::NotDirectory {
             dest: dest.to_owned(),
+            what: shape.what,
         });
     }
     let foreign = |why: String| FileError::Foreign {

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use super::Summary;
 use crate::model::{DeviceId, Recording};
-pub use names::{rank_from_file_name, stage_of};
+pub use names::{rank_from_file_name, rank_of, stage_of};
 pub use parallel::{MAX_WORKERS, summarize_files};
 
 /// One input's summary and where it sits in the fleet.
@@ -30,11 +30,8 @@ pub struct RankInput {
 impl RankInput {
     /// The input's summary, its rank from the recording or the file name, and its stage.
     pub fn new(path: PathBuf, rec: &Recording, summary: Summary) -> RankInput {
-        let from_name = path
-            .file_name()
-            .and_then(|n| rank_from_file_name(&n.to_string_lossy()));
         RankInput {
-            rank: summary.rank.or(from_name),
+            rank: rank_of(&path, rec),
             stage: stage_of(rec),
             path,
             summary,

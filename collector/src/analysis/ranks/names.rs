@@ -1,5 +1,7 @@
 //! A rank from a file name, and a pipeline stage from a trace's own facts.
 
+use std::path::Path;
+
 use crate::model::Recording;
 
 /// Digits read after `rank` at most: an `i64` holds 18 of them.
@@ -41,6 +43,20 @@ pub fn rank_from_file_name(name: &str) -> Option<i64> {
         }
     }
     None
+}
+
+/// An input's rank: the recording's own (`distributedInfo.rank`), else its file name's
+/// ([`rank_from_file_name`]), else none.
+pub fn rank_of(path: &Path, rec: &Recording) -> Option<i64> {
+    let from_name = || {
+        path.file_name()
+            .and_then(|n| rank_from_file_name(&n.to_string_lossy()))
+    };
+    rec.meta
+        .distributed
+        .as_ref()
+        .and_then(|d| d.rank)
+        .or_else(from_name)
 }
 
 /// The pipeline stage the recording names under one of [`STAGE_KEYS`], if any.
