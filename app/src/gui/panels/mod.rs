@@ -10,6 +10,7 @@
 
 mod categories;
 mod compare;
+pub(super) mod compare_table;
 mod inspector;
 pub(super) mod ops_table;
 mod segments;

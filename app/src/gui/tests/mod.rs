@@ -20,6 +20,8 @@ mod categories;
 mod consistency;
 mod export;
 mod files;
+mod keys;
+mod layout;
 mod timeline;
 
 pub(super) fn repo() -> PathBuf {
@@ -360,7 +362,7 @@ fn two_files_compare_per_op() {
     h.get_by_label(&super::axis::ellipsize(&top.name, 90));
     let delta = top.self_cpu_memory_usage.delta.expect("delta");
     assert!(
-        h.query_all_by_label(&super::axis::bytes_delta(delta))
+        h.query_all_by_label(&super::units::bytes_delta(delta))
             .count()
             >= 1
     );
