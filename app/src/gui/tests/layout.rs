@@ -31,14 +31,14 @@ pub(super) fn harness_sized(paths: Vec<PathBuf>, size: Vec2) -> Harness<'static,
 
 /// A text drawn this frame: what it says, its whole extent and the part its clip rect
 /// shows (a row half scrolled out of a table shows its top half).
-struct Text {
-    text: String,
-    full: Rect,
+pub(super) struct Text {
+    pub(super) text: String,
+    pub(super) full: Rect,
     shown: Rect,
 }
 
 /// Every text drawn in the last frame, from the shapes egui painted.
-fn texts(h: &Harness<'_, ViewerApp>) -> Vec<Text> {
+pub(super) fn texts(h: &Harness<'_, ViewerApp>) -> Vec<Text> {
     fn collect(shape: &Shape, clip: Rect, out: &mut Vec<Text>) {
         match shape {
             Shape::Text(t) if !t.galley.text().trim().is_empty() => {
