@@ -23,11 +23,6 @@ pub fn op_bytes(b: i64) -> String {
     torch_memory(b)
 }
 
-/// A signed change in a per-op table: "+12.00 MB", "−3.00 KB", "0 B".
-pub fn op_bytes_delta(b: i64) -> String {
-    signed(b, op_bytes)
-}
-
 fn signed(b: i64, format: fn(i64) -> String) -> String {
     match b.signum() {
         1 => format!("+{}", format(b)),
@@ -176,7 +171,7 @@ mod tests {
         assert_eq!(format_time_in(251.5e6, 251.5e6), "251.5 ms");
         assert_eq!(bytes_delta(-3072), "−3.00 KiB");
         assert_eq!(bytes_delta(0), "0 B");
-        assert_eq!(op_bytes_delta(13_431_808), "+12.81 MB");
+        assert_eq!(op_bytes(13_431_808), "12.81 MB");
     }
 
     #[test]

@@ -114,9 +114,10 @@ pub fn sorted_rows(d: &Diff, sort: Option<OpDiffSort>) -> Vec<usize> {
 /// The per-device table: peaks of A and B and the change, one unit per column.
 pub fn devices_ui(ui: &mut Ui, d: &Diff, palette: &Palette) {
     let changes =
-        |f: fn(&collector::analysis::diff::DeviceDiff) -> &Change<i64>| -> [ColumnUnit; 3] {
+        |f: fn(&collector::analysis::diff::DeviceDiff) -> &Change<i64>| -> [Option<ColumnUnit>; 3] {
             let unit = |g: fn(&Change<i64>) -> Option<i64>| {
-                ColumnUnit::of(d.devices.iter().filter_map(|dev| g(f(dev))), Names::Iec)
+                let values: Vec<i64> = d.devices.iter().filter_map(|dev| g(f(dev))).collect();
+                (!values.is_empty()).then(|| ColumnUnit::of(values, Names::Iec))
             };
             [unit(|c| c.a), unit(|c| c.b), unit(|c| c.delta)]
         };
@@ -134,7 +135,9 @@ pub fn devices_ui(ui: &mut Ui, d: &Diff, palette: &Palette) {
                     } else {
                         (*side).to_owned()
                     };
-                    ui.label(RichText::new(format!("{title} ({})", u.name)).strong());
+                    // An empty column names no unit.
+                    let title = u.map_or(title.clone(), |u| format!("{title} ({})", u.name));
+                    ui.label(RichText::new(title).strong());
                 }
             }
             ui.end_row();
@@ -144,11 +147,13 @@ pub fn devices_ui(ui: &mut Ui, d: &Diff, palette: &Palette) {
                     (&dev.peak_allocated_bytes, &allocated),
                     (&dev.peak_reserved_bytes, &reserved),
                 ] {
-                    let side =
-                        |v: Option<i64>, u: &ColumnUnit| v.map_or("—".into(), |b| u.format(b));
+                    let side = |v: Option<i64>, u: &Option<ColumnUnit>| {
+                        v.zip(*u).map_or("—".into(), |(b, u)| u.format(b))
+                    };
                     ui.label(RichText::new(side(c.a, &units[0])).monospace());
                     ui.label(RichText::new(side(c.b, &units[1])).monospace());
-                    let delta = c.delta.map_or("—".into(), |b| units[2].format_delta(b));
+                    let delta =
+                        (c.delta.zip(units[2])).map_or("—".into(), |(b, u)| u.format_delta(b));
                     ui.label(
                         RichText::new(delta)
                             .monospace()

@@ -32,6 +32,7 @@ use categories::LayerColumns;
 pub use columns::ColumnCache;
 use columns::SourceColumns;
 use input::handle_input;
+#[cfg(test)]
 pub use keys::KEY_STEP;
 use overlay::{decorations_ui, readout_ui};
 use toolbar::toolbar_ui;
