@@ -23,13 +23,15 @@ W=${W:-1440}; H=${H:-900}
 if [[ -n ${SIZE:-} ]]; then OUT=${OUT:-docs/screenshots}; SUFFIX="-${SIZE}"; else OUT=${OUT:-docs}; SUFFIX=; fi
 
 # Positions are written for the 1440x900 window and moved to the window's size: the menu,
-# tabs and summary strip stay at the top left; the bottom panel keeps its 330-point height,
-# so its tabs and rows keep their distance from the bottom; the plot spans 74 points from
-# the left to 12 from the right, between the toolbar and the bottom panel.
-bx() { echo "$1"; }                                      # left-anchored x
-by() { echo $(( $1 - 900 + H )); }                       # bottom-anchored y
-tx() { echo $(( 74 + ($1 - 74) * (W - 86) / (1440 - 86) )); }   # a time on the plot
-ty() { echo $(( 100 + ($1 - 100) * (H - 460) / (900 - 460) )); }  # a height on the plot
+# tabs and summary strip stay at the top left; the bottom panel keeps its height (its top
+# at 547 at 1440x900) until the timeline would get less than about 380 points, below which
+# it shrinks (its top at 480 at 1000x700, measured); the plot spans 74 points from the left
+# to 12 from the right, from the toolbar to the bottom panel.
+PT=$(( 547 - 900 + H > 480 ? 547 - 900 + H : 480 ))
+bx() { echo "$1"; }                                                # left-anchored x
+by() { local y=$(( $1 - 547 + PT )); echo $(( y < H - 10 ? y : H - 10 )); }  # bottom panel
+tx() { echo $(( 74 + ($1 - 74) * (W - 86) / (1440 - 86) )); }     # a time on the plot
+ty() { echo $(( 100 + ($1 - 100) * (PT - 100) / (547 - 100) )); }  # a height on the plot
 fx() { echo $(( $1 * W / 1440 )); }                      # a share of the width
 
 # shellcheck source=tests/xvfb.sh
