@@ -3,34 +3,56 @@
 # (Xvfb), drive it with xdotool (XTEST input, as a user's mouse and keyboard), capture the
 # window with ImageMagick's `import`.
 #
-#   docs/screenshots.sh [BINARY]      (default: target/release/vramscope)
+#   docs/screenshots.sh [BINARY]              (default: target/release/vramscope)
+#   SIZE=1000x700 docs/screenshots.sh [BINARY]
+#
+# Without SIZE the window is the 1440x900 the viewer opens with and the pictures go to
+# docs/*.png; with SIZE=WxH the window is resized to it and they go to
+# docs/screenshots/NAME-WxH.png (1000x700 is the smallest size the viewer is laid out for).
 #
 # Needs: xvfb xauth libgl1 libglx-mesa0 libgl1-mesa-dri libx11-xcb1 libxcursor1 libxi6
 #        libxrandr2 libxkbcommon-x11-0 imagemagick xdotool  (see README.md)
 # and ../shared/traces beside the repository for the real traces it opens.
-# Positions below are for the 1440x900 window the viewer opens with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-target/release/vramscope}
-OUT=${OUT:-docs}
 TRACES=../shared/traces
 DISPLAY_NUM=${DISPLAY_NUM:-:91}
+W=${SIZE:-}; W=${W%x*}; H=${SIZE:-}; H=${H#*x}
+W=${W:-1440}; H=${H:-900}
+if [[ -n ${SIZE:-} ]]; then OUT=${OUT:-docs/screenshots}; SUFFIX="-${SIZE}"; else OUT=${OUT:-docs}; SUFFIX=; fi
+
+# Positions are written for the 1440x900 window and moved to the window's size: the menu,
+# tabs and summary strip stay at the top left; the bottom panel keeps its height (its top
+# at 547 at 1440x900) until the timeline would get less than about 380 points, below which
+# it shrinks (its top at 480 at 1000x700, measured); the plot spans 74 points from the left
+# to 12 from the right, from the toolbar to the bottom panel.
+PT=$(( 547 - 900 + H > 480 ? 547 - 900 + H : 480 ))
+bx() { echo "$1"; }                                                # left-anchored x
+by() { local y=$(( $1 - 547 + PT )); echo $(( y < H - 10 ? y : H - 10 )); }  # bottom panel
+tx() { echo $(( 74 + ($1 - 74) * (W - 86) / (1440 - 86) )); }     # a time on the plot
+ty() { echo $(( 100 + ($1 - 100) * (PT - 100) / (547 - 100) )); }  # a height on the plot
+fx() { echo $(( $1 * W / 1440 )); }                      # a share of the width
 
 # shellcheck source=tests/xvfb.sh
 source tests/xvfb.sh
-start_xvfb "$DISPLAY_NUM"
+start_xvfb "$DISPLAY_NUM" "$(( W > 1600 ? W : 1600 ))x$(( H > 1000 ? H : 1000 ))"
 
-# start FILE... : run the viewer, focus its window (keys need focus: there is no window
-# manager), let it load and draw.
+# start FILE... : run the viewer, size and focus its window (keys need focus: there is no
+# window manager), let it load and draw.
 start() {
     start_viewer "$BIN" "$@"
+    xdotool windowsize --sync "$WIN" "$W" "$H" || true
     xdotool windowfocus --sync "$WIN"
     sleep "${SETTLE:-4}"
 }
 stop() { kill "$APP"; wait "$APP" 2>/dev/null || true; APP=; }
 move() { xdotool mousemove --window "$WIN" "$1" "$2"; sleep 0.4; }
 click() { move "$1" "$2"; xdotool click 1; sleep "${WAIT:-1}"; }
-shot() { sleep 1; import -window "$WIN" "$OUT/$1"; echo "wrote $OUT/$1 ($(identify -format '%wx%h' "$OUT/$1"))"; }
+shot() {
+    local f="$OUT/${1%.png}$SUFFIX.png"
+    sleep 1; import -window "$WIN" "$f"; echo "wrote $f ($(identify -format '%wx%h' "$f"))"
+}
 # shift_drag X0 X1 Y: select a range on the timeline.
 shift_drag() {
     move "$1" "$3"; xdotool keydown shift; sleep 0.3; xdotool mousedown 1; sleep 0.3
@@ -40,12 +62,12 @@ shift_drag() {
 # 1. A real 2-GPU training run: timeline (allocated, reserved, the cache between them,
 #    steps, the peak), the summary strip, the per-op table, a hover readout.
 start "$TRACES/real/hta-df-index-resolver-rank1/df_index_resolver.json.gz"
-move 905 330
+move "$(tx 905)" "$(ty 330)"
 shot viewer-timeline.png
 # 2. Shift-drag over step 3: the table of that range; a row marks when its op ran.
-shift_drag 380 640 300
-click 60 670          # the second row of the table
-move 1000 200
+shift_drag "$(tx 380)" "$(tx 640)" "$(ty 300)"
+click 60 "$(by 670)"          # the second row of the table
+move "$(tx 1000)" "$(ty 200)"
 shot viewer-range.png
 stop
 
@@ -53,25 +75,31 @@ stop
 #    first), then the segments at that instant.
 start tests/fixtures/snapshot/oom.pickle
 click 760 60
-move 1100 800
+move "$(fx 1100)" "$(by 800)"
 shot viewer-oom.png
-click 193 558         # the Segments tab
-move 1100 800
+click 193 "$(by 558)"         # the Segments tab
+move "$(fx 1100)" "$(by 800)"
 shot viewer-segments.png
 stop
 
 # 4. Two runs of the same model (num_workers 0 and 4), overlaid, with the per-op diff.
 start "$TRACES"/real/kineto-resnet50-torch19-w0/*.json.gz "$TRACES"/real/kineto-resnet50-torch19-w4/*.json.gz
-click 190 558         # the Compare tab: the other run is picked and overlaid
-move 640 250
+click 190 "$(by 558)"         # the Compare tab: the other run is picked and overlaid
+move "$(tx 640)" "$(ty 250)"
 shot viewer-compare.png
 stop
 
 # 5. The light theme on a real allocator snapshot, its segments by free bytes.
 start "$TRACES/real/snapshot-cs336-magma27/memory_snapshot.pickle"
 click 54 12; click 100 63     # View › Light theme
-click 193 558                 # Segments
-click 205 636                 # order: free bytes
-move 1300 300
+click 193 "$(by 558)"         # Segments
+click 205 "$(by 636)"         # order: free bytes
+move "$(fx 1300)" "$(ty 300)"
 shot viewer-light.png
+stop
+
+# 6. The capacity line of an H100 (from the trace's deviceProperties), on by default.
+start "$TRACES/real/tracelens-h100-qwen-0.5b/"*.json.gz
+move "$(tx 700)" "$(ty 300)"
+shot viewer-capacity.png
 stop

@@ -1,6 +1,7 @@
 # Shared by tests/gui_smoke.sh and docs/screenshots.sh (source it): a virtual X server and
 # the viewer in it, cleaned up on exit.
-#   start_xvfb DISPLAY        start Xvfb there and export DISPLAY
+#   start_xvfb DISPLAY [WxH]  start Xvfb there (a screen of WxH, default 1600x1000) and
+#                             export DISPLAY
 #   start_viewer BIN FILE...  run `BIN view FILE...` in a fresh HOME; sets APP and WIN
 #                             (fails if no window appears within 30 s)
 
@@ -14,7 +15,7 @@ cleanup_xvfb() {
 trap cleanup_xvfb EXIT
 
 start_xvfb() {
-    Xvfb "$1" -screen 0 1600x1000x24 >/dev/null 2>&1 &
+    Xvfb "$1" -screen 0 "${2:-1600x1000}x24" >/dev/null 2>&1 &
     XVFB=$!
     export DISPLAY=$1
     sleep 1

@@ -1,66 +1,7 @@
-//! Axis ticks and the viewer's number formats: "nice" 1–2–5 steps for time (ns to s) and
-//! for bytes (in the IEC unit of the axis), and compact labels for both.
+//! Axis ticks: "nice" 1–2–5 steps for time (ns to s) and for bytes (in the IEC unit of
+//! the axis), labelled in the units of [`super::units`]; and ellipsized labels.
 
-/// A time unit: divisor from ns and name.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TimeUnit {
-    /// ns per unit.
-    pub ns: f64,
-    /// "s", "ms", "µs", "ns".
-    pub name: &'static str,
-}
-
-/// The unit in which a span of `span_ns` reads best.
-pub fn time_unit(span_ns: f64) -> TimeUnit {
-    let span = span_ns.abs();
-    let (ns, name) = if span >= 2e9 {
-        (1e9, "s")
-    } else if span >= 2e6 {
-        (1e6, "ms")
-    } else if span >= 2e3 {
-        (1e3, "µs")
-    } else {
-        (1.0, "ns")
-    };
-    TimeUnit { ns, name }
-}
-
-/// A time since the start of the recording, e.g. "12.41 s", "3.2 ms", "870 µs".
-pub fn format_time_ns(t_ns: f64) -> String {
-    if t_ns.abs() < 0.5 {
-        return "0 s".into();
-    }
-    let unit = time_unit(t_ns);
-    format_in_unit(t_ns, unit, 4)
-}
-
-/// A time in the unit that suits a view `span_ns` wide, so both ends of a range read alike.
-pub fn format_time_in(t_ns: f64, span_ns: f64) -> String {
-    let unit = time_unit(span_ns);
-    let decimals = 3usize.saturating_sub(integer_digits(span_ns / unit.ns)) + 1;
-    format!("{:.decimals$} {}", t_ns / unit.ns, unit.name)
-}
-
-/// A value in a unit with about `significant` significant digits.
-fn format_in_unit(t_ns: f64, unit: TimeUnit, significant: usize) -> String {
-    let v = t_ns / unit.ns;
-    let digits = significant.saturating_sub(integer_digits(v)).min(6);
-    format!("{v:.digits$} {}", unit.name)
-}
-
-fn integer_digits(v: f64) -> usize {
-    let a = v.abs();
-    if a < 1.0 {
-        1
-    } else {
-        a.log10().floor() as usize + 1
-    }
-}
-
-/// A duration such as a selected range: "4.70 s", "12.0 ms".
-pub fn format_duration_ns(d_ns: f64) -> String {
-    format_in_unit(d_ns, time_unit(d_ns), 3)
-}
+use super::units::time_unit;
 
 /// The largest "nice" step (1, 2 or 5 × 10^k) that gives at most `max_ticks` ticks over
 /// `span`.
@@ -142,20 +83,6 @@ fn decimals_for(step: f64) -> usize {
     }
 }
 
-/// Bytes for the UI: IEC with two decimals ("1.50 GiB").
-pub fn bytes(b: i64) -> String {
-    collector::units::bytes_iec(b)
-}
-
-/// A signed change in bytes: "+12.00 MiB", "−3.00 KiB", "0 B".
-pub fn bytes_delta(b: i64) -> String {
-    match b.signum() {
-        1 => format!("+{}", bytes(b)),
-        -1 => format!("−{}", bytes(-b)),
-        _ => "0 B".into(),
-    }
-}
-
 /// At most `max` characters, with an ellipsis.
 pub fn ellipsize(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
@@ -180,14 +107,7 @@ mod tests {
     }
 
     #[test]
-    fn labels_pick_units() {
-        assert_eq!(format_time_ns(12_410_000_000.0), "12.41 s");
-        assert_eq!(format_time_ns(3_200_000.0), "3.200 ms");
-        assert_eq!(format_time_ns(870_000.0), "870.0 µs");
-        assert_eq!(format_duration_ns(4_700_000_000.0), "4.70 s");
-        assert_eq!(format_time_ns(0.0), "0 s");
-        assert_eq!(format_time_in(0.0, 251.5e6), "0.0 ms");
-        assert_eq!(format_time_in(251.5e6, 251.5e6), "251.5 ms");
+    fn tick_labels_pick_units() {
         let t = time_ticks(0.0, 10e6, 5);
         assert_eq!(t.first().map(|x| x.1.as_str()), Some("0 ms"));
         assert_eq!(t.get(1).map(|x| x.1.as_str()), Some("2 ms"));
@@ -196,7 +116,5 @@ mod tests {
         assert_eq!(far.first().map(|x| x.1.as_str()), Some("21.936 s"));
         let b = byte_ticks(0.0, 3.0 * 1024.0 * 1024.0 * 1024.0, 4);
         assert_eq!(b.get(1).map(|x| x.1.as_str()), Some("1 GiB"));
-        assert_eq!(bytes_delta(-3072), "−3.00 KiB");
-        assert_eq!(bytes_delta(0), "0 B");
     }
 }

@@ -158,7 +158,7 @@ fn query_levels(data: &Arc<Loaded>, device: usize, columns: usize) {
         }
         let (pm, pmin, _, _) = stats(&p_ms);
         let (lm, lmin, _, _) = stats(&l_ms);
-        let visible = super::axis::format_duration_ns(span as f64);
+        let visible = super::units::format_duration_ns(span as f64);
         println!(
             "| {zoom}× | {visible} | {pm:.3} ({pmin:.3}) | {lm:.3} ({lmin:.3}) | {:.1}× |",
             lm / pm.max(1e-9)

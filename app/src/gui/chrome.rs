@@ -10,7 +10,7 @@ use super::export::ExportKind;
 use super::files::{Recent, portal_available};
 use super::loader::{LoadPhase, PendingLoad};
 use super::theme::{Palette, ThemeChoice};
-use super::{Command, axis};
+use super::{Command, units};
 
 /// The menu bar.
 pub fn menu_bar_ui(
@@ -178,12 +178,12 @@ pub fn tabs_ui(
             let what = match l.phase() {
                 LoadPhase::Reading => format!(
                     "{name}: reading {} of {}",
-                    axis::bytes(l.bytes_read() as i64),
-                    axis::bytes(l.file_bytes as i64)
+                    units::bytes(l.bytes_read() as i64),
+                    units::bytes(l.file_bytes as i64)
                 ),
                 LoadPhase::Analysing => format!("{name}: building the timeline"),
             };
-            let what = format!("{what} · {:.1} s", l.elapsed().as_secs_f64());
+            let what = format!("{what} · {}", units::format_elapsed(l.elapsed()));
             ui.label(what);
             if let Some(f) = l.fraction().filter(|_| l.phase() == LoadPhase::Reading) {
                 ui.add(
@@ -218,22 +218,23 @@ pub fn status_bar_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
     let s = &d.summary;
     ui.horizontal(|ui| {
         let text = format!(
-            "{} · {} · {} · {} events · {} ops · {} steps · {} · read in {:.2} s, analysed in {:.2} s",
+            "{} · {} · {} · {} events · {} ops · {} steps · {} · read in {}, analysed in {}",
             d.name,
             s.format.describe(),
             s.era,
             s.events,
             s.ops,
             s.steps,
-            axis::bytes(d.file_bytes as i64),
-            d.parse_time.as_secs_f64(),
-            d.analysis_time.as_secs_f64()
+            units::bytes(d.file_bytes as i64),
+            units::format_elapsed(d.parse_time),
+            units::format_elapsed(d.analysis_time)
         );
-        ui.label(RichText::new(text).color(palette.weak_text).small()).on_hover_text(format!(
-            "{} memory events · curve pyramids {}",
-            d.rec.mem_events.len(),
-            axis::bytes(d.pyramid_bytes() as i64)
-        ));
+        ui.label(RichText::new(text).color(palette.weak_text).small())
+            .on_hover_text(format!(
+                "{} memory events · curve pyramids {}",
+                d.rec.mem_events.len(),
+                units::bytes(d.pyramid_bytes() as i64)
+            ));
     });
 }
 

@@ -238,6 +238,8 @@ pub struct CompareState {
     pub layout: CompareLayout,
     /// Whether the only other open file was picked for the user already (once).
     pub picked_for_user: bool,
+    /// The per-op table's order once a header was clicked (else the diff's own).
+    pub op_sort: Option<panels::compare_table::OpDiffSort>,
 }
 
 /// A drag on the timeline in progress.
@@ -273,7 +275,8 @@ pub struct Document {
     pub selection: Option<TimeWindow>,
     /// A drag in progress.
     pub drag: Option<DragMode>,
-    /// Draw the device's capacity as a ceiling.
+    /// Draw the device's capacity as a ceiling (on by default: drawn wherever the
+    /// capacity is known).
     pub show_total: bool,
     /// Whether the timeline draws the allocated memory stacked by category.
     pub show_categories: bool,
@@ -312,7 +315,7 @@ impl Document {
             columns: Default::default(),
             selection: None,
             drag: None,
-            show_total: false,
+            show_total: true,
             show_categories: false,
             table: TableState::new(rows, sort),
             inspect: InspectState::default(),
@@ -322,6 +325,7 @@ impl Document {
                 align: Align::Start,
                 layout: CompareLayout::Overlay,
                 picked_for_user: false,
+                op_sort: None,
             },
             segments: SegmentsView {
                 order: SegmentOrder::Address,

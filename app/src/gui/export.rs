@@ -234,7 +234,10 @@ impl ExportWindow {
             State::Writing(_, since) => {
                 ui.horizontal(|ui| {
                     ui.spinner();
-                    ui.label(format!("Writing… {:.1} s", since.elapsed().as_secs_f64()));
+                    ui.label(format!(
+                        "Writing… {}",
+                        super::units::format_elapsed(since.elapsed())
+                    ));
                 });
             }
             State::Done(Ok(what)) => {
@@ -349,7 +352,7 @@ fn write(kind: ExportKind, data: &Loaded, dest: &Path, replace: bool) -> Result<
             Ok(format!(
                 "Wrote {} ({})",
                 dest.display(),
-                collector::units::bytes_iec(i64::try_from(bytes).unwrap_or(i64::MAX))
+                super::units::bytes(i64::try_from(bytes).unwrap_or(i64::MAX))
             ))
         }
     }

@@ -8,7 +8,7 @@ use crossbeam_channel::{Receiver, TryRecvError, bounded};
 use egui::{RichText, ScrollArea, Ui};
 
 use super::Command;
-use super::axis;
+use super::units;
 
 /// Recent files kept.
 pub const MAX_RECENT: usize = 12;
@@ -205,7 +205,7 @@ impl FileBrowser {
                                     }
                                 }
                                 if !e.dir {
-                                    ui.label(RichText::new(axis::bytes(e.bytes as i64)).weak());
+                                    ui.label(RichText::new(units::bytes(e.bytes as i64)).weak());
                                 }
                             });
                         }

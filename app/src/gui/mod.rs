@@ -23,6 +23,7 @@ mod panels;
 mod summary;
 mod theme;
 mod timeline;
+mod units;
 
 #[cfg(test)]
 mod bench;

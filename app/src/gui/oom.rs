@@ -6,9 +6,9 @@ use collector::analysis::oom::{OomCause, OomVerdict};
 use egui::{RichText, Ui};
 
 use super::Command;
-use super::axis;
 use super::doc::Document;
 use super::theme::Palette;
+use super::units;
 
 /// The OOM verdicts of the shown device.
 fn verdicts(doc: &Document) -> Vec<&OomVerdict> {
@@ -71,8 +71,8 @@ pub fn verdicts_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &mut Ve
             });
             ui.label(format!(
                 "requested {} at {}",
-                axis::bytes(v.requested_bytes),
-                axis::format_time_ns((v.at_ns - doc.data.rec.meta.start_ns) as f64)
+                units::bytes(v.requested_bytes),
+                units::format_time_ns((v.at_ns - doc.data.rec.meta.start_ns) as f64)
             ));
             ui.label(&v.verdict);
         });

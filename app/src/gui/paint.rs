@@ -16,6 +16,10 @@ use egui::{Align2, Color32, FontId, Mesh, Painter, Pos2, Rect, Shape, Stroke, po
 use super::axis;
 use super::theme::Palette;
 
+/// The row at the plot's top where the step bands' labels (and, in the y labels'
+/// gutter, the run's name) are written; markers' labels keep below it.
+pub const TOP_LABELS_HEIGHT: f32 = 16.0;
+
 /// The value range of a curve in each screen column; `None` before the curve starts.
 pub type Columns = Vec<Option<(i64, i64)>>;
 
@@ -171,6 +175,10 @@ pub fn y_grid(painter: &Painter, frame: &PlotFrame, palette: &Palette, max_ticks
     for (v, label) in axis::byte_ticks(frame.y0, frame.y1, max_ticks) {
         let y = frame.y(v);
         painter.hline(frame.rect.x_range(), y, Stroke::new(1.0, palette.grid));
+        if y < frame.rect.top() + TOP_LABELS_HEIGHT + 4.0 {
+            // The run's name is written there.
+            continue;
+        }
         painter.text(
             pos2(frame.rect.left() - 6.0, y),
             Align2::RIGHT_CENTER,
@@ -244,23 +252,6 @@ pub fn step_bands(
     }
 }
 
-/// A dashed horizontal line with a label at its right end (the device's capacity).
-pub fn ceiling(painter: &Painter, frame: &PlotFrame, bytes: f64, label: &str, color: Color32) {
-    let y = frame.y(bytes);
-    if y < frame.rect.top() - 1.0 {
-        return;
-    }
-    let line = [pos2(frame.rect.left(), y), pos2(frame.rect.right(), y)];
-    painter.extend(Shape::dashed_line(&line, Stroke::new(1.0, color), 6.0, 4.0));
-    painter.text(
-        pos2(frame.rect.right() - 4.0, y - 2.0),
-        Align2::RIGHT_BOTTOM,
-        label,
-        FontId::proportional(11.0),
-        color,
-    );
-}
-
 /// A marker at (t, bytes): a downward triangle with a label beside it, kept inside the plot.
 pub fn marker(painter: &Painter, frame: &PlotFrame, at: Pos2, label: &str, color: Color32) {
     if !frame.rect.expand(1.0).contains(at) {
@@ -279,7 +270,7 @@ pub fn marker(painter: &Painter, frame: &PlotFrame, at: Pos2, label: &str, color
     if pos.x + size.x > frame.rect.right() {
         pos.x = at.x - 8.0 - size.x;
     }
-    pos.y = pos.y.max(frame.rect.top() + 2.0);
+    pos.y = pos.y.max(frame.rect.top() + TOP_LABELS_HEIGHT);
     let bg = painter
         .ctx()
         .global_style()

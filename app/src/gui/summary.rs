@@ -7,11 +7,12 @@ use collector::model::DeviceId;
 use egui::{RichText, Ui};
 
 use super::Command;
-use super::axis::{self, ellipsize};
+use super::axis::ellipsize;
 use super::doc::Document;
 use super::oom::cause_name;
 use super::panels::PanelId;
 use super::theme::Palette;
+use super::units;
 
 /// The summary strip: peak allocated (when, which op), peak reserved, the cache at the peak,
 /// NVML-used and the memory outside PyTorch, OOMs, growth. Each number moves the cursor.
@@ -43,7 +44,7 @@ pub fn summary_strip_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &m
         if let (Some(b), Some(at)) = (s.peak_allocated_bytes, s.peak_allocated_at_ns) {
             label(ui, "Peak allocated");
             let op = s.peak_allocated_op.as_deref().map_or(String::new(), |o| format!(" in {}", ellipsize(o, 40)));
-            let text = format!("{} at {}{op}", axis::bytes(b), axis::format_time_ns(since_start(at)));
+            let text = format!("{} at {}{op}", units::bytes(b), units::format_time_ns(since_start(at)));
             if ui.link(RichText::new(text).strong().color(palette.allocated)).on_hover_text("Inspect the peak").clicked() {
                 cmds.push(Command::Inspect(at));
                 cmds.push(Command::SetTab(PanelId::INSPECTOR));
@@ -52,7 +53,7 @@ pub fn summary_strip_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &m
         }
         if let (Some(b), Some(at)) = (s.peak_reserved_bytes, s.peak_reserved_at_ns) {
             label(ui, "Peak reserved");
-            let text = format!("{} at {}", axis::bytes(b), axis::format_time_ns(since_start(at)));
+            let text = format!("{} at {}", units::bytes(b), units::format_time_ns(since_start(at)));
             if ui.link(RichText::new(text).strong().color(palette.reserved)).clicked() {
                 cmds.push(Command::Inspect(at));
             }
@@ -61,13 +62,13 @@ pub fn summary_strip_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &m
         if let (Some(c), Some(r)) = (s.cache_at_peak_bytes, s.peak_allocated_bytes.zip(s.cache_at_peak_bytes).map(|(a, c)| a + c)) {
             label(ui, "Cache at peak");
             let pct = if r > 0 { 100.0 * c as f64 / r as f64 } else { 0.0 };
-            ui.label(RichText::new(format!("{} ({pct:.0}%)", axis::bytes(c))).strong());
+            ui.label(RichText::new(format!("{} ({pct:.0}%)", units::bytes(c))).strong());
             ui.separator();
         }
         nvml_ui(ui, doc, key, palette, cmds);
         oom_ui(ui, doc, key, palette, cmds);
         if let Some(g) = data.summary.growth.iter().find(|g| Some(g.device) == key && g.steady_growth) {
-            ui.label(RichText::new(format!("⚠ grows {}/step", axis::bytes_delta(g.average_growth_bytes))).color(palette.alert))
+            ui.label(RichText::new(format!("⚠ grows {}/step", units::bytes_delta(g.average_growth_bytes))).color(palette.alert))
                 .on_hover_text("Allocated memory rose at every step boundary: something is kept alive from each step");
         }
     });
@@ -88,7 +89,7 @@ fn nvml_ui(
     ui.label(RichText::new("NVML used").color(palette.weak_text));
     if ui
         .link(
-            RichText::new(axis::bytes(n.peak_used_bytes as i64))
+            RichText::new(units::bytes(n.peak_used_bytes as i64))
                 .strong()
                 .color(palette.nvml),
         )
@@ -104,7 +105,7 @@ fn nvml_ui(
     if let Some(r) = reserved {
         ui.label(RichText::new("outside PyTorch").color(palette.weak_text))
             .on_hover_text("NVML used − reserved at NVML's peak: CUDA context, NCCL, other libraries and processes");
-        ui.label(RichText::new(axis::bytes(n.peak_used_bytes as i64 - r)).strong());
+        ui.label(RichText::new(units::bytes(n.peak_used_bytes as i64 - r)).strong());
     }
     ui.separator();
 }

@@ -135,6 +135,10 @@ pub fn note_text(note: &DiffNote) -> String {
             list(a),
             list(b)
         ),
+        DiffNote::DifferentModels { device, a, b } => format!(
+            "{device} is a different device in each run (A: {a}; B: {b}): the same bytes are a \
+             different share of each one's memory"
+        ),
     }
 }
 

@@ -358,6 +358,9 @@ fn note_json(note: &DiffNote) -> serde_json::Value {
         DiffNote::NoDeviceInCommon { a, b } => {
             serde_json::json!({"kind": "no_device_in_common", "a": names(a), "b": names(b)})
         }
+        DiffNote::DifferentModels { device, a, b } => serde_json::json!(
+            {"kind": "different_models", "device": device.to_string(), "a": a, "b": b}
+        ),
     }
 }
 

@@ -129,6 +129,16 @@ pub enum DiffNote {
         /// B's devices.
         b: Vec<DeviceId>,
     },
+    /// The runs' device of the same name is a different model in each (an H100 against an
+    /// MI300X): the same bytes weigh differently against each one's capacity.
+    DifferentModels {
+        /// The device both runs name so.
+        device: DeviceId,
+        /// A's model.
+        a: String,
+        /// B's model.
+        b: String,
+    },
 }
 
 /// Two runs compared.
@@ -217,6 +227,21 @@ fn notes(a: &Summary, b: &Summary) -> Vec<DiffNote> {
             a: a.devices.iter().map(|d| d.device).collect(),
             b: b.devices.iter().map(|d| d.device).collect(),
         });
+    }
+    for da in &a.devices {
+        let same = b
+            .devices
+            .iter()
+            .find(|d| d.device.to_string() == da.device.to_string());
+        if let (Some(ma), Some(mb)) = (&da.name, same.and_then(|d| d.name.as_ref()))
+            && ma != mb
+        {
+            notes.push(DiffNote::DifferentModels {
+                device: da.device,
+                a: ma.clone(),
+                b: mb.clone(),
+            });
+        }
     }
     notes
 }

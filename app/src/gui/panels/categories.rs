@@ -7,11 +7,11 @@ use collector::analysis::categories::MAX_SERIES_POINTS;
 use egui::{Grid, RichText, Sense, Ui, vec2};
 
 use super::super::Command;
-use super::super::axis;
 use super::super::categories::{ShownComposition, composition_at};
 use super::super::data::Loaded;
 use super::super::doc::Document;
 use super::super::theme::Palette;
+use super::super::units;
 use super::{Panel, PanelContext, PanelId, jump_buttons_ui};
 use crate::output::categories::share;
 
@@ -88,7 +88,7 @@ fn heading_ui(ui: &mut Ui, doc: &Document, shown: Option<&ShownComposition>, pal
         ui.label(RichText::new("Categories").strong());
         return;
     };
-    let when = axis::format_time_ns(doc.rel_ns(c.at_ns));
+    let when = units::format_time_ns(doc.rel_ns(c.at_ns));
     let what = if c.at_peak {
         format!("What filled the memory at the peak, {when}")
     } else {
@@ -99,7 +99,7 @@ fn heading_ui(ui: &mut Ui, doc: &Document, shown: Option<&ShownComposition>, pal
         RichText::new(format!(
             "on {} · allocated {}",
             doc.data.device_name(doc.device),
-            axis::bytes(c.total_bytes)
+            units::bytes(c.total_bytes)
         ))
         .color(palette.weak_text),
     );
@@ -132,7 +132,7 @@ fn table_ui(ui: &mut Ui, c: &ShownComposition, kept: Option<(usize, usize)>, pal
                 let (rect, _) = ui.allocate_exact_size(vec2(12.0, 12.0), Sense::hover());
                 ui.painter().rect_filled(rect.shrink(1.0), 2.0, colour);
                 ui.label(category.as_str());
-                ui.label(axis::bytes(bytes));
+                ui.label(units::bytes(bytes));
                 ui.label(share(bytes, c.total_bytes));
                 let fraction = if c.total_bytes > 0 {
                     (bytes as f32 / c.total_bytes as f32).clamp(0.0, 1.0)
@@ -148,7 +148,7 @@ fn table_ui(ui: &mut Ui, c: &ShownComposition, kept: Option<(usize, usize)>, pal
             if let Some(o) = c.outside_pytorch_bytes {
                 ui.label("");
                 ui.label("outside pytorch");
-                ui.label(axis::bytes(o));
+                ui.label(units::bytes(o));
                 ui.label(RichText::new("beyond the reserve").color(palette.weak_text));
                 ui.end_row();
             }

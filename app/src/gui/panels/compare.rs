@@ -4,18 +4,14 @@
 
 use std::sync::Arc;
 
-use collector::analysis::diff::{Align, Change, Diff};
-use collector::units::torch_memory;
-use egui::{Align as Al, Layout, RichText, Ui};
-use egui_extras::{Column, TableBuilder};
+use collector::analysis::diff::{Align, Diff};
+use egui::{RichText, Ui};
 
 use super::super::Command;
-use super::super::axis;
-use super::super::axis::ellipsize;
 use super::super::data::Loaded;
 use super::super::doc::{CompareLayout, Document};
 use super::super::theme::Palette;
-use super::{Panel, PanelContext, PanelId};
+use super::{Panel, PanelContext, PanelId, compare_table};
 use crate::output::diff::note_text;
 
 impl PanelId {
@@ -106,135 +102,17 @@ fn compare_ui(
         RichText::new(format!("A = {} · B = {}", doc.data.name, b_name)).color(palette.weak_text),
     );
     for note in &d.notes {
-        ui.label(RichText::new(format!("Note: {}", note_text(note))).color(palette.alert));
+        // The runs do not compare like for like: say so before any number.
+        ui.add(
+            egui::Label::new(
+                RichText::new(format!("⚠ {}", note_text(note)))
+                    .strong()
+                    .color(palette.alert),
+            )
+            .wrap(),
+        );
     }
-    devices_ui(ui, d, palette);
+    compare_table::devices_ui(ui, d, palette);
     ui.separator();
-    ops_ui(ui, doc.id, d, palette);
-}
-
-fn delta_text(c: &Change<i64>) -> String {
-    c.delta.map_or("—".into(), axis::bytes_delta)
-}
-
-fn delta_color(c: &Change<i64>, palette: &Palette, ui: &Ui) -> egui::Color32 {
-    match c.delta.unwrap_or(0).signum() {
-        1 => palette.worse,
-        -1 => palette.better,
-        _ => ui.visuals().text_color(),
-    }
-}
-
-fn devices_ui(ui: &mut Ui, d: &Diff, palette: &Palette) {
-    egui::Grid::new("compare-devices")
-        .striped(true)
-        .num_columns(7)
-        .show(ui, |ui| {
-            for h in [
-                "device",
-                "peak allocated A",
-                "B",
-                "B − A",
-                "peak reserved A",
-                "B",
-                "B − A",
-            ] {
-                ui.label(RichText::new(h).strong());
-            }
-            ui.end_row();
-            let opt = |v: Option<i64>| v.map_or("—".into(), axis::bytes);
-            for dev in &d.devices {
-                ui.label(dev.device.to_string());
-                for c in [&dev.peak_allocated_bytes, &dev.peak_reserved_bytes] {
-                    ui.label(RichText::new(opt(c.a)).monospace());
-                    ui.label(RichText::new(opt(c.b)).monospace());
-                    ui.label(
-                        RichText::new(delta_text(c))
-                            .monospace()
-                            .color(delta_color(c, palette, ui)),
-                    );
-                }
-                ui.end_row();
-            }
-        });
-}
-
-fn ops_ui(ui: &mut Ui, id: u64, d: &Diff, palette: &Palette) {
-    let device = d.sorted_by == "self_device_memory_usage";
-    let (key, total) = if device {
-        ("Self CUDA Mem", "CUDA Mem")
-    } else {
-        ("Self CPU Mem", "CPU Mem")
-    };
-    ui.label(
-        RichText::new(format!(
-            "{} ops, the largest change of {key} first",
-            d.ops.len()
-        ))
-        .color(palette.weak_text),
-    );
-    TableBuilder::new(ui)
-        .id_salt(("compare-ops", id))
-        .striped(true)
-        .resizable(true)
-        .auto_shrink([false, false])
-        .column(Column::remainder().at_least(200.0).clip(true))
-        .columns(Column::initial(105.0).at_least(60.0), 6)
-        .header(20.0, |mut h| {
-            for t in [
-                "Name",
-                &format!("{key} A"),
-                "B",
-                "B − A",
-                &format!("{total} B − A"),
-                "# Calls A",
-                "B",
-            ] {
-                h.col(|ui| {
-                    ui.label(RichText::new(t).strong());
-                });
-            }
-        })
-        .body(|body| {
-            body.rows(20.0, d.ops.len(), |mut row| {
-                let Some(o) = d.ops.get(row.index()) else {
-                    return;
-                };
-                let (self_col, total_col) = if device {
-                    (&o.self_device_memory_usage, &o.device_memory_usage)
-                } else {
-                    (&o.self_cpu_memory_usage, &o.cpu_memory_usage)
-                };
-                row.col(|ui| {
-                    ui.add(egui::Label::new(ellipsize(&o.name, 90)).truncate())
-                        .on_hover_text(&o.name);
-                });
-                let num = |row: &mut egui_extras::TableRow<'_, '_>,
-                           text: String,
-                           color: Option<egui::Color32>| {
-                    row.col(|ui| {
-                        ui.with_layout(Layout::right_to_left(Al::Center), |ui| {
-                            let mut t = RichText::new(text).monospace();
-                            if let Some(c) = color {
-                                t = t.color(c);
-                            }
-                            ui.label(t);
-                        });
-                    });
-                };
-                let mem = |v: Option<i64>| v.map_or("—".into(), torch_memory);
-                num(&mut row, mem(self_col.a), None);
-                num(&mut row, mem(self_col.b), None);
-                let c = Some(match self_col.delta.unwrap_or(0).signum() {
-                    1 => palette.worse,
-                    -1 => palette.better,
-                    _ => palette.weak_text,
-                });
-                num(&mut row, delta_text(self_col), c);
-                num(&mut row, delta_text(total_col), None);
-                let calls = |v: Option<i64>| v.map_or("—".into(), |n| n.to_string());
-                num(&mut row, calls(o.calls.a), None);
-                num(&mut row, calls(o.calls.b), None);
-            });
-        });
+    compare_table::ops_ui(ui, doc.id, d, &mut doc.compare.op_sort, palette);
 }

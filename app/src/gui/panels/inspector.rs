@@ -9,13 +9,13 @@ use collector::analysis::live::LiveGroup;
 use egui::{Grid, RichText, ScrollArea, Sense, Ui, vec2};
 
 use super::super::Command;
-use super::super::axis;
 use super::super::axis::ellipsize;
 use super::super::data::Loaded;
 use super::super::doc::Document;
 use super::super::jobs::Inspection;
 use super::super::oom::{oom_at_cursor, verdicts_ui};
 use super::super::theme::Palette;
+use super::super::units;
 use super::{Panel, PanelContext, PanelId};
 use crate::output::text::percent;
 
@@ -130,7 +130,10 @@ fn heading_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
         ui.label(RichText::new("Live at cursor").strong());
         return;
     };
-    let mut what = format!("Live at {}", axis::format_time_ns(doc.rel_ns(target.at_ns)));
+    let mut what = format!(
+        "Live at {}",
+        units::format_time_ns(doc.rel_ns(target.at_ns))
+    );
     if let Some(i) = oom_at_cursor(doc) {
         what.push_str(&format!(" (OOM {})", i + 1));
     } else if target.at_snapshot {
@@ -155,10 +158,10 @@ fn facts_ui(ui: &mut Ui, doc: &Document, r: &Inspection, palette: &Palette) {
                 grid_row(ui, RichText::new(k).color(palette.weak_text), v)
             };
             if let Some(a) = r.allocated_bytes {
-                row(ui, "allocated", axis::bytes(a));
+                row(ui, "allocated", units::bytes(a));
             }
             if let Some(res) = r.reserved_bytes {
-                row(ui, "reserved", axis::bytes(res));
+                row(ui, "reserved", units::bytes(res));
                 if let Some(a) = r.allocated_bytes {
                     let pct = if res > 0 {
                         100.0 * (res - a) as f64 / res as f64
@@ -168,7 +171,7 @@ fn facts_ui(ui: &mut Ui, doc: &Document, r: &Inspection, palette: &Palette) {
                     row(
                         ui,
                         "cache (reserved − allocated)",
-                        format!("{} ({pct:.0}%)", axis::bytes(res - a)),
+                        format!("{} ({pct:.0}%)", units::bytes(res - a)),
                     );
                 }
             }
@@ -178,7 +181,7 @@ fn facts_ui(ui: &mut Ui, doc: &Document, r: &Inspection, palette: &Palette) {
                 row(
                     ui,
                     "live blocks (paired by address)",
-                    format!("{blocks} · {}", axis::bytes(live)),
+                    format!("{blocks} · {}", units::bytes(live)),
                 );
             }
             if let Some(op) = &r.op {
@@ -206,12 +209,12 @@ fn fragmentation_ui(ui: &mut Ui, f: &Fragmentation) {
         .show(ui, |ui| {
             let row = |ui: &mut Ui, k: &str, v: String| grid_row(ui, RichText::new(k), v);
             row(ui, "segments", f.segments.to_string());
-            row(ui, "free in cache", axis::bytes(f.cache_free_bytes));
+            row(ui, "free in cache", units::bytes(f.cache_free_bytes));
             row(ui, "free blocks", f.free_blocks.to_string());
             row(
                 ui,
                 "largest free block",
-                axis::bytes(f.largest_free_block_bytes),
+                units::bytes(f.largest_free_block_bytes),
             );
             row(
                 ui,
@@ -226,9 +229,9 @@ fn fragmentation_ui(ui: &mut Ui, f: &Fragmentation) {
                         format!(
                             "{} seg · {} reserved · {} free (largest {})",
                             p.segments,
-                            axis::bytes(p.reserved_bytes),
-                            axis::bytes(p.free_bytes),
-                            axis::bytes(p.largest_free_block_bytes)
+                            units::bytes(p.reserved_bytes),
+                            units::bytes(p.free_bytes),
+                            units::bytes(p.largest_free_block_bytes)
                         ),
                     );
                 }
@@ -278,7 +281,7 @@ fn group_row_ui(ui: &mut Ui, doc: &mut Document, g: &LiveGroup, largest: i64, pa
             2.0,
             palette.allocated,
         );
-        ui.label(RichText::new(format!("{:>11}", axis::bytes(g.bytes))).monospace());
+        ui.label(RichText::new(format!("{:>11}", units::bytes(g.bytes))).monospace());
         let blocks = if g.kind.is_seen() || g.blocks > 0 {
             format!("{:>6} blocks", g.blocks)
         } else {
@@ -312,7 +315,7 @@ fn group_row_ui(ui: &mut Ui, doc: &mut Document, g: &LiveGroup, largest: i64, pa
         r.on_hover_text(format!(
             "{}\nlargest block {}",
             g.site,
-            axis::bytes(g.largest_block_bytes)
+            units::bytes(g.largest_block_bytes)
         ));
     });
     if doc.inspect.expanded.contains(&g.site) {
@@ -323,7 +326,7 @@ fn group_row_ui(ui: &mut Ui, doc: &mut Document, g: &LiveGroup, largest: i64, pa
             ui.label(
                 RichText::new(format!(
                     "largest block {}",
-                    axis::bytes(g.largest_block_bytes)
+                    units::bytes(g.largest_block_bytes)
                 ))
                 .color(palette.weak_text),
             );

@@ -12,6 +12,7 @@ mod advice;
 mod allocations;
 mod categories;
 mod compare;
+pub(super) mod compare_table;
 mod flame;
 mod inspector;
 pub(super) mod ops_table;

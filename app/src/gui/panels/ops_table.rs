@@ -4,15 +4,14 @@
 //! highlights when that op ran.
 
 use collector::analysis::OpRow;
-use collector::units::torch_memory;
 use egui::{Align, Layout, RichText, Sense, Ui};
 use egui_extras::{Column, TableBuilder};
 
 use super::super::Command;
-use super::super::axis;
 use super::super::data::Loaded;
 use super::super::doc::{Document, OpColumn, TableState};
 use super::super::theme::Palette;
+use super::super::units;
 use super::{Panel, PanelContext, PanelId};
 
 impl PanelId {
@@ -206,7 +205,7 @@ fn cell_ui(ui: &mut Ui, r: &OpRow, c: OpColumn) {
             let text = if c == OpColumn::Calls {
                 v.to_string()
             } else {
-                torch_memory(v)
+                units::op_bytes(v)
             };
             ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
                 ui.label(RichText::new(text).monospace());
@@ -224,9 +223,9 @@ fn header_line_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut
                 ui.label(
                     RichText::new(format!(
                         "Range {} – {} ({})",
-                        axis::format_time_in(a, b - a),
-                        axis::format_time_in(b, b - a),
-                        axis::format_duration_ns(b - a)
+                        units::format_time_in(a, b - a),
+                        units::format_time_in(b, b - a),
+                        units::format_duration_ns(b - a)
                     ))
                     .strong(),
                 );

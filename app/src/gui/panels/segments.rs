@@ -9,10 +9,10 @@ use collector::model::SegmentPool;
 use egui::{Align2, FontId, Rect, RichText, ScrollArea, Sense, Stroke, Ui, pos2, vec2};
 
 use super::super::Command;
-use super::super::axis;
 use super::super::data::Loaded;
 use super::super::doc::{Document, SegmentOrder, SegmentsView};
 use super::super::theme::Palette;
+use super::super::units;
 use super::{Panel, PanelContext, PanelId, jump_buttons_ui};
 
 impl PanelId {
@@ -115,7 +115,7 @@ fn heading_ui(ui: &mut Ui, doc: &Document, cmds: &mut Vec<Command>) {
         let what = doc.inspect.target.map_or("Segments".to_owned(), |t| {
             format!(
                 "Segments at {}{}",
-                axis::format_time_ns(doc.rel_ns(t.at_ns)),
+                units::format_time_ns(doc.rel_ns(t.at_ns)),
                 if t.at_snapshot {
                     " (the snapshot: the allocator's own blocks)"
                 } else {
@@ -171,10 +171,10 @@ fn summary_ui(ui: &mut Ui, layout: &[SegmentLayout], palette: &Palette) {
         ui.label(format!(
             "{} segments · {} reserved · {} free in {} blocks · largest free block {}",
             layout.len(),
-            axis::bytes(reserved),
-            axis::bytes(free),
+            units::bytes(reserved),
+            units::bytes(free),
             free_blocks,
-            axis::bytes(largest)
+            units::bytes(largest)
         ));
         ui.separator();
         for (color, name) in [
@@ -216,7 +216,7 @@ fn segment_row_ui(
     painter.text(
         row.left_center() + vec2(2.0, 0.0),
         Align2::LEFT_CENTER,
-        format!("0x{:x} · {} · {pool}", s.addr, axis::bytes(s.size_bytes)),
+        format!("0x{:x} · {} · {pool}", s.addr, units::bytes(s.size_bytes)),
         FontId::monospace(11.0),
         palette.weak_text,
     );
@@ -299,7 +299,7 @@ fn block_hover_text(rec: &collector::Recording, b: &BlockSpan) -> String {
         BlockUse::PendingFree => "freed, pending",
         BlockUse::Free => "free",
     };
-    let mut text = format!("0x{:x} · {} · {state}", b.addr, axis::bytes(b.size_bytes));
+    let mut text = format!("0x{:x} · {} · {state}", b.addr, units::bytes(b.size_bytes));
     for f in rec.stack(b.stack).iter().take(8) {
         text.push('\n');
         text.push_str(&collector::analysis::live::frame_label(rec, f));

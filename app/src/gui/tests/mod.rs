@@ -18,10 +18,14 @@ use super::panels::PanelId;
 
 mod advice;
 mod allocations;
+mod capacity;
 mod categories;
+mod compare;
 mod consistency;
 mod export;
 mod files;
+mod keys;
+mod layout;
 mod timeline;
 
 pub(super) fn repo() -> PathBuf {
@@ -360,12 +364,23 @@ fn two_files_compare_per_op() {
     );
     let top = d.ops.first().expect("ops");
     h.get_by_label(&super::axis::ellipsize(&top.name, 90));
+    // Its change, in the unit of the column's largest change (named in the header).
     let delta = top.self_cpu_memory_usage.delta.expect("delta");
+    let largest = d
+        .ops
+        .iter()
+        .filter_map(|o| o.self_cpu_memory_usage.delta)
+        .map(i64::unsigned_abs)
+        .max()
+        .expect("changes");
+    let (divisor, unit) = compare::torch_unit(largest);
+    let sign = if delta > 0 { "+" } else { "−" };
+    let cell = format!("{sign}{:.2}", delta.unsigned_abs() as f64 / divisor);
     assert!(
-        h.query_all_by_label(&super::axis::bytes_delta(delta))
-            .count()
-            >= 1
+        h.query_all_by_label(&cell).count() >= 1,
+        "no cell shows {cell}"
     );
+    h.get_by_label(&format!("B − A ({unit})"));
     h.get_by_label_contains("A = k01_mlp_s1.json.gz · B = k02_mlp_stack.json.gz");
     // Aligned at the first steps, B's first step lands where A's does on A's axis; at
     // the starts, B's start lands on A's start.

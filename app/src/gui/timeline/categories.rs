@@ -5,11 +5,11 @@
 use collector::analysis::categories::Category;
 use egui::{Color32, Mesh, Painter, Rect, Sense, Shape, Ui, pos2, vec2};
 
-use super::super::axis;
 use super::super::categories::largest_first;
 use super::super::data::DeviceCurves;
 use super::super::paint::{Columns, PlotFrame};
 use super::super::theme::Palette;
+use super::super::units;
 
 /// Each shown layer's columns, bottom first.
 pub type LayerColumns = Vec<(Category, Columns)>;
@@ -73,7 +73,7 @@ pub fn readout_lines(
             let colour = palette.categories[c.index()];
             (
                 Some(colour),
-                format!("  {:<15} {}", c.as_str(), axis::bytes(b)),
+                format!("  {:<15} {}", c.as_str(), units::bytes(b)),
             )
         })
         .collect()

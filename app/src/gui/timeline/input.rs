@@ -1,19 +1,17 @@
-//! The timeline's input: wheel and W/S zoom around the pointer, drag and A/D pan,
+//! The timeline's input: wheel and W/S (↑/↓) zoom around the pointer, drag and A/D (←/→) pan,
 //! shift-drag range selection, ctrl-/right-drag box zoom, click to inspect, double-click
 //! to reset, Esc to clear the selection.
 
 use collector::analysis::TimeWindow;
-use egui::{Key, PointerButton, Rect, Response, Ui};
+use egui::{PointerButton, Rect, Response, Ui};
 
 use super::super::Command;
 use super::super::doc::{Document, DragMode, TimeView};
+use super::keys::keys;
 
 /// Zoom per point of wheel scrolling: one notch of a mouse wheel (egui: 50 points) zooms
 /// by e^0.125 ≈ 1.13×, close to Perfetto's feel.
 const WHEEL_ZOOM_PER_POINT: f64 = 0.0025;
-/// W/S zoom and A/D pan speed per second (fractions of the view).
-const KEY_ZOOM_PER_S: f64 = 2.5;
-const KEY_PAN_PER_S: f64 = 0.9;
 /// A shift-drag shorter than this (points) selects nothing.
 const MIN_SELECTION_POINTS: f64 = 2.0;
 
@@ -46,7 +44,10 @@ pub fn handle_input(
         ns_per_point: doc.view.span_ns() / plot.width().max(1.0) as f64,
     };
     wheel(ui, doc, response, map);
-    keys(ui, doc, response, map, cmds);
+    let anchor_ns = response
+        .hover_pos()
+        .map_or((doc.view.t0_ns + doc.view.t1_ns) / 2.0, |p| map.t_at(p.x));
+    keys(ui, doc, anchor_ns, cmds);
     drags(ui, doc, response, plot, map, cmds);
     if response.double_clicked() {
         cmds.push(Command::ResetView);
@@ -73,40 +74,6 @@ fn wheel(ui: &Ui, doc: &mut Document, response: &Response, map: Mapping) {
     }
     if scroll.x != 0.0 {
         doc.view.pan(-(scroll.x as f64) * map.ns_per_point);
-    }
-}
-
-fn keys(ui: &Ui, doc: &mut Document, response: &Response, map: Mapping, cmds: &mut Vec<Command>) {
-    if ui.ctx().egui_wants_keyboard_input() {
-        return;
-    }
-    let (w, s, a, d, esc, dt) = ui.input(|i| {
-        (
-            i.key_down(Key::W),
-            i.key_down(Key::S),
-            i.key_down(Key::A),
-            i.key_down(Key::D),
-            i.key_pressed(Key::Escape),
-            i.stable_dt.min(0.1) as f64,
-        )
-    });
-    let anchor = response
-        .hover_pos()
-        .map_or((doc.view.t0_ns + doc.view.t1_ns) / 2.0, |p| map.t_at(p.x));
-    if w != s {
-        let factor = (KEY_ZOOM_PER_S * dt * if w { -1.0 } else { 1.0 }).exp();
-        doc.view.zoom(factor, anchor, doc.data.duration_ns());
-    }
-    if a != d {
-        let direction = if a { -1.0 } else { 1.0 };
-        doc.view
-            .pan(doc.view.span_ns() * KEY_PAN_PER_S * dt * direction);
-    }
-    if w || s || a || d {
-        ui.ctx().request_repaint();
-    }
-    if esc && doc.selection.is_some() {
-        cmds.push(Command::Select(None));
     }
 }
 

@@ -9,9 +9,11 @@
 //! inspector's cursor there, double-click resets. Everything drawn comes from the
 //! pyramids in O(columns).
 
+mod capacity;
 mod categories;
 mod columns;
 mod input;
+mod keys;
 mod overlay;
 mod toolbar;
 
@@ -21,15 +23,17 @@ use collector::model::DeviceIdx;
 use egui::{Align2, Color32, FontId, Rect, Sense, Ui, pos2, vec2};
 
 use super::Command;
-use super::axis;
 use super::data::Loaded;
 use super::doc::{CompareLayout, Document, TimeView};
 use super::paint::{self, Columns, PlotFrame};
 use super::theme::Palette;
+use super::units;
 use categories::LayerColumns;
 pub use columns::ColumnCache;
 use columns::SourceColumns;
 use input::handle_input;
+#[cfg(test)]
+pub use keys::KEY_STEP;
 use overlay::{decorations_ui, readout_ui};
 use toolbar::toolbar_ui;
 
@@ -252,11 +256,16 @@ fn plot_ui(
     );
     curves_ui(&p, &frame, (cols, over, layers), color, palette);
     if let Some(t) = total.filter(|_| doc.show_total) {
-        paint::ceiling(
+        let mut curves = vec![&cols.allocated, &cols.reserved, &cols.nvml];
+        if let Some(o) = over {
+            curves.extend([&o.allocated, &o.reserved]);
+        }
+        capacity::capacity_ui(
             &p,
             &frame,
             t as f64,
-            &format!("device total {}", axis::bytes(t as i64)),
+            &format!("device total {}", units::bytes(t as i64)),
+            &curves,
             palette.weak_text,
         );
     }
@@ -344,7 +353,7 @@ fn strip_ui(
     let font = FontId::proportional(11.0);
     let label = format!(
         "cache held (reserved − allocated) · max in view {}",
-        axis::bytes(paint::columns_max(cols).unwrap_or(0))
+        units::bytes(paint::columns_max(cols).unwrap_or(0))
     );
     let galley = p.layout_no_wrap(label, font, palette.weak_text);
     let at = strip.left_top() + vec2(4.0, 2.0);

@@ -6,11 +6,12 @@ use egui::{Color32, FontId, Pos2, Rect, Stroke, pos2, vec2};
 
 use collector::analysis::pyramid::CurvePyramid;
 
-use super::super::axis::{self, ellipsize};
+use super::super::axis::ellipsize;
 use super::super::doc::{Document, DragMode};
 use super::super::jobs::OpSpans;
 use super::super::paint::{self, PlotFrame};
 use super::super::theme::Palette;
+use super::super::units;
 use super::Other;
 
 /// Selection, highlighted op spans, peak, OOMs and the inspector's cursor.
@@ -119,8 +120,8 @@ fn markers_ui(p: &egui::Painter, doc: &Document, frame: &PlotFrame, palette: &Pa
         let at = pos2(frame.x(doc.rel_ns(t)), frame.y(bytes as f64));
         let label = format!(
             "peak {} at {}",
-            axis::bytes(bytes),
-            axis::format_time_ns(doc.rel_ns(t))
+            units::bytes(bytes),
+            units::format_time_ns(doc.rel_ns(t))
         );
         paint::marker(p, frame, at, &label, palette.alert);
     }
@@ -208,7 +209,7 @@ fn readout_lines(
         .rec
         .step_at(abs)
         .map_or(String::new(), |s| format!("   step {}", s.number));
-    lines.push((None, format!("{}{step}", axis::format_time_ns(t))));
+    lines.push((None, format!("{}{step}", units::format_time_ns(t))));
     if let Some(op) = data.op_at(abs) {
         lines.push((None, format!("op  {}", ellipsize(op, 48))));
     }
@@ -220,7 +221,7 @@ fn readout_lines(
     let value = |c: Option<&CurvePyramid>, at: i64| c.and_then(|c| c.value_at(at));
     let mut push = |color: Color32, name: &str, v: Option<i64>| {
         if let Some(v) = v {
-            lines.push((Some(color), format!("{name:<12} {}", axis::bytes(v))));
+            lines.push((Some(color), format!("{name:<12} {}", units::bytes(v))));
         }
     };
     if let Some(c) = data.curves.get(doc.device as usize) {

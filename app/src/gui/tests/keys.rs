@@ -1,0 +1,127 @@
+//! Keyboard pan and zoom: a press moves the view by a fifth of what is visible, at any
+//! zoom; a held key moves it smoothly.
+
+use egui::{Event, Key, vec2};
+
+use super::super::doc::TimeView;
+use super::super::timeline::KEY_STEP;
+use super::{harness, sample, settle};
+
+fn view(h: &egui_kittest::Harness<'_, super::ViewerApp>) -> TimeView {
+    h.state().active_doc().expect("doc").view
+}
+
+fn close(a: f64, b: f64, span: f64) -> bool {
+    (a - b).abs() <= span * 1e-6
+}
+
+#[test]
+fn a_key_press_moves_the_view_by_a_fifth_of_its_span() {
+    let mut h = harness(vec![sample()]);
+    settle(&mut h);
+    for (pan_key, sign) in [
+        (Key::D, 1.0),
+        (Key::ArrowRight, 1.0),
+        (Key::A, -1.0),
+        (Key::ArrowLeft, -1.0),
+    ] {
+        let v = view(&h);
+        h.key_press(pan_key);
+        h.step();
+        let after = view(&h);
+        let expected = v.t0_ns + sign * 0.2 * v.span_ns();
+        assert!(
+            close(after.t0_ns, expected, v.span_ns()),
+            "{pan_key:?}: {} vs {expected}",
+            after.t0_ns
+        );
+        assert!(close(after.span_ns(), v.span_ns(), v.span_ns()));
+    }
+    // Zoom about the pointer: the time under it stays under it.
+    let plot = h
+        .state()
+        .active_doc()
+        .and_then(|d| d.last_plot_rect)
+        .expect("plot");
+    let at = plot.left_center() + vec2(plot.width() * 0.3, 0.0);
+    h.event(Event::PointerMoved(at));
+    h.step();
+    for (zoom_key, factor) in [
+        (Key::W, 0.8),
+        (Key::ArrowUp, 0.8),
+        (Key::S, 1.25),
+        (Key::ArrowDown, 1.25),
+    ] {
+        let v = view(&h);
+        let under = v.t0_ns + 0.3 * v.span_ns();
+        h.key_press(zoom_key);
+        h.step();
+        let after = view(&h);
+        assert!(
+            close(after.span_ns(), v.span_ns() * factor, v.span_ns()),
+            "{zoom_key:?}"
+        );
+        assert!(
+            close(after.t0_ns + 0.3 * after.span_ns(), under, v.span_ns()),
+            "{zoom_key:?}: {:?} -> {after:?}, under {under}",
+            v
+        );
+    }
+    // Deep in, a press still moves by a fifth of what is now visible.
+    let before = view(&h);
+    for _ in 0..20 {
+        h.key_press(Key::W);
+        h.step();
+    }
+    let v = view(&h);
+    let expected = before.span_ns() * 0.8f64.powi(20);
+    assert!(
+        close(v.span_ns(), expected, before.span_ns()),
+        "{} vs {expected}",
+        v.span_ns()
+    );
+    h.key_press(Key::D);
+    h.step();
+    assert!(close(
+        view(&h).t0_ns,
+        v.t0_ns + KEY_STEP * v.span_ns(),
+        v.span_ns()
+    ));
+}
+
+#[test]
+fn a_held_key_pans_smoothly() {
+    let mut h = harness(vec![sample()]);
+    settle(&mut h);
+    let v0 = view(&h);
+    // WHEN D is held for a second (60 frames of 1/60 s)
+    h.key_down(Key::D);
+    let mut t0 = Vec::new();
+    for _ in 0..60 {
+        h.step();
+        t0.push(view(&h).t0_ns);
+    }
+    h.key_up(Key::D);
+    h.step();
+    // THEN the first frame took one press' step, then the view waited for the repeat
+    // delay, then moved every frame by the same small amount (no jumps of key repeat)
+    let first = t0[0] - v0.t0_ns;
+    assert!(
+        close(first, KEY_STEP * v0.span_ns(), v0.span_ns()),
+        "{first}"
+    );
+    let moves: Vec<f64> = t0.windows(2).map(|w| w[1] - w[0]).collect();
+    let moving: Vec<f64> = moves.iter().copied().filter(|m| *m > 0.0).collect();
+    assert!(moving.len() >= 40, "{moves:?}");
+    let per_frame = 0.9 / 60.0 * v0.span_ns();
+    assert!(
+        moving
+            .iter()
+            .all(|m| (m - per_frame).abs() < per_frame * 0.01),
+        "{moves:?}"
+    );
+    // and releasing stops it
+    let stopped = view(&h).t0_ns;
+    h.run_steps(5);
+    assert_eq!(view(&h).t0_ns, stopped);
+}

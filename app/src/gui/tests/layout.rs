@@ -1,0 +1,232 @@
+//! The viewer at 1000×700, the smallest window it is made for: on every tab and window,
+//! every widget lies inside the window (nothing cut at an edge) and no two pieces of text
+//! are drawn over each other.
+
+use std::path::PathBuf;
+
+use egui::accesskit::Role;
+use egui::{Rect, Shape, Vec2};
+use egui_kittest::Harness;
+use egui_kittest::kittest::NodeT;
+
+use super::super::Command;
+use super::super::ViewerApp;
+use super::super::export::ExportKind;
+use super::super::panels::PanelId;
+use super::{fixture, repo, sample, settle};
+
+/// The smallest window the viewer is laid out for.
+pub(super) const SMALL: Vec2 = Vec2::new(1000.0, 700.0);
+
+/// A harness with a window of `size`.
+pub(super) fn harness_sized(paths: Vec<PathBuf>, size: Vec2) -> Harness<'static, ViewerApp> {
+    let ctx = egui::Context::default();
+    let app = ViewerApp::new(&ctx, None, paths, collector::LoadOptions::default());
+    Harness::builder()
+        .with_size(size)
+        .with_step_dt(1.0 / 60.0)
+        .with_max_steps(100_000)
+        .build_ui_state(|ui, app: &mut ViewerApp| app.show(ui), app)
+}
+
+/// A text drawn this frame: what it says, its whole extent and the part its clip rect
+/// shows (a row half scrolled out of a table shows its top half).
+pub(super) struct Text {
+    pub(super) text: String,
+    pub(super) full: Rect,
+    shown: Rect,
+}
+
+/// Every text drawn in the last frame, from the shapes egui painted.
+pub(super) fn texts(h: &Harness<'_, ViewerApp>) -> Vec<Text> {
+    fn collect(shape: &Shape, clip: Rect, out: &mut Vec<Text>) {
+        match shape {
+            Shape::Text(t) if !t.galley.text().trim().is_empty() => {
+                let full = t.visual_bounding_rect();
+                out.push(Text {
+                    text: t.galley.text().to_owned(),
+                    full,
+                    shown: full.intersect(clip),
+                });
+            }
+            Shape::Vec(shapes) => shapes.iter().for_each(|s| collect(s, clip, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for c in &h.output().shapes {
+        collect(&c.shape, c.clip_rect, &mut out);
+    }
+    out
+}
+
+/// What is wrong with the layout: text outside the window, cut on its left or right (a
+/// column or panel too narrow; cut at the top or bottom is a scrolled list), or drawn over
+/// other text.
+fn layout_faults(h: &Harness<'_, ViewerApp>, size: Vec2) -> Vec<String> {
+    let screen = Rect::from_min_size(egui::Pos2::ZERO, size).expand(0.5);
+    let shown: Vec<Text> = texts(h)
+        .into_iter()
+        .filter(|t| t.shown.is_positive())
+        .collect();
+    let mut faults = Vec::new();
+    for t in &shown {
+        if !screen.contains_rect(t.shown)
+            || t.full.left() < screen.left()
+            || t.full.right() > screen.right()
+        {
+            faults.push(format!("outside the window: {:?} at {:?}", t.text, t.full));
+        } else if t.shown.width() + 1.0 < t.full.width() {
+            faults.push(format!(
+                "cut: {:?} at {:?}, shown {:?}",
+                t.text, t.full, t.shown
+            ));
+        }
+    }
+    for (i, a) in shown.iter().enumerate() {
+        for b in &shown[i + 1..] {
+            let overlap = a.shown.intersect(b.shown);
+            if overlap.width() > 2.0 && overlap.height() > 2.0 {
+                faults.push(format!(
+                    "{:?} at {:?} overlaps {:?} at {:?}",
+                    a.text, a.shown, b.text, b.shown
+                ));
+            }
+        }
+    }
+    faults
+}
+
+/// What is wrong with a window: outside the screen, or its widgets over each other.
+fn window_faults(h: &Harness<'_, ViewerApp>, size: Vec2) -> Vec<String> {
+    let screen = Rect::from_min_size(egui::Pos2::ZERO, size).expand(0.5);
+    let mut faults = Vec::new();
+    let windows = h
+        .root()
+        .children_recursive()
+        .filter(|n| n.accesskit_node().role() == Role::Window && n.parent().is_some());
+    for w in windows {
+        let frame = w.rect();
+        if !screen.contains_rect(frame) {
+            faults.push(format!("window outside the screen: {frame:?}"));
+        }
+        let widgets: Vec<(String, Rect)> = w
+            .children_recursive()
+            .filter_map(|n| {
+                let node = n.accesskit_node();
+                let label = node.label().or_else(|| node.value())?.trim().to_owned();
+                // A text field scrolls its own text: what it holds may run past it.
+                let in_field = n
+                    .parent()
+                    .is_some_and(|p| p.accesskit_node().role() == Role::TextInput);
+                (!label.is_empty() && !in_field && node.bounding_box().is_some())
+                    .then(|| (label, n.rect()))
+            })
+            .collect();
+        for (l, r) in &widgets {
+            if !frame.expand(0.5).contains_rect(*r) {
+                faults.push(format!("outside its window: {l:?} at {r:?}"));
+            }
+        }
+        for (i, (la, a)) in widgets.iter().enumerate() {
+            for (lb, b) in &widgets[i + 1..] {
+                let overlap = a.intersect(*b);
+                let nested = a.contains_rect(b.shrink(0.5)) || b.contains_rect(a.shrink(0.5));
+                if !nested && overlap.width() > 2.0 && overlap.height() > 2.0 {
+                    faults.push(format!("{la:?} at {a:?} overlaps {lb:?} at {b:?}"));
+                }
+            }
+        }
+    }
+    faults
+}
+
+fn assert_fits(h: &Harness<'_, ViewerApp>, what: &str) {
+    let faults = layout_faults(h, SMALL);
+    assert!(
+        faults.is_empty(),
+        "{what} at 1000×700:\n{}",
+        faults.join("\n")
+    );
+}
+
+fn show_tab(h: &mut Harness<'_, ViewerApp>, tab: PanelId) {
+    let ctx = h.ctx.clone();
+    h.state_mut().apply(&ctx, Command::SetTab(tab));
+    h.run_steps(2);
+    settle(h);
+}
+
+#[test]
+fn the_welcome_screen_fits_1000x700() {
+    let mut h = harness_sized(Vec::new(), SMALL);
+    h.run_steps(4);
+    assert_fits(&h, "the welcome screen");
+}
+
+#[test]
+fn every_tab_of_a_trace_fits_1000x700() {
+    let t2 = repo().join("../shared/traces/torch-cpu/t2.json.gz");
+    let mut h = harness_sized(vec![t2], SMALL);
+    settle(&mut h);
+    assert_fits(&h, "the Ops tab");
+    for tab in [PanelId::INSPECTOR, PanelId::CATEGORIES] {
+        show_tab(&mut h, tab);
+        assert_fits(&h, &format!("{tab:?}"));
+    }
+}
+
+#[test]
+fn a_snapshot_s_segments_and_verdicts_fit_1000x700() {
+    let mut h = harness_sized(vec![fixture("snapshot/oom.pickle")], SMALL);
+    settle(&mut h);
+    assert_fits(&h, "the snapshot's summary");
+    for tab in [PanelId::INSPECTOR, PanelId::SEGMENTS] {
+        show_tab(&mut h, tab);
+        assert_fits(&h, &format!("{tab:?}"));
+    }
+}
+
+#[test]
+fn the_comparison_fits_1000x700() {
+    let real = repo().join("../shared/traces/real");
+    let mut h = harness_sized(
+        vec![
+            real.join("tracelens-h100-bert-small/gaunernst_bert-small-uncased__1016001.json.gz"),
+            real.join("tracelens-mi300-bert-small").join(mi300_bert()),
+        ],
+        SMALL,
+    );
+    settle(&mut h);
+    show_tab(&mut h, PanelId::COMPARE);
+    settle(&mut h);
+    assert_fits(&h, "the Compare tab");
+}
+
+/// The MI300X BERT trace's file name (the only file in its directory).
+pub(super) fn mi300_bert() -> String {
+    let dir = repo().join("../shared/traces/real/tracelens-mi300-bert-small");
+    std::fs::read_dir(&dir)
+        .expect("the MI300X trace")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.ends_with(".json.gz"))
+        .expect("a .json.gz")
+}
+
+#[test]
+fn the_export_windows_fit_1000x700() {
+    for kind in [ExportKind::Report, ExportKind::Perfetto] {
+        let mut h = harness_sized(vec![sample()], SMALL);
+        settle(&mut h);
+        let ctx = h.ctx.clone();
+        h.state_mut().apply(&ctx, Command::Export(kind));
+        h.run_steps(4);
+        let faults = window_faults(&h, SMALL);
+        assert!(
+            faults.is_empty(),
+            "the {kind:?} export window:\n{}",
+            faults.join("\n")
+        );
+    }
+}
