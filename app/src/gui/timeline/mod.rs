@@ -12,6 +12,8 @@
 mod categories;
 mod columns;
 mod input;
+mod lanes;
+mod markers;
 mod overlay;
 mod toolbar;
 
@@ -30,6 +32,8 @@ use categories::LayerColumns;
 pub use columns::ColumnCache;
 use columns::SourceColumns;
 use input::handle_input;
+#[cfg(test)]
+pub use lanes::ROW_HEIGHT as LANE_ROW_HEIGHT;
 use overlay::{decorations_ui, readout_ui};
 use toolbar::toolbar_ui;
 
@@ -72,15 +76,17 @@ pub fn timeline_ui(
     cmds: &mut Vec<Command>,
 ) {
     toolbar_ui(ui, doc, other.as_ref(), palette, cmds);
+    let multiples_hovered = super::multiples::multiples_ui(ui, doc, palette, cmds);
     let full = ui.available_rect_before_wrap();
     let has_cache = doc
         .data
         .curves
         .get(doc.device as usize)
         .is_some_and(|c| c.cache.is_some());
-    let (plot_area, strip_rect, axis_rect) = layout(full, has_cache);
+    let (plot_area, strip_rect, lanes_rect, axis_rect) =
+        layout(full, has_cache, lanes::height(doc));
     let response = ui.allocate_rect(
-        Rect::from_min_max(plot_area.min, strip_rect.max),
+        Rect::from_min_max(plot_area.min, lanes_rect.max),
         Sense::click_and_drag(),
     );
     handle_input(ui, doc, &response, plot_area, cmds);
@@ -131,7 +137,30 @@ pub fn timeline_ui(
     }
     paint::time_axis(&painter, &frame, axis_rect, palette);
     decorations_ui(&painter, doc, &frame, strip_rect, palette);
-    if let Some(pos) = response.hover_pos() {
+    let pointer = response.hover_pos();
+    let mut hover = markers::markers_ui(&painter, doc, &frame, pointer, palette);
+    if lanes_rect.height() > 0.0 {
+        let lane_hover = lanes::lanes_ui(&painter, doc, &frame, lanes_rect, pointer, palette);
+        hover = hover.or(lane_hover);
+    }
+    match pointer {
+        Some(p) if plot_area.x_range().contains(p.x) => doc.hover_ns = Some(frame.t_at(p.x)),
+        _ if !multiples_hovered => doc.hover_ns = None,
+        _ => {}
+    }
+    if let (None, Some(t)) = (pointer, doc.hover_ns) {
+        // The linked cursor of a small multiple hovered above.
+        painter.vline(
+            frame.x(t),
+            Rect::from_min_max(plot_area.min, lanes_rect.max).y_range(),
+            egui::Stroke::new(1.0, palette.cursor),
+        );
+    }
+    if let Some(text) = hover {
+        response.on_hover_ui_at_pointer(|ui| {
+            ui.label(egui::RichText::new(text).font(markers::hover_font()));
+        });
+    } else if let Some(pos) = pointer {
         readout_ui(
             &painter,
             doc,
@@ -188,12 +217,15 @@ fn query_columns(
         .collect()
 }
 
-/// Plot rect, strip rect and time-axis rect inside `full`; without a strip its rect is
-/// empty, at the plot's bottom.
-fn layout(full: Rect, strip: bool) -> (Rect, Rect, Rect) {
+/// Plot rect, strip rect, lanes rect and time-axis rect inside `full`; without a strip
+/// (or lanes) its rect is empty, at the plot's (or the strip's) bottom.
+fn layout(full: Rect, strip: bool, lanes_height: f32) -> (Rect, Rect, Rect, Rect) {
     let left = full.left() + Y_LABELS_WIDTH;
     let right = full.right() - 12.0;
-    let strip_bottom = full.bottom() - TIME_AXIS_HEIGHT;
+    let lanes_bottom = full.bottom() - TIME_AXIS_HEIGHT;
+    let lanes_top = lanes_bottom - lanes_height;
+    let lanes = Rect::from_min_max(pos2(left, lanes_top), pos2(right, lanes_bottom));
+    let strip_bottom = lanes_top - if lanes_height > 0.0 { 4.0 } else { 0.0 };
     let (strip_top, gap) = if strip {
         (strip_bottom - STRIP_HEIGHT, 6.0)
     } else {
@@ -201,8 +233,8 @@ fn layout(full: Rect, strip: bool) -> (Rect, Rect, Rect) {
     };
     let plot = Rect::from_min_max(pos2(left, full.top() + 4.0), pos2(right, strip_top - gap));
     let strip = Rect::from_min_max(pos2(left, strip_top), pos2(right, strip_bottom));
-    let axis = Rect::from_min_max(pos2(left, strip_bottom), pos2(right, full.bottom()));
-    (plot, strip, axis)
+    let axis = Rect::from_min_max(pos2(left, lanes_bottom), pos2(right, full.bottom()));
+    (plot, strip, lanes, axis)
 }
 
 /// How a plot picks its y axis beyond fitting its own curves.
@@ -310,6 +342,14 @@ fn curves_ui(
     };
     match layers {
         Some(layers) if !layers.is_empty() => categories::stacked_ui(p, frame, layers, palette),
+        // A source that sees segments only (Nsight: cudaMalloc) has reserved alone:
+        // filled, so its memory reads as memory rather than a hairline.
+        _ if cols.allocated.is_empty() => paint::fill_under(
+            p,
+            frame,
+            &cols.reserved,
+            palette.reserved.gamma_multiply(0.3),
+        ),
         _ => paint::fill_under(p, frame, &cols.allocated, fill),
     }
     paint::envelope(p, frame, &cols.allocated, color, 1.5, None);
