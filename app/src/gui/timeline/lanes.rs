@@ -43,12 +43,12 @@ pub fn lanes_ui(
     let rec = &doc.data.rec;
     let p = painter.with_clip_rect(area.expand2(vec2(Y_LABEL_ROOM, 0.0)));
     p.rect_filled(area, 2.0, palette.plot_bg);
-    let (from, to) = (doc.abs_ns(frame.t0_ns), doc.abs_ns(frame.t1_ns));
     let font = FontId::proportional(10.5);
     let mut hovered = None;
-    for (n, row) in doc.data.lanes.iter().take(MAX_ROWS).enumerate() {
+    // Rows that fit the area (the plot may have taken some of their room).
+    let fit = (((area.height() - 4.0) / ROW_HEIGHT).max(0.0) as usize).min(MAX_ROWS);
+    for (n, row) in doc.data.lanes.iter().take(fit).enumerate() {
         let y0 = area.top() + 2.0 + n as f32 * ROW_HEIGHT;
-        let y_range = y0..=y0 + ROW_HEIGHT - 2.0;
         if row.depth == 0 {
             let name = rec
                 .threads
@@ -65,51 +65,24 @@ pub fn lanes_ui(
             );
             p.hline(area.x_range(), y0 - 1.0, Stroke::new(0.5, palette.grid));
         }
-        // A row's ranges do not overlap: in start order, they are in end order too.
-        let first = row
-            .spans
-            .partition_point(|&i| rec.ops.get(i as usize).is_none_or(|o| o.end_ns < from));
-        let mut last_x = f32::NEG_INFINITY;
-        for &i in &row.spans[first..] {
-            let Some(o) = rec.ops.get(i as usize) else {
-                continue;
-            };
-            if o.start_ns > to {
-                break;
-            }
-            let x0 = frame.x(doc.rel_ns(o.start_ns)).max(area.left());
-            let x1 = frame
-                .x(doc.rel_ns(o.end_ns))
-                .min(area.right())
-                .max(x0 + MIN_WIDTH);
-            let r = Rect::from_x_y_ranges(x0..=x1, y_range.clone());
-            if pointer.is_some_and(|p| r.expand2(vec2(1.0, 0.0)).contains(p)) {
-                hovered = Some(i);
-            }
-            if x1 < last_x + 0.5 {
-                continue;
-            }
-            last_x = x1;
-            let color = palette.categories[(row.depth + n) % palette.categories.len()];
-            p.rect_filled(r, 1.0, color.gamma_multiply(0.75));
-            if x1 - x0 >= LABEL_MIN_WIDTH {
-                let name = rec.op_name(o);
-                let chars = ((x1 - x0 - 6.0) / 6.0).max(1.0) as usize;
-                p.with_clip_rect(r).text(
-                    pos2(x0 + 3.0, r.center().y),
-                    Align2::LEFT_CENTER,
-                    ellipsize(name, chars),
-                    font.clone(),
-                    palette.plot_bg,
-                );
-            }
-        }
+        let color = palette.categories[(row.depth + n) % palette.categories.len()];
+        let y_range = y0..=y0 + ROW_HEIGHT - 2.0;
+        hovered = spans_ui(
+            &p,
+            doc,
+            frame,
+            (area, y_range),
+            &row.spans,
+            pointer,
+            (color, palette),
+        )
+        .or(hovered);
     }
-    if doc.data.lanes.len() > MAX_ROWS {
+    if doc.data.lanes.len() > fit {
         p.text(
             area.right_bottom() - vec2(4.0, 2.0),
             Align2::RIGHT_BOTTOM,
-            format!("{} more rows not shown", doc.data.lanes.len() - MAX_ROWS),
+            format!("{} more rows not shown", doc.data.lanes.len() - fit),
             font,
             palette.weak_text,
         );
@@ -121,6 +94,59 @@ pub fn lanes_ui(
         axis::format_duration_ns((o.end_ns - o.start_ns) as f64),
         axis::format_time_ns(doc.rel_ns(o.start_ns))
     ))
+}
+
+/// Draw one row's spans (those of `from..=to`) in `y_range` of `area`; return the span
+/// under `pointer`.
+fn spans_ui(
+    p: &egui::Painter,
+    doc: &Document,
+    frame: &PlotFrame,
+    (area, y_range): (Rect, std::ops::RangeInclusive<f32>),
+    spans: &[u32],
+    pointer: Option<Pos2>,
+    (color, palette): (egui::Color32, &Palette),
+) -> Option<u32> {
+    let rec = &doc.data.rec;
+    let (from, to) = (doc.abs_ns(frame.t0_ns), doc.abs_ns(frame.t1_ns));
+    let font = FontId::proportional(10.5);
+    let mut hovered = None;
+    // A row's ranges do not overlap: in start order, they are in end order too.
+    let first = spans.partition_point(|&i| rec.ops.get(i as usize).is_none_or(|o| o.end_ns < from));
+    let mut last_x = f32::NEG_INFINITY;
+    for &i in &spans[first..] {
+        let Some(o) = rec.ops.get(i as usize) else {
+            continue;
+        };
+        if o.start_ns > to {
+            break;
+        }
+        let x0 = frame.x(doc.rel_ns(o.start_ns)).max(area.left());
+        let x1 = frame
+            .x(doc.rel_ns(o.end_ns))
+            .min(area.right())
+            .max(x0 + MIN_WIDTH);
+        let r = Rect::from_x_y_ranges(x0..=x1, y_range.clone());
+        if pointer.is_some_and(|p| r.expand2(vec2(1.0, 0.0)).contains(p)) {
+            hovered = Some(i);
+        }
+        if x1 < last_x + 0.5 {
+            continue;
+        }
+        last_x = x1;
+        p.rect_filled(r, 1.0, color.gamma_multiply(0.75));
+        if x1 - x0 >= LABEL_MIN_WIDTH {
+            let chars = ((x1 - x0 - 6.0) / 6.0).max(1.0) as usize;
+            p.with_clip_rect(r).text(
+                pos2(x0 + 3.0, r.center().y),
+                Align2::LEFT_CENTER,
+                ellipsize(rec.op_name(o), chars),
+                font.clone(),
+                palette.plot_bg,
+            );
+        }
+    }
+    hovered
 }
 
 /// Room left of the lanes for the thread names (the plot's byte labels' margin).

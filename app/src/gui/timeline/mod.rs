@@ -11,6 +11,7 @@
 
 mod categories;
 mod columns;
+mod hover;
 mod input;
 mod lanes;
 mod markers;
@@ -34,7 +35,7 @@ use columns::SourceColumns;
 use input::handle_input;
 #[cfg(test)]
 pub use lanes::ROW_HEIGHT as LANE_ROW_HEIGHT;
-use overlay::{decorations_ui, readout_ui};
+use overlay::decorations_ui;
 use toolbar::toolbar_ui;
 
 /// Width of the byte labels left of the plot.
@@ -43,6 +44,8 @@ const Y_LABELS_WIDTH: f32 = 74.0;
 const TIME_AXIS_HEIGHT: f32 = 18.0;
 /// Height of the fragmentation strip.
 const STRIP_HEIGHT: f32 = 54.0;
+/// Height the plot keeps when lanes are drawn under it.
+const MIN_PLOT_HEIGHT: f32 = 80.0;
 
 /// A recording drawn on the plot: which device, and where its clock's zero is.
 #[derive(Clone, Copy)]
@@ -137,40 +140,14 @@ pub fn timeline_ui(
     }
     paint::time_axis(&painter, &frame, axis_rect, palette);
     decorations_ui(&painter, doc, &frame, strip_rect, palette);
-    let pointer = response.hover_pos();
-    let mut hover = markers::markers_ui(&painter, doc, &frame, pointer, palette);
-    if lanes_rect.height() > 0.0 {
-        let lane_hover = lanes::lanes_ui(&painter, doc, &frame, lanes_rect, pointer, palette);
-        hover = hover.or(lane_hover);
-    }
-    match pointer {
-        Some(p) if plot_area.x_range().contains(p.x) => doc.hover_ns = Some(frame.t_at(p.x)),
-        _ if !multiples_hovered => doc.hover_ns = None,
-        _ => {}
-    }
-    if let (None, Some(t)) = (pointer, doc.hover_ns) {
-        // The linked cursor of a small multiple hovered above.
-        painter.vline(
-            frame.x(t),
-            Rect::from_min_max(plot_area.min, lanes_rect.max).y_range(),
-            egui::Stroke::new(1.0, palette.cursor),
-        );
-    }
-    if let Some(text) = hover {
-        response.on_hover_ui_at_pointer(|ui| {
-            ui.label(egui::RichText::new(text).font(markers::hover_font()));
-        });
-    } else if let Some(pos) = pointer {
-        readout_ui(
-            &painter,
-            doc,
-            &frame,
-            plot_area,
-            pos,
-            other.as_ref(),
-            palette,
-        );
-    }
+    hover::hover_ui(
+        &painter,
+        doc,
+        (&frame, plot_area, lanes_rect),
+        response,
+        (multiples_hovered, other.as_ref()),
+        palette,
+    );
 }
 
 /// A plot: where, which run, and the run overlaid on it.
@@ -223,6 +200,9 @@ fn layout(full: Rect, strip: bool, lanes_height: f32) -> (Rect, Rect, Rect, Rect
     let left = full.left() + Y_LABELS_WIDTH;
     let right = full.right() - 12.0;
     let lanes_bottom = full.bottom() - TIME_AXIS_HEIGHT;
+    // The lanes give way to the plot: it keeps MIN_PLOT_HEIGHT (and the strip its own).
+    let room = full.height() - TIME_AXIS_HEIGHT - STRIP_HEIGHT - MIN_PLOT_HEIGHT;
+    let lanes_height = lanes_height.min(room.max(0.0));
     let lanes_top = lanes_bottom - lanes_height;
     let lanes = Rect::from_min_max(pos2(left, lanes_top), pos2(right, lanes_bottom));
     let strip_bottom = lanes_top - if lanes_height > 0.0 { 4.0 } else { 0.0 };
@@ -231,7 +211,11 @@ fn layout(full: Rect, strip: bool, lanes_height: f32) -> (Rect, Rect, Rect, Rect
     } else {
         (strip_bottom, 0.0)
     };
-    let plot = Rect::from_min_max(pos2(left, full.top() + 4.0), pos2(right, strip_top - gap));
+    let plot_top = full.top() + 4.0;
+    let plot = Rect::from_min_max(
+        pos2(left, plot_top),
+        pos2(right, (strip_top - gap).max(plot_top + 1.0)),
+    );
     let strip = Rect::from_min_max(pos2(left, strip_top), pos2(right, strip_bottom));
     let axis = Rect::from_min_max(pos2(left, lanes_bottom), pos2(right, full.bottom()));
     (plot, strip, lanes, axis)
