@@ -35,7 +35,7 @@ shot() {
     wait "$app" "$xvfb" 2>/dev/null || true
 }
 
-for size in 1000x700 1920x1080; do
+for size in ${SIZES:-1000x700 1920x1080}; do
     w=${size%x*} h=${size#*x}
     # Segments tab, its Snapshot button: coloured by stack, the private pool framed.
     shot "segments-$size.png" "$w" "$h" \
