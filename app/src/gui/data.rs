@@ -7,10 +7,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use collector::analysis::decimate::{Curve, curve};
+use collector::analysis::lanes::{LaneRow, lanes};
+use collector::analysis::markers::{Marker, markers};
 use collector::analysis::pyramid::CurvePyramid;
 use collector::analysis::samples::{SampleCurve, gpu_curve};
 use collector::analysis::{OpRow, Summary, key_averages, summarize};
-use collector::model::{DeviceId, DeviceIdx};
+use collector::model::{DeviceId, DeviceIdx, OpCategory};
 use collector::{Recording, Timeline};
 
 use super::categories::CategoryCurves;
@@ -90,6 +92,10 @@ pub struct Loaded {
     pub curves: Vec<DeviceCurves>,
     /// Devices worth showing: with memory events or OOMs, accelerators first.
     pub shown_devices: Vec<DeviceIdx>,
+    /// Per device (same order as `timeline.devices`), its markers in time order.
+    pub markers: Vec<Vec<Marker>>,
+    /// The NVTX ranges as lanes (Nsight exports), thread by thread.
+    pub lanes: Vec<LaneRow>,
     /// Time spent reading the file.
     pub parse_time: Duration,
     /// Time spent building the timeline, analyses and pyramids.
@@ -106,6 +112,10 @@ impl Loaded {
         let curves = (0..timeline.devices.len())
             .map(|d| DeviceCurves::build(&rec, &timeline, d))
             .collect();
+        let markers = (0..timeline.devices.len())
+            .map(|d| markers(&rec, &timeline, d as DeviceIdx))
+            .collect();
+        let lanes = lanes(&rec, OpCategory::Nvtx);
         let sampled = |d: DeviceIdx| rec.gpu_samples.iter().any(|s| s.device == d);
         let mut shown_devices: Vec<DeviceIdx> = timeline
             .devices
@@ -131,6 +141,8 @@ impl Loaded {
             rows,
             curves,
             shown_devices,
+            markers,
+            lanes,
             parse_time,
             analysis_time: started.elapsed(),
         }

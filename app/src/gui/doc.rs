@@ -210,11 +210,24 @@ pub enum SegmentOrder {
     Free,
 }
 
+/// What colours the segment view's allocated blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentColor {
+    /// One colour: allocated, pending or free.
+    State,
+    /// The first user frame of the allocating stack (as memory_viz does).
+    Stack,
+    /// The allocation's memory category.
+    Category,
+}
+
 /// The segment view's options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SegmentsView {
     /// Order of the rows.
     pub order: SegmentOrder,
+    /// What colours the blocks.
+    pub color: SegmentColor,
     /// Draw every segment across the full width instead of to scale.
     pub full_width: bool,
 }
@@ -292,6 +305,11 @@ pub struct Document {
     pub segments: SegmentsView,
     /// The advice panel's options and answer.
     pub advice: panels::AdviceState,
+    /// The time under the pointer (ns since start) in the main plot or a device's small
+    /// multiple: the linked cursor drawn in all of them.
+    pub hover_ns: Option<f64>,
+    /// The file followed while `record` still writes it.
+    pub follow: Option<super::follow::Follow>,
     /// Last generation number handed out.
     pub generation: u64,
     /// The allocation view and the icicle.
@@ -329,9 +347,12 @@ impl Document {
             },
             segments: SegmentsView {
                 order: SegmentOrder::Address,
+                color: SegmentColor::Stack,
                 full_width: false,
             },
             advice: Default::default(),
+            hover_ns: None,
+            follow: super::follow::Follow::start(&data),
             generation: 0,
             allocations: Default::default(),
             data,

@@ -16,6 +16,7 @@ use collector::analysis::fragmentation::{
     Fragmentation, fragmentation_at, fragmentation_at_snapshot,
 };
 use collector::analysis::live::{GroupBy, LiveGroup, fold_after, live_at};
+use collector::analysis::owners::{BlockOwner, owners};
 use collector::analysis::segments::{SegmentLayout, layout_at, layout_at_snapshot};
 use collector::analysis::{OpRow, TimeWindow, key_averages, row_spans};
 use collector::model::DeviceIdx;
@@ -99,6 +100,8 @@ pub struct Inspection {
     pub fragmentation: Option<Fragmentation>,
     /// Segments and blocks then, where geometry is known.
     pub layout: Option<Vec<SegmentLayout>>,
+    /// The owner of each block of `layout` (its stack's first user frame, its category).
+    pub owners: Vec<Vec<BlockOwner>>,
 }
 
 /// The spans of one op, for highlighting on the timeline.
@@ -262,6 +265,9 @@ pub fn inspect(data: &Loaded, device: DeviceIdx, at_ns: i64, at_snapshot: bool) 
         )
     };
     let live = live_at(rec, timeline, device, at_ns, GroupBy::Site);
+    let owners = layout
+        .as_deref()
+        .map_or_else(Vec::new, |l| owners(rec, timeline, device, at_ns, l));
     Inspection {
         at_ns,
         allocated_bytes: live.allocated_bytes,
@@ -270,6 +276,7 @@ pub fn inspect(data: &Loaded, device: DeviceIdx, at_ns: i64, at_snapshot: bool) 
         groups: fold_after(live.groups, INSPECTOR_GROUPS),
         fragmentation,
         layout,
+        owners,
     }
 }
 

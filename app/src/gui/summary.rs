@@ -20,19 +20,28 @@ pub fn summary_strip_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &m
     let data = &doc.data;
     let key = data.device_id(doc.device);
     let Some(s) = data.summary.devices.iter().find(|d| Some(d.device) == key) else {
+        // The hint is the source's own (Nsight needs --cuda-memory-usage=true, not torch's
+        // profile_memory=True).
+        let no_memory = format!(
+            "This recording has no memory events: {}.",
+            data.rec.meta.format.importer().memory_hint()
+        );
         ui.horizontal_wrapped(|ui| {
             // A vramscope recording: the driver's view only.
             let nvml = data.summary.nvml.iter().any(|n| Some(n.device) == key);
             if nvml {
                 nvml_ui(ui, doc, key, palette, cmds);
             }
-            ui.label(RichText::new(if nvml {
-                "no allocator events: NVML's view of the device only"
-            } else if data.summary.has_memory_data {
-                "No memory events on this device."
-            } else {
-                "This recording has no memory events (was the profiler run with profile_memory=True?)."
-            }).color(palette.weak_text));
+            ui.label(
+                RichText::new(if nvml {
+                    "no allocator events: NVML's view of the device only"
+                } else if data.summary.has_memory_data {
+                    "No memory events on this device."
+                } else {
+                    &no_memory
+                })
+                .color(palette.weak_text),
+            );
         });
         return;
     };

@@ -47,6 +47,9 @@ pub struct SegmentLayout {
     pub size_bytes: i64,
     /// Small or large pool.
     pub pool: SegmentPool,
+    /// The private pool it belongs to (a CUDA graph's or a `MemPool`'s), where the
+    /// snapshot says; `None` for the default pool and for layouts rebuilt from events.
+    pub private_pool: Option<(u64, u64)>,
     /// Blocks in address order, covering the segment from start to end.
     pub blocks: Vec<BlockSpan>,
 }
@@ -132,6 +135,7 @@ pub fn layout_at(
             addr,
             size_bytes: size,
             pool,
+            private_pool: None,
             blocks,
         });
     }
@@ -159,6 +163,7 @@ pub fn layout_at_snapshot(rec: &Recording, device: DeviceIdx) -> Option<Vec<Segm
             addr: s.address,
             size_bytes: s.total_size_bytes as i64,
             pool: s.pool,
+            private_pool: s.private_pool,
             blocks: s
                 .blocks
                 .iter()

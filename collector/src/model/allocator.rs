@@ -78,6 +78,9 @@ pub struct Segment {
     pub pool: SegmentPool,
     /// Whether it is an expandable segment (`expandable_segments:True`).
     pub expandable: bool,
+    /// The private memory pool it belongs to (a CUDA graph's, or a `MemPool`'s):
+    /// the snapshot's `segment_pool_id` where it is not `(0, 0)`, the default pool.
+    pub private_pool: Option<(u64, u64)>,
     /// Blocks in address order.
     pub blocks: Vec<Block>,
 }

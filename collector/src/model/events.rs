@@ -158,3 +158,15 @@ pub struct ThreadInfo {
     /// Name from the source's metadata, if any.
     pub name: Option<String>,
 }
+
+/// A text the program attached to an instant of a device's history: a snapshot trace
+/// entry's `user_metadata` (`torch.cuda.memory._set_memory_metadata`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Note {
+    /// When.
+    pub time_ns: i64,
+    /// Which device's history.
+    pub device: super::DeviceIdx,
+    /// The text, interned in [`Recording::strings`](super::Recording::strings).
+    pub text: StrId,
+}

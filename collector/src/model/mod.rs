@@ -20,7 +20,7 @@ pub use allocator::{
     StackId,
 };
 pub use device::{DeviceClass, DeviceId, DeviceType};
-pub use events::{MemEvent, MemEventKind, OpCategory, OpSpan, StepMarker, ThreadInfo};
+pub use events::{MemEvent, MemEventKind, Note, OpCategory, OpSpan, StepMarker, ThreadInfo};
 pub use samples::{GpuProcessSample, GpuSample, HostSample};
 pub use source::{DeviceInfo, Diagnostics, DistributedInfo, Meta};
 pub use strings::{StrId, StringTable};
@@ -69,6 +69,8 @@ pub struct Recording {
     /// Storages whose role the program itself showed (`record --torch-memory`'s shim):
     /// parameters, gradients, optimizer state.
     pub storage_tags: Vec<StorageTag>,
+    /// Texts the program attached to instants (snapshots' `user_metadata`), in time order.
+    pub notes: Vec<Note>,
     /// What was skipped or odd.
     pub diagnostics: Diagnostics,
 }
@@ -114,6 +116,7 @@ impl Recording {
             host_samples: Vec::new(),
             gpu_process_samples: Vec::new(),
             storage_tags: Vec::new(),
+            notes: Vec::new(),
             diagnostics: Diagnostics::default(),
         }
     }
@@ -189,6 +192,9 @@ impl Recording {
         }
         for t in &mut self.storage_tags {
             f(&mut t.since_ns);
+        }
+        for n in &mut self.notes {
+            f(&mut n.time_ns);
         }
     }
 

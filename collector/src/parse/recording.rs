@@ -35,6 +35,17 @@ pub use writer::{RecordingWriter, open_output};
 
 pub mod packed;
 
+/// Diagnostics key of a recording without its end line: `record` is still writing it,
+/// or was stopped first.
+pub const NOT_FINALISED: &str = "recording not finalised (vramscope or the machine stopped first)";
+
+/// Whether `rec` is a recording still open for writing (or cut short): a vramscope
+/// recording whose end line was not read. The viewer follows such a file.
+pub fn is_unfinished(rec: &Recording) -> bool {
+    rec.meta.format == super::SourceFormat::VramscopeRecording
+        && rec.diagnostics.counts.contains_key(NOT_FINALISED)
+}
+
 /// Recordings (`vramscope record`, and packs of any source) in the importer seam.
 pub struct RecordingImporter;
 

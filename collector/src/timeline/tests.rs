@@ -74,6 +74,7 @@ pub(crate) fn recording(
         host_samples: vec![],
         gpu_process_samples: vec![],
         storage_tags: vec![],
+        notes: vec![],
         diagnostics: Diagnostics::default(),
     }
 }

@@ -6,9 +6,9 @@ use collector::analysis::allocations::{ColorBy, op_of};
 use collector::analysis::live::frame_label;
 use egui::{RichText, Ui};
 
-use super::super::axis;
 use super::super::doc::Document;
 use super::super::theme::Palette;
+use super::super::units;
 
 /// The selected band's details (or how to select one).
 pub fn details_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
@@ -86,14 +86,14 @@ fn facts_ui(
         .and_then(|e| data.timeline.ops.running_at(e.thread, e.time_ns))
         .and_then(|o| rec.ops.get(o as usize))
         .map(|o| rec.op_name(o).to_owned());
-    ui.label(RichText::new(format!("{} at {:#x}", axis::bytes(a.bytes), a.addr)).strong());
-    let when = |t: i64| axis::format_time_ns((t - origin) as f64);
+    ui.label(RichText::new(format!("{} at {:#x}", units::bytes(a.bytes), a.addr)).strong());
+    let when = |t: i64| units::format_time_ns((t - origin) as f64);
     let lifetime = match a.free_ns {
         Some(f) => format!(
             "{} → {} · lived {}",
             when(a.alloc_ns),
             when(f),
-            axis::format_duration_ns((f - a.alloc_ns) as f64)
+            units::format_duration_ns((f - a.alloc_ns) as f64)
         ),
         None => format!("{} → never freed", when(a.alloc_ns)),
     };

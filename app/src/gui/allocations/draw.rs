@@ -10,10 +10,10 @@ use collector::analysis::categories::Category;
 use collector::timeline::Allocation;
 use egui::{Color32, FontId, Mesh, Rect, Response, Sense, Shape, Stroke, Ui, pos2, vec2};
 
-use super::super::axis;
 use super::super::doc::Document;
 use super::super::paint::{self, PlotFrame};
 use super::super::theme::Palette;
+use super::super::units;
 use super::DeviceBands;
 
 /// Width of the byte labels left of the plot.
@@ -367,14 +367,14 @@ pub fn readout(
     );
     let op = site_frame(rec, stack).unwrap_or_else(|| op_of(rec, &data.timeline, d, i));
     let origin = data.rec.meta.start_ns;
-    let from = axis::format_time_ns((a.alloc_ns - origin) as f64);
+    let from = units::format_time_ns((a.alloc_ns - origin) as f64);
     let life = match a.free_ns {
         Some(f) => format!(
             "{from} → {} ({})",
-            axis::format_time_ns((f - origin) as f64),
-            axis::format_duration_ns((f - a.alloc_ns) as f64)
+            units::format_time_ns((f - origin) as f64),
+            units::format_duration_ns((f - a.alloc_ns) as f64)
         ),
         None => format!("{from} → never freed"),
     };
-    format!("{} · {op}\n{life}", axis::bytes(a.bytes))
+    format!("{} · {op}\n{life}", units::bytes(a.bytes))
 }

@@ -11,6 +11,7 @@ use egui::{Align2, Color32, FontId, Rect, RichText, Sense, Stroke, Ui, pos2, vec
 use super::super::axis;
 use super::super::doc::Document;
 use super::super::theme::Palette;
+use super::super::units;
 use super::draw::key_color;
 
 /// Height of a row of frames.
@@ -106,7 +107,7 @@ pub fn icicle_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
                 response.clone().on_hover_text(format!(
                     "{}\n{} · {share:.1}% of allocated · {} blocks",
                     n.name,
-                    axis::bytes(n.bytes),
+                    units::bytes(n.bytes),
                     n.blocks
                 ));
             }
@@ -124,11 +125,11 @@ pub fn icicle_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
 
 fn heading_ui(ui: &mut Ui, doc: &Document, tree: &FlameTree, palette: &Palette) {
     ui.horizontal(|ui| {
-        let when = axis::format_time_ns(doc.rel_ns(tree.time_ns));
+        let when = units::format_time_ns(doc.rel_ns(tree.time_ns));
         ui.label(
             RichText::new(format!(
                 "Live at {when}: {} allocated, by stack",
-                axis::bytes(tree.allocated_bytes)
+                units::bytes(tree.allocated_bytes)
             ))
             .strong(),
         );

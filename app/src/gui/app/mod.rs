@@ -20,7 +20,7 @@ use super::jobs::{self, Outcome, Worker};
 use super::loader::{LoadOutcome, PendingLoad};
 use super::panels::{self, PanelContext};
 use super::theme::{self, Palette, ThemeChoice};
-use super::{Command, chrome, compare, summary, timeline};
+use super::{Command, chrome, compare, follow, summary, timeline};
 use commands::inspect_request;
 
 const KEY_RECENT: &str = "recent_files";
@@ -167,6 +167,9 @@ impl ViewerApp {
         for r in replies {
             self.accept(r);
         }
+        for doc in &mut self.docs {
+            follow::poll(doc, self.options, ctx);
+        }
     }
 
     fn add_document(&mut self, data: Loaded) {
@@ -298,6 +301,9 @@ impl ViewerApp {
             .cloned();
         Panel::top("summary").show(ui, |ui| summary::summary_strip_ui(ui, doc, palette, cmds));
         Panel::bottom("status").show(ui, |ui| chrome::status_bar_ui(ui, doc, palette));
+        if doc.follow.is_some() {
+            Panel::bottom("follow").show(ui, |ui| follow::status_ui(ui, doc, palette));
+        }
         Panel::bottom("bottom-tabs")
             .resizable(true)
             .default_size(330.0)

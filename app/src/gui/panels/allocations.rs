@@ -8,9 +8,10 @@ use egui::{Rect, RichText, Ui, pos2};
 
 use super::super::Command;
 use super::super::allocations::{SearchResult, bands_ui, details_ui};
-use super::super::axis;
+
 use super::super::data::Loaded;
 use super::super::doc::Document;
+use super::super::units;
 use super::{Panel, PanelContext, PanelId};
 
 impl PanelId {
@@ -75,7 +76,7 @@ fn toolbar_ui(ui: &mut Ui, doc: &mut Document) {
                 RichText::new(format!(
                     "{} allocations match · at most {} live at once",
                     s.matches.count,
-                    axis::bytes(bytes)
+                    units::bytes(bytes)
                 ))
                 .small(),
             );

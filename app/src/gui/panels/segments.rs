@@ -4,13 +4,16 @@
 //! fragmentation?": many free slivers and no free block as large as the failed request.
 //! The layout comes from `collector::analysis::segments`.
 
+mod colors;
+
+use collector::analysis::owners::BlockOwner;
 use collector::analysis::segments::{BlockSpan, BlockUse, SegmentLayout};
 use collector::model::SegmentPool;
-use egui::{Align2, FontId, Rect, RichText, ScrollArea, Sense, Stroke, Ui, pos2, vec2};
+use egui::{Rect, RichText, ScrollArea, Sense, Stroke, Ui, pos2, vec2};
 
 use super::super::Command;
 use super::super::data::Loaded;
-use super::super::doc::{Document, SegmentOrder, SegmentsView};
+use super::super::doc::{Document, SegmentColor, SegmentOrder, SegmentsView};
 use super::super::theme::Palette;
 use super::super::units;
 use super::{Panel, PanelContext, PanelId, jump_buttons_ui};
@@ -69,10 +72,23 @@ fn segments_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Ve
         );
         return;
     };
+    let owners = doc
+        .inspect
+        .result
+        .as_ref()
+        .map_or(&[][..], |r| r.owners.as_slice());
     summary_ui(ui, layout, palette);
     options_ui(ui, &mut doc.segments);
+    let SegmentsView {
+        order,
+        color,
+        full_width,
+    } = doc.segments;
+    let entries = colors::legend_entries(color, layout, owners);
+    if !entries.is_empty() {
+        colors::legend_ui(ui, &doc.data.rec, &entries, palette);
+    }
     ui.separator();
-    let SegmentsView { order, full_width } = doc.segments;
     let mut rows: Vec<usize> = (0..layout.len()).collect();
     match order {
         SegmentOrder::Address => {}
@@ -97,14 +113,12 @@ fn segments_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Ve
                 } else {
                     max_size
                 };
-                segment_row_ui(
-                    ui,
-                    rec,
-                    &layout[i],
-                    scale_to,
-                    largest_free == Some(i),
-                    palette,
-                );
+                let row = Row {
+                    segment: &layout[i],
+                    owners: owners.get(i).map_or(&[][..], Vec::as_slice),
+                    color,
+                };
+                segment_row_ui(ui, rec, row, scale_to, largest_free == Some(i), palette);
             }
         });
 }
@@ -142,6 +156,12 @@ fn options_ui(ui: &mut Ui, view: &mut SegmentsView) {
         ui.separator();
         ui.checkbox(&mut view.full_width, "every segment full width")
             .on_hover_text("Off: bars to scale, the largest segment across the width");
+        ui.separator();
+        ui.label("colour by");
+        ui.radio_value(&mut view.color, SegmentColor::Stack, "stack")
+            .on_hover_text("The first frame of user code of the stack that allocated the block");
+        ui.radio_value(&mut view.color, SegmentColor::Category, "category");
+        ui.radio_value(&mut view.color, SegmentColor::State, "state");
     });
 }
 
@@ -197,28 +217,45 @@ fn summary_ui(ui: &mut Ui, layout: &[SegmentLayout], palette: &Palette) {
     });
 }
 
+/// One segment's row: the segment, its blocks' owners, what colours them.
+#[derive(Clone, Copy)]
+struct Row<'a> {
+    segment: &'a SegmentLayout,
+    owners: &'a [BlockOwner],
+    color: SegmentColor,
+}
+
 fn segment_row_ui(
     ui: &mut Ui,
     rec: &collector::Recording,
-    s: &SegmentLayout,
+    row_data: Row<'_>,
     max_size: i64,
     has_largest_free: bool,
     palette: &Palette,
 ) {
+    let s = row_data.segment;
     let width = ui.available_width();
     let (row, response) = ui.allocate_exact_size(vec2(width, ROW_HEIGHT), Sense::hover());
     let painter = ui.painter_at(row);
-    let pool = match s.pool {
-        SegmentPool::Small => "small",
-        SegmentPool::Large => "large",
-        SegmentPool::Other => "other",
+    let pool = match (s.private_pool, s.pool) {
+        (Some((a, b)), _) => format!("private pool ({a}, {b})"),
+        (None, SegmentPool::Small) => "small".to_owned(),
+        (None, SegmentPool::Large) => "large".to_owned(),
+        (None, SegmentPool::Other) => "other".to_owned(),
     };
-    painter.text(
-        row.left_center() + vec2(2.0, 0.0),
-        Align2::LEFT_CENTER,
-        format!("0x{:x} · {} · {pool}", s.addr, units::bytes(s.size_bytes)),
-        FontId::monospace(11.0),
-        palette.weak_text,
+    // A label widget (not painted text), so the pool it names is read by screen readers.
+    let color = if s.private_pool.is_some() {
+        palette.other_run
+    } else {
+        palette.weak_text
+    };
+    let text = format!("0x{:x} · {} · {pool}", s.addr, units::bytes(s.size_bytes));
+    ui.put(
+        Rect::from_min_size(
+            row.min + vec2(2.0, 0.0),
+            vec2(LABEL_WIDTH - 4.0, ROW_HEIGHT),
+        ),
+        egui::Label::new(RichText::new(text).monospace().size(11.0).color(color)).truncate(),
     );
     let bar_width = (width - LABEL_WIDTH - 8.0).max(40.0);
     let len = (bar_width * (s.size_bytes as f32 / max_size as f32)).max(3.0);
@@ -231,20 +268,33 @@ fn segment_row_ui(
     let pointer = response.hover_pos();
     let hovered = blocks_ui(
         &painter,
-        s,
+        row_data,
         (bar, scale),
         has_largest_free,
         pointer,
         palette,
     );
+    // A private pool's segments (CUDA graphs, MemPools) are framed in the compared-run
+    // colour: their memory serves only that pool.
+    let (frame_width, frame_color) = if s.private_pool.is_some() {
+        (2.0, palette.other_run)
+    } else {
+        (1.0, palette.grid)
+    };
     painter.rect_stroke(
         bar,
         0.0,
-        Stroke::new(1.0, palette.grid),
+        Stroke::new(frame_width, frame_color),
         egui::StrokeKind::Outside,
     );
     if let Some(b) = hovered {
-        response.on_hover_text_at_pointer(block_hover_text(rec, b));
+        let mut text = block_hover_text(rec, b);
+        if let Some((a, p)) = s.private_pool {
+            text.push_str(&format!(
+                "\nin private pool ({a}, {p}) (a CUDA graph's or a MemPool's)"
+            ));
+        }
+        response.on_hover_text_at_pointer(text);
     }
 }
 
@@ -253,16 +303,17 @@ fn segment_row_ui(
 /// the block under the pointer.
 fn blocks_ui<'a>(
     painter: &egui::Painter,
-    s: &'a SegmentLayout,
+    row: Row<'a>,
     (bar, scale): (Rect, f32),
     has_largest_free: bool,
     pointer: Option<egui::Pos2>,
     palette: &Palette,
 ) -> Option<&'a BlockSpan> {
+    let s = row.segment;
     let x_of = |addr: u64| bar.left() + (addr.saturating_sub(s.addr) as f32) * scale;
     let largest = s.largest_free_bytes();
     let mut hovered = None;
-    for b in &s.blocks {
+    for (n, b) in s.blocks.iter().enumerate() {
         let x0 = x_of(b.addr);
         let x1 = (x0 + b.size_bytes as f32 * scale)
             .max(x0 + MIN_BLOCK_WIDTH)
@@ -275,7 +326,14 @@ fn blocks_ui<'a>(
             BlockUse::PendingFree => {
                 painter.rect_filled(r, 0.0, palette.pending_free);
             }
-            BlockUse::Allocated => {}
+            BlockUse::Allocated => {
+                let owner = row.owners.get(n).copied().unwrap_or_default();
+                if let Some(c) = colors::block_color(row.color, &owner, palette) {
+                    painter.rect_filled(r, 0.0, c);
+                    // A hairline between neighbours of one colour keeps blocks apart.
+                    painter.vline(r.left(), r.y_range(), Stroke::new(0.5, palette.plot_bg));
+                }
+            }
         }
         if has_largest_free && b.state == BlockUse::Free && b.size_bytes == largest {
             painter.rect_stroke(

@@ -10,8 +10,9 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
 use super::super::ViewerApp;
-use super::super::axis;
+
 use super::super::panels::PanelId;
+use super::super::units;
 use super::{harness, primary, repo, settle};
 
 fn opened(tab: &str) -> Harness<'static, ViewerApp> {
@@ -66,8 +67,8 @@ fn hovering_a_band_reads_out_its_size_op_and_lifetime() {
     assert_eq!(doc.allocations.hovered, Some(i));
     let a = doc.data.timeline.devices[doc.device as usize].allocations[i];
     let text = doc.allocations.readout.clone().expect("a readout");
-    assert!(text.starts_with(&axis::bytes(a.bytes)), "{text}");
-    let life = axis::format_duration_ns(a.free_ns.map_or(0, |f| f - a.alloc_ns) as f64);
+    assert!(text.starts_with(&units::bytes(a.bytes)), "{text}");
+    let life = units::format_duration_ns(a.free_ns.map_or(0, |f| f - a.alloc_ns) as f64);
     assert!(
         a.free_ns.is_none() || text.contains(&life),
         "{text} has {life}"

@@ -26,6 +26,7 @@ mod export;
 mod files;
 mod keys;
 mod layout;
+mod memviz;
 mod timeline;
 
 pub(super) fn repo() -> PathBuf {

@@ -12,8 +12,11 @@
 mod capacity;
 mod categories;
 mod columns;
+mod hover;
 mod input;
 mod keys;
+mod lanes;
+mod markers;
 mod overlay;
 mod toolbar;
 
@@ -34,7 +37,9 @@ use columns::SourceColumns;
 use input::handle_input;
 #[cfg(test)]
 pub use keys::KEY_STEP;
-use overlay::{decorations_ui, readout_ui};
+#[cfg(test)]
+pub use lanes::ROW_HEIGHT as LANE_ROW_HEIGHT;
+use overlay::decorations_ui;
 use toolbar::toolbar_ui;
 
 /// Width of the byte labels left of the plot.
@@ -43,6 +48,8 @@ const Y_LABELS_WIDTH: f32 = 74.0;
 const TIME_AXIS_HEIGHT: f32 = 18.0;
 /// Height of the fragmentation strip.
 const STRIP_HEIGHT: f32 = 54.0;
+/// Height the plot keeps when lanes are drawn under it.
+const MIN_PLOT_HEIGHT: f32 = 80.0;
 
 /// A recording drawn on the plot: which device, and where its clock's zero is.
 #[derive(Clone, Copy)]
@@ -76,15 +83,17 @@ pub fn timeline_ui(
     cmds: &mut Vec<Command>,
 ) {
     toolbar_ui(ui, doc, other.as_ref(), palette, cmds);
+    let multiples_hovered = super::multiples::multiples_ui(ui, doc, palette, cmds);
     let full = ui.available_rect_before_wrap();
     let has_cache = doc
         .data
         .curves
         .get(doc.device as usize)
         .is_some_and(|c| c.cache.is_some());
-    let (plot_area, strip_rect, axis_rect) = layout(full, has_cache);
+    let (plot_area, strip_rect, lanes_rect, axis_rect) =
+        layout(full, has_cache, lanes::height(doc));
     let response = ui.allocate_rect(
-        Rect::from_min_max(plot_area.min, strip_rect.max),
+        Rect::from_min_max(plot_area.min, lanes_rect.max),
         Sense::click_and_drag(),
     );
     handle_input(ui, doc, &response, plot_area, cmds);
@@ -135,17 +144,14 @@ pub fn timeline_ui(
     }
     paint::time_axis(&painter, &frame, axis_rect, palette);
     decorations_ui(&painter, doc, &frame, strip_rect, palette);
-    if let Some(pos) = response.hover_pos() {
-        readout_ui(
-            &painter,
-            doc,
-            &frame,
-            plot_area,
-            pos,
-            other.as_ref(),
-            palette,
-        );
-    }
+    hover::hover_ui(
+        &painter,
+        doc,
+        (&frame, plot_area, lanes_rect),
+        response,
+        (multiples_hovered, other.as_ref()),
+        palette,
+    );
 }
 
 /// A plot: where, which run, and the run overlaid on it.
@@ -192,21 +198,31 @@ fn query_columns(
         .collect()
 }
 
-/// Plot rect, strip rect and time-axis rect inside `full`; without a strip its rect is
-/// empty, at the plot's bottom.
-fn layout(full: Rect, strip: bool) -> (Rect, Rect, Rect) {
+/// Plot rect, strip rect, lanes rect and time-axis rect inside `full`; without a strip
+/// (or lanes) its rect is empty, at the plot's (or the strip's) bottom.
+fn layout(full: Rect, strip: bool, lanes_height: f32) -> (Rect, Rect, Rect, Rect) {
     let left = full.left() + Y_LABELS_WIDTH;
     let right = full.right() - 12.0;
-    let strip_bottom = full.bottom() - TIME_AXIS_HEIGHT;
+    let lanes_bottom = full.bottom() - TIME_AXIS_HEIGHT;
+    // The lanes give way to the plot: it keeps MIN_PLOT_HEIGHT (and the strip its own).
+    let room = full.height() - TIME_AXIS_HEIGHT - STRIP_HEIGHT - MIN_PLOT_HEIGHT;
+    let lanes_height = lanes_height.min(room.max(0.0));
+    let lanes_top = lanes_bottom - lanes_height;
+    let lanes = Rect::from_min_max(pos2(left, lanes_top), pos2(right, lanes_bottom));
+    let strip_bottom = lanes_top - if lanes_height > 0.0 { 4.0 } else { 0.0 };
     let (strip_top, gap) = if strip {
         (strip_bottom - STRIP_HEIGHT, 6.0)
     } else {
         (strip_bottom, 0.0)
     };
-    let plot = Rect::from_min_max(pos2(left, full.top() + 4.0), pos2(right, strip_top - gap));
+    let plot_top = full.top() + 4.0;
+    let plot = Rect::from_min_max(
+        pos2(left, plot_top),
+        pos2(right, (strip_top - gap).max(plot_top + 1.0)),
+    );
     let strip = Rect::from_min_max(pos2(left, strip_top), pos2(right, strip_bottom));
-    let axis = Rect::from_min_max(pos2(left, strip_bottom), pos2(right, full.bottom()));
-    (plot, strip, axis)
+    let axis = Rect::from_min_max(pos2(left, lanes_bottom), pos2(right, full.bottom()));
+    (plot, strip, lanes, axis)
 }
 
 /// How a plot picks its y axis beyond fitting its own curves.
@@ -319,6 +335,14 @@ fn curves_ui(
     };
     match layers {
         Some(layers) if !layers.is_empty() => categories::stacked_ui(p, frame, layers, palette),
+        // A source that sees segments only (Nsight: cudaMalloc) has reserved alone:
+        // filled, so its memory reads as memory rather than a hairline.
+        _ if cols.allocated.is_empty() => paint::fill_under(
+            p,
+            frame,
+            &cols.reserved,
+            palette.reserved.gamma_multiply(0.3),
+        ),
         _ => paint::fill_under(p, frame, &cols.allocated, fill),
     }
     paint::envelope(p, frame, &cols.allocated, color, 1.5, None);

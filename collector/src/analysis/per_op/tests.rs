@@ -65,6 +65,7 @@ impl Fixture {
                 host_samples: vec![],
                 gpu_process_samples: vec![],
                 storage_tags: vec![],
+                notes: vec![],
                 diagnostics: Diagnostics::default(),
             },
         }

@@ -66,9 +66,7 @@ pub fn read(input: Input, path: &Path, options: LoadOptions) -> Result<Recording
     }
     let finalised = r.ended.is_some();
     if !finalised {
-        r.rec
-            .diagnostics
-            .note("recording not finalised (vramscope or the machine stopped first)");
+        r.rec.diagnostics.note(super::NOT_FINALISED);
     }
     let mut rec = r.rec;
     rec.meta.start_ns = r.lo;

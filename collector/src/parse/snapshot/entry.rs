@@ -34,6 +34,8 @@ impl Entry {
 pub(super) struct Trace {
     pub(super) entries: Vec<Entry>,
     pub(super) device_free: Vec<Option<u64>>,
+    /// The non-empty `user_metadata` texts: (entry time, interned text).
+    pub(super) notes: Vec<(i64, crate::model::StrId)>,
 }
 
 /// What a trace-entry key or an action string is, cached per string node.
@@ -47,6 +49,7 @@ pub(super) enum Key {
     TimeUs,
     Frames,
     DeviceFree,
+    UserMetadata,
     /// Keys of a frame dict.
     Name,
     Filename,
@@ -62,6 +65,7 @@ impl Key {
             "time_us" => Key::TimeUs,
             "frames" => Key::Frames,
             "device_free" => Key::DeviceFree,
+            "user_metadata" => Key::UserMetadata,
             "name" => Key::Name,
             "filename" => Key::Filename,
             "line" => Key::Line,
@@ -69,7 +73,7 @@ impl Key {
         }
     }
 
-    pub(super) const ALL: [Key; 10] = [
+    pub(super) const ALL: [Key; 11] = [
         Key::Other,
         Key::Action,
         Key::Addr,
@@ -77,6 +81,7 @@ impl Key {
         Key::TimeUs,
         Key::Frames,
         Key::DeviceFree,
+        Key::UserMetadata,
         Key::Name,
         Key::Filename,
         Key::Line,

@@ -78,6 +78,7 @@ pub(super) fn gather(p: &Pickle) -> Result<Gathered, SourceError> {
         let mut trace = Trace {
             entries: Vec::with_capacity(items.len()),
             device_free: Vec::new(),
+            notes: Vec::new(),
         };
         for &e in items {
             r.read_entry(e, &mut trace);
@@ -205,6 +206,7 @@ impl Reader<'_> {
         let p = self.p;
         let (mut action, mut addr, mut size, mut time_ns) = (Action::Unknown, None, 0, None);
         let (mut frames, mut device_free, mut bad_size) = (None, None, false);
+        let mut metadata = None;
         for &(k, v) in p.entries(e) {
             match self.key(k).0 {
                 Key::Action => {
@@ -221,6 +223,7 @@ impl Reader<'_> {
                 Key::TimeUs => time_ns = p.as_i64(v).map(|us| us.saturating_mul(1000)),
                 Key::Frames => frames = Some(v),
                 Key::DeviceFree => device_free = p.as_u64(v),
+                Key::UserMetadata => metadata = Some(v),
                 Key::Other | Key::Name | Key::Filename | Key::Line => {}
             }
         }
@@ -234,6 +237,13 @@ impl Reader<'_> {
         }
         if action == Action::Oom {
             trace.device_free.push(device_free);
+        }
+        // Most entries carry '' (the default): only texts are kept.
+        if let Some(text) = metadata
+            .filter(|&v| self.p.as_str(v).is_some_and(|t| !t.is_empty()))
+            .and_then(|v| self.interned(v))
+        {
+            trace.notes.push((time_ns.unwrap_or(0), text));
         }
         let stack = self.stack(frames);
         trace.entries.push(Entry {
@@ -270,9 +280,10 @@ impl Reader<'_> {
             if stage == "START" {
                 open.entry((device, name)).or_default().push(t);
             } else if let Some(start) = open.get_mut(&(device, name.clone())).and_then(Vec::pop) {
-                let thread = self
-                    .rec
-                    .thread_index("annotations", &format!("cuda:{device}"));
+                let thread = self.rec.thread_index(
+                    crate::analysis::markers::ANNOTATION_THREAD,
+                    &format!("cuda:{device}"),
+                );
                 let name = self.rec.strings.intern(&name);
                 spans.push(OpSpan {
                     name,

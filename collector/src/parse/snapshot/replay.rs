@@ -9,7 +9,7 @@ use super::entry::{Action, Entry, Trace};
 use super::parse::Gathered;
 use super::state::{Live, Pieces, Sizes, state_at_snapshot, survivor_sizes, unreserve};
 use crate::model::{
-    AllocatorState, DeviceId, DeviceIdx, MemEvent, MemEventKind, OomDetail, Recording,
+    AllocatorState, DeviceId, DeviceIdx, MemEvent, MemEventKind, Note, OomDetail, Recording,
     RequestedTotals, Segment, StackId, StepMarker, ThreadIdx,
 };
 
@@ -31,7 +31,16 @@ impl Gathered {
         };
         for (index, trace) in per_device {
             r.replay_device(index, &trace, &state, has_time);
+            let device = r.rec.device_index(DeviceId::cuda(index));
+            r.rec
+                .notes
+                .extend(trace.notes.iter().map(|&(time_ns, text)| Note {
+                    time_ns,
+                    device,
+                    text,
+                }));
         }
+        r.rec.notes.sort_by_key(|n| n.time_ns);
         r.rec.ops = annotations;
         r.rec.steps = steps_from(&r.rec);
         r.rec.allocator = Some(AllocatorState {

@@ -69,10 +69,27 @@ impl Reader<'_> {
                     .get(s, "is_expandable")
                     .and_then(|v| self.p.as_bool(v))
                     .unwrap_or(false),
+                private_pool: self.pool_id(s),
                 blocks,
             });
         }
         out
+    }
+
+    /// `segment_pool_id` when it names a pool other than the default `(0, 0)`.
+    fn pool_id(&self, segment: NodeId) -> Option<(u64, u64)> {
+        let id = self.p.get(segment, "segment_pool_id")?;
+        let parts: Vec<u64> = self
+            .p
+            .items(id)
+            .iter()
+            .map(|&v| self.p.as_u64(v))
+            .collect::<Option<_>>()?;
+        match parts[..] {
+            [0, 0] => None,
+            [a, b] => Some((a, b)),
+            _ => None,
+        }
     }
 
     pub(super) fn read_settings(&self, settings: NodeId) -> BTreeMap<String, String> {

@@ -108,6 +108,7 @@ impl Builder {
             host_samples: Vec::new(),
             gpu_process_samples: Vec::new(),
             storage_tags: Vec::new(),
+            notes: Vec::new(),
             diagnostics: self.diagnostics,
         }
     }

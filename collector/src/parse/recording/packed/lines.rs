@@ -200,6 +200,9 @@ pub struct SegmentLine {
     pool: u8,
     expandable: bool,
     blocks: Vec<(u64, u64, u64, u8, Option<u32>)>,
+    /// A private pool's id (older packs have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    private_pool: Option<(u64, u64)>,
 }
 
 impl SegmentLine {
@@ -224,6 +227,7 @@ impl SegmentLine {
                 SegmentPool::Other => 2,
             },
             expandable: s.expandable,
+            private_pool: s.private_pool,
             blocks: s
                 .blocks
                 .iter()
@@ -275,6 +279,7 @@ impl SegmentLine {
             stream: self.stream,
             pool,
             expandable: self.expandable,
+            private_pool: self.private_pool,
             blocks,
         })
     }

@@ -1,0 +1,316 @@
+//! What the viewer shows as memory_viz does, driven as a user would: segments coloured by
+//! owner with private pools named, the allocator's history and the program's notes as
+//! markers, NVTX ranges as lanes, every device as a small multiple, and a recording
+//! followed while it is written. Expected numbers come from the fixtures' generators
+//! (`graphs.truth.json`, `cuda-memory.rows.json`) or the real files' own contents.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use egui::{Event, Pos2, pos2};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+
+use super::super::ViewerApp;
+use super::super::doc::{Document, SegmentColor};
+use super::super::panels::PanelId;
+use super::{fixture, harness, primary, repo, settle};
+
+fn rec_name(d: &Document, op: u32) -> &str {
+    d.data.rec.op_name(&d.data.rec.ops[op as usize])
+}
+
+fn doc<'a>(h: &'a Harness<'_, ViewerApp>) -> &'a Document {
+    h.state().active_doc().expect("a document")
+}
+
+/// The screen x of absolute time `at_ns` on the main plot.
+fn x_of(d: &Document, at_ns: i64) -> f32 {
+    let plot = d.last_plot_rect.expect("plot drawn");
+    let f = (d.rel_ns(at_ns) - d.view.t0_ns) / d.view.span_ns();
+    plot.left() + f as f32 * plot.width()
+}
+
+/// Hover `at` long enough for a tooltip to show.
+fn hover(h: &mut Harness<'_, ViewerApp>, at: Pos2) {
+    h.event(Event::PointerMoved(at));
+    h.run_steps(60);
+}
+
+#[derive(serde::Deserialize)]
+struct GraphsTruth {
+    private_pool_segments: Vec<u64>,
+    segments: usize,
+    notes: Vec<(i64, String)>,
+    segment_allocs: usize,
+    annotations: usize,
+}
+
+fn graphs_truth() -> GraphsTruth {
+    let text = std::fs::read(fixture("snapshot/graphs.truth.json")).expect("truth");
+    serde_json::from_slice(&text).expect("truth json")
+}
+
+#[test]
+fn segments_at_the_snapshot_are_coloured_by_owner_and_private_pools_named() {
+    let truth = graphs_truth();
+    let mut h = harness(vec![fixture("snapshot/graphs.pickle")]);
+    settle(&mut h);
+    // WHEN the snapshot's instant is inspected and the Segments tab shown
+    h.get_by_label("Segments").click();
+    h.run_steps(3);
+    h.get_by_label("Snapshot").click();
+    h.run_steps(2);
+    settle(&mut h);
+    let d = doc(&h);
+    assert_eq!(d.tab, PanelId::SEGMENTS);
+    let result = d.inspect.result.as_ref().expect("inspected");
+    let layout = result.layout.as_ref().expect("segments");
+    // THEN every segment of the generator is there, its private pool's ones named so
+    assert_eq!(layout.len(), truth.segments);
+    let mut private: Vec<u64> = layout
+        .iter()
+        .filter(|s| s.private_pool == Some((1, 0)))
+        .map(|s| s.addr)
+        .collect();
+    private.sort_unstable();
+    assert_eq!(private, truth.private_pool_segments);
+    assert!(
+        h.query_all_by_label_contains("private pool (1, 0)").count() >= 1,
+        "no row names the private pool"
+    );
+    // and, coloured by stack (the default), the legend names the graph's allocation site
+    // (the generator's frames_for(site 10): fn_10_0 in model.py, line 80)
+    assert_eq!(doc(&h).segments.color, SegmentColor::Stack);
+    assert!(h.query_all_by_label_contains("model.py:80 fn_10_0").count() >= 1);
+    // WHEN colouring by category THEN the legend names categories instead
+    h.get_by_label("category").click();
+    h.run_steps(3);
+    assert_eq!(doc(&h).segments.color, SegmentColor::Category);
+    assert_eq!(
+        h.query_all_by_label_contains("model.py:80 fn_10_0").count(),
+        0
+    );
+}
+
+#[test]
+fn the_allocator_history_and_the_programs_notes_are_markers_with_their_text() {
+    let truth = graphs_truth();
+    let mut h = harness(vec![fixture("snapshot/graphs.pickle")]);
+    settle(&mut h);
+    let d = doc(&h);
+    let markers = &d.data.markers[d.device as usize];
+    use collector::analysis::markers::MarkerKind;
+    let count = |f: fn(&MarkerKind) -> bool| markers.iter().filter(|m| f(&m.kind)).count();
+    assert_eq!(
+        count(|k| matches!(k, MarkerKind::SegmentAlloc { .. })),
+        truth.segment_allocs
+    );
+    assert_eq!(
+        count(|k| matches!(k, MarkerKind::Annotation { .. })),
+        truth.annotations
+    );
+    let notes: Vec<(i64, String)> = d
+        .data
+        .rec
+        .notes
+        .iter()
+        .map(|n| (n.time_ns / 1000, d.data.rec.strings.get(n.text).to_owned()))
+        .collect();
+    assert_eq!(notes, truth.notes);
+    // WHEN the pointer rests on the first note's marker THEN its text shows
+    let at = pos2(
+        x_of(d, truth.notes[0].0 * 1000),
+        d.last_plot_rect.expect("plot").top() + 7.0,
+    );
+    hover(&mut h, at);
+    assert!(
+        h.query_all_by_label_contains("capture: graph 1").count() >= 1,
+        "no hover with the note's text"
+    );
+}
+
+#[test]
+fn nsight_memory_rows_are_charted_and_nvtx_ranges_are_lanes() {
+    let mut h = harness(vec![fixture("nsight/cuda-memory.sqlite")]);
+    settle(&mut h);
+    let d = doc(&h);
+    // The chart's curve is the reserved memory of the Device-kind rows (cuda:0 in the
+    // rows file: +2 +20 −2 +64 −20 +2 MiB then −64 at the end: peak 84 MiB).
+    let curves = &d.data.curves[d.device as usize];
+    assert_eq!(d.data.device_name(d.device), "cuda:0");
+    assert_eq!(
+        curves.reserved.as_ref().and_then(|c| c.max()),
+        Some(84 << 20)
+    );
+    // The hint is nsys's where there is nothing to chart, never torch's.
+    assert_eq!(h.query_all_by_label_contains("profile_memory").count(), 0);
+    // NVTX lanes: fx.step holds fx.forward, which is drawn one row deeper.
+    let rec = &d.data.rec;
+    let row_of = |name: &str| {
+        d.data
+            .lanes
+            .iter()
+            .find(|r| {
+                r.spans
+                    .iter()
+                    .any(|&i| rec.op_name(&rec.ops[i as usize]) == name)
+            })
+            .map(|r| (r.thread, r.depth))
+    };
+    let (step_thread, step_depth) = row_of("fx.step").expect("fx.step in a lane");
+    assert_eq!(row_of("fx.forward"), Some((step_thread, step_depth + 1)));
+    // fx.autograd runs on thread A (its own lane, at the top), fx.prefetch on W.
+    let (autograd_thread, autograd_depth) = row_of("fx.autograd").expect("a lane");
+    assert_ne!(autograd_thread, step_thread);
+    assert_eq!(autograd_depth, 0);
+    // WHEN the pointer rests on the first fx.step (0 to 1000 µs after t0 in the rows
+    // file: 1 ms long) in its lane THEN its name and duration show
+    let step = rec
+        .ops
+        .iter()
+        .find(|o| rec.op_name(o) == "fx.step")
+        .expect("fx.step");
+    let (start, end) = (step.start_ns, step.end_ns);
+    assert_eq!(end - start, 1_000_000);
+    // Zoom onto it so it is wide.
+    let span = (end - start) as f64;
+    let view = super::super::doc::TimeView {
+        t0_ns: d.rel_ns(start) - span,
+        t1_ns: d.rel_ns(end) + span,
+    };
+    h.state_mut().docs_mut()[0].view = view;
+    h.run_steps(3);
+    let d = doc(&h);
+    let plot = d.last_plot_rect.expect("plot");
+    // The lanes sit under the plot (no strip: nsys sees no allocations), 4 points below
+    // it, rows of lanes::ROW_HEIGHT after a 2-point margin.
+    let row = d
+        .data
+        .lanes
+        .iter()
+        .position(|r| r.spans.iter().any(|&i| rec_name(d, i) == "fx.step"))
+        .expect("row");
+    let y =
+        plot.bottom() + 4.0 + 2.0 + (row as f32 + 0.5) * super::super::timeline::LANE_ROW_HEIGHT;
+    let x = (x_of(d, start) + x_of(d, end)) / 2.0;
+    hover(&mut h, pos2(x, y));
+    // (the table lists fx.step too: the hover's text is the name over the duration)
+    let found = h.query_all_by_label_contains("1000 µs · from").count() >= 1;
+    assert!(found, "no hover names fx.step and its 1000 µs");
+}
+
+#[test]
+fn every_device_is_a_small_multiple_and_a_click_selects_it() {
+    // A real trace with two devices (the CPU and cuda:0), then a snapshot of three GPUs.
+    let real = repo().join(
+        "../shared/traces/real/kineto-resnet50-torch19-w0/worker0.1623143089861.pt.trace.json.gz",
+    );
+    for path in [real, fixture("snapshot/multi_gpu.pickle")] {
+        let mut h = harness(vec![path.clone()]);
+        settle(&mut h);
+        let d = doc(&h);
+        let devices = d.data.shown_devices.clone();
+        assert!(devices.len() >= 2, "{}: {devices:?}", path.display());
+        let shown = d.device;
+        let other = *devices.iter().find(|&&x| x != shown).expect("another");
+        let n = devices.iter().position(|&x| x == other).expect("listed");
+        // WHEN the other device's multiple is clicked (multiples sit above the plot, one
+        // row of 34 points each, under the toolbar)
+        let plot = d.last_plot_rect.expect("plot");
+        let rows_top =
+            plot.top() - 4.0 - devices.len() as f32 * super::super::multiples::ROW_HEIGHT;
+        let at = pos2(
+            plot.center().x,
+            rows_top + (n as f32 + 0.5) * super::super::multiples::ROW_HEIGHT,
+        );
+        h.event(Event::PointerMoved(at));
+        h.run_steps(2);
+        // THEN the linked cursor is the time under the pointer, in the main plot too
+        let hover_ns = doc(&h).hover_ns.expect("linked cursor");
+        let d = doc(&h);
+        let expected =
+            d.view.t0_ns + (at.x - plot.left()) as f64 / plot.width() as f64 * d.view.span_ns();
+        assert!((hover_ns - expected).abs() <= d.view.span_ns() / plot.width() as f64 * 2.0);
+        h.event(primary(at, true));
+        h.event(primary(at, false));
+        h.run_steps(3);
+        settle(&mut h);
+        assert_eq!(doc(&h).device, other, "{}", path.display());
+    }
+}
+
+/// Lines of a recording as `record` writes them: a header, then samples of two GPUs.
+fn header(start_unix_ns: i64) -> String {
+    format!(
+        "{{\"vramscope_recording\":1,\"start_unix_ns\":{start_unix_ns},\"command\":[\"python\",\"train.py\"],\"host\":\"h\",\"pid\":1,\"interval_ms\":100,\"driver_version\":null,\"nvml_version\":null,\"nvml_unavailable\":null,\"devices\":[{{\"index\":0,\"name\":\"NVIDIA H200\",\"total_bytes\":150754820096,\"uuid\":\"GPU-0\"}}],\"vramscope_version\":\"0.1.0\"}}\n"
+    )
+}
+
+fn sample_line(t_ns: i64, used: i64) -> String {
+    format!(
+        "{{\"t_ns\":{t_ns},\"gpus\":[{{\"index\":0,\"used\":{used},\"total\":150754820096,\"procs\":null}}],\"rss\":1000000}}\n"
+    )
+}
+
+/// Step until `done` or 10 s passed; whether it became true.
+fn step_until(h: &mut Harness<'_, ViewerApp>, done: impl Fn(&Document) -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        h.step();
+        if done(doc(h)) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn a_recording_still_written_is_followed_until_it_ends() {
+    let dir = std::env::temp_dir().join(format!("vramscope-follow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("live.vsr");
+    let start = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_nanos() as i64;
+    let mut file = std::fs::File::create(&path).expect("file");
+    file.write_all(header(start).as_bytes()).expect("write");
+    for i in 0..3 {
+        file.write_all(sample_line(i * 100_000_000, (1 + i) << 30).as_bytes())
+            .expect("write");
+    }
+    file.flush().expect("flush");
+    let mut h = harness(vec![path.clone()]);
+    settle(&mut h);
+    assert_eq!(doc(&h).data.rec.gpu_samples.len(), 3);
+    assert!(
+        doc(&h).follow.is_some(),
+        "an unfinished recording is followed"
+    );
+    assert!(h.query_all_by_label_contains("following").count() >= 1);
+    // WHEN the writer appends two samples THEN the viewer shows them soon
+    for i in 3..5 {
+        file.write_all(sample_line(i * 100_000_000, (1 + i) << 30).as_bytes())
+            .expect("write");
+    }
+    file.flush().expect("flush");
+    assert!(step_until(&mut h, |d| d.data.rec.gpu_samples.len() == 5));
+    // WHEN the end line arrives THEN following stops, and says why
+    file.write_all(b"{\"t_ns\":500000000,\"end\":{\"exit_code\":0,\"signal\":null}}\n")
+        .expect("write");
+    file.flush().expect("flush");
+    assert!(step_until(&mut h, |d| d
+        .follow
+        .as_ref()
+        .is_some_and(|f| f.stopped.is_some())));
+    h.run_steps(2);
+    assert!(
+        h.query_all_by_label_contains("recording is complete")
+            .count()
+            >= 1
+    );
+    drop(file);
+    let _ = std::fs::remove_dir_all(&dir);
+}

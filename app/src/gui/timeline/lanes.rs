@@ -1,0 +1,154 @@
+//! NVTX ranges as lanes under the timeline, on its time axis: one lane per thread, nested
+//! ranges one row deeper (as Nsight Systems draws them), each range named where it is
+//! wide enough. Hovering a range shows its name and duration. The rows come from
+//! `collector::analysis::lanes`, computed once at load.
+
+use egui::{Align2, FontId, Pos2, Rect, Stroke, pos2, vec2};
+
+use super::super::axis::ellipsize;
+use super::super::doc::Document;
+use super::super::paint::PlotFrame;
+use super::super::theme::Palette;
+use super::super::units;
+
+/// Height of one row of a lane.
+pub const ROW_HEIGHT: f32 = 15.0;
+/// Rows drawn at most (deeper or further lanes are cut, and said so): each costs the
+/// plot [`ROW_HEIGHT`] of its height.
+pub const MAX_ROWS: usize = 10;
+/// Ranges narrower than this many points are drawn this wide, so short ones stay visible.
+const MIN_WIDTH: f32 = 1.0;
+/// Ranges wider than this many points carry their name.
+const LABEL_MIN_WIDTH: f32 = 28.0;
+
+/// The height the lanes of `doc` take (0 when it has none).
+pub fn height(doc: &Document) -> f32 {
+    let rows = doc.data.lanes.len().min(MAX_ROWS);
+    if rows == 0 {
+        0.0
+    } else {
+        rows as f32 * ROW_HEIGHT + 4.0
+    }
+}
+
+/// Draw the lanes into `area` on `frame`'s time axis; return the hover text of the range
+/// under `pointer`.
+pub fn lanes_ui(
+    painter: &egui::Painter,
+    doc: &Document,
+    frame: &PlotFrame,
+    area: Rect,
+    pointer: Option<Pos2>,
+    palette: &Palette,
+) -> Option<String> {
+    let rec = &doc.data.rec;
+    let p = painter.with_clip_rect(area.expand2(vec2(Y_LABEL_ROOM, 0.0)));
+    p.rect_filled(area, 2.0, palette.plot_bg);
+    let font = FontId::proportional(10.5);
+    let mut hovered = None;
+    // Rows that fit the area (the plot may have taken some of their room).
+    let fit = (((area.height() - 4.0) / ROW_HEIGHT).max(0.0) as usize).min(MAX_ROWS);
+    for (n, row) in doc.data.lanes.iter().take(fit).enumerate() {
+        let y0 = area.top() + 2.0 + n as f32 * ROW_HEIGHT;
+        if row.depth == 0 {
+            let name = rec
+                .threads
+                .get(row.thread as usize)
+                .map_or_else(String::new, |t| {
+                    t.name.clone().unwrap_or_else(|| t.tid.clone())
+                });
+            p.text(
+                pos2(area.left() - 4.0, y0 + ROW_HEIGHT / 2.0 - 1.0),
+                Align2::RIGHT_CENTER,
+                ellipsize(&name, 11),
+                font.clone(),
+                palette.weak_text,
+            );
+            p.hline(area.x_range(), y0 - 1.0, Stroke::new(0.5, palette.grid));
+        }
+        let color = palette.categories[(row.depth + n) % palette.categories.len()];
+        let y_range = y0..=y0 + ROW_HEIGHT - 2.0;
+        hovered = spans_ui(
+            &p,
+            doc,
+            frame,
+            (area, y_range),
+            &row.spans,
+            pointer,
+            (color, palette),
+        )
+        .or(hovered);
+    }
+    if doc.data.lanes.len() > fit {
+        p.text(
+            area.right_bottom() - vec2(4.0, 2.0),
+            Align2::RIGHT_BOTTOM,
+            format!("{} more rows not shown", doc.data.lanes.len() - fit),
+            font,
+            palette.weak_text,
+        );
+    }
+    let o = rec.ops.get(hovered? as usize)?;
+    Some(format!(
+        "{}\n{} · from {}",
+        rec.op_name(o),
+        units::format_duration_ns((o.end_ns - o.start_ns) as f64),
+        units::format_time_ns(doc.rel_ns(o.start_ns))
+    ))
+}
+
+/// Draw one row's spans (those of `from..=to`) in `y_range` of `area`; return the span
+/// under `pointer`.
+fn spans_ui(
+    p: &egui::Painter,
+    doc: &Document,
+    frame: &PlotFrame,
+    (area, y_range): (Rect, std::ops::RangeInclusive<f32>),
+    spans: &[u32],
+    pointer: Option<Pos2>,
+    (color, palette): (egui::Color32, &Palette),
+) -> Option<u32> {
+    let rec = &doc.data.rec;
+    let (from, to) = (doc.abs_ns(frame.t0_ns), doc.abs_ns(frame.t1_ns));
+    let font = FontId::proportional(10.5);
+    let mut hovered = None;
+    // A row's ranges do not overlap: in start order, they are in end order too.
+    let first = spans.partition_point(|&i| rec.ops.get(i as usize).is_none_or(|o| o.end_ns < from));
+    let mut last_x = f32::NEG_INFINITY;
+    for &i in &spans[first..] {
+        let Some(o) = rec.ops.get(i as usize) else {
+            continue;
+        };
+        if o.start_ns > to {
+            break;
+        }
+        let x0 = frame.x(doc.rel_ns(o.start_ns)).max(area.left());
+        let x1 = frame
+            .x(doc.rel_ns(o.end_ns))
+            .min(area.right())
+            .max(x0 + MIN_WIDTH);
+        let r = Rect::from_x_y_ranges(x0..=x1, y_range.clone());
+        if pointer.is_some_and(|p| r.expand2(vec2(1.0, 0.0)).contains(p)) {
+            hovered = Some(i);
+        }
+        if x1 < last_x + 0.5 {
+            continue;
+        }
+        last_x = x1;
+        p.rect_filled(r, 1.0, color.gamma_multiply(0.75));
+        if x1 - x0 >= LABEL_MIN_WIDTH {
+            let chars = ((x1 - x0 - 6.0) / 6.0).max(1.0) as usize;
+            p.with_clip_rect(r).text(
+                pos2(x0 + 3.0, r.center().y),
+                Align2::LEFT_CENTER,
+                ellipsize(rec.op_name(o), chars),
+                font.clone(),
+                palette.plot_bg,
+            );
+        }
+    }
+    hovered
+}
+
+/// Room left of the lanes for the thread names (the plot's byte labels' margin).
+const Y_LABEL_ROOM: f32 = 74.0;
