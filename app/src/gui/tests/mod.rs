@@ -20,6 +20,7 @@ mod categories;
 mod consistency;
 mod export;
 mod files;
+mod ranks;
 mod timeline;
 
 pub(super) fn repo() -> PathBuf {
