@@ -9,7 +9,8 @@
 #
 # DIR defaults to /tmp/vramscope-ranks-1024 (made when missing: ~2 min, 65 MB).
 # Environment: VRAMSCOPE (default target/debug/vramscope), WAIT (seconds each window is
-# given to load, default 90), DISPLAY_NUM (default :94).
+# given to load, default 90), DISPLAY_NUM (default :94), SHOT (a directory: the screen
+# is captured there before each viewer is stopped, to check it had loaded).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${1:-/tmp/vramscope-ranks-1024}
@@ -30,6 +31,8 @@ peak_rss_mb() {
     HOME=$(mktemp -d) /usr/bin/time -v "$BIN" view "$@" > /dev/null 2> "$log" &
     local timer=$!
     sleep "$WAIT"
+    # SHOT=DIR: the screen just before stopping, to check the load had finished.
+    [ -z "${SHOT:-}" ] || import -window root "$SHOT/$(date +%s%N).png"
     pkill -TERM -P "$timer" || true
     wait "$timer" 2>/dev/null || true
     awk -F': ' '/Maximum resident set size/ {printf "%.1f\n", $2 / 1024}' "$log"
