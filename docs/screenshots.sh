@@ -61,7 +61,11 @@ shot viewer-segments.png
 stop
 
 # 4. Two runs of the same model (num_workers 0 and 4), overlaid, with the per-op diff.
+#    Two inputs open as a rank grid: each run opens from its cuda:0 row's label.
 start "$TRACES"/real/kineto-resnet50-torch19-w0/*.json.gz "$TRACES"/real/kineto-resnet50-torch19-w4/*.json.gz
+WAIT=6 click 83 147   # w0's cuda:0 row
+click 50 35           # back to the grid (its tab)
+WAIT=6 click 83 195   # w4's cuda:0 row
 click 190 558         # the Compare tab: the other run is picked and overlaid
 move 640 250
 shot viewer-compare.png

@@ -224,6 +224,9 @@ fn labels_ui(
                 .inputs
                 .get(row.input)
                 .map_or_else(String::new, input_name);
+            // A file name (an input without a rank) loses its endings and keeps its end,
+            // where runs differ; the readout has it whole.
+            let name = ellipsize_start(strip_endings(&name), MAX_LABEL_CHARS);
             let (text, colour) = if is_worst {
                 (format!("▶ {name} · {}", row.device), palette.alert)
             } else {
@@ -246,6 +249,32 @@ fn labels_ui(
             cmds.push(Command::OpenRank(row.input, None));
         }
     }
+}
+
+/// Characters of a row's name shown left of the heat map (with " · cuda:0" after it, what
+/// [`LABEL_WIDTH`] holds).
+const MAX_LABEL_CHARS: usize = 16;
+
+/// A file name without the endings traces and snapshots have.
+fn strip_endings(name: &str) -> &str {
+    let mut name = name;
+    while let Some(stem) = [".gz", ".json", ".trace", ".pt", ".pickle"]
+        .iter()
+        .find_map(|e| name.strip_suffix(e))
+    {
+        name = stem;
+    }
+    name
+}
+
+/// `text` cut to its last `max` characters after an ellipsis.
+fn ellipsize_start(text: &str, max: usize) -> String {
+    let n = text.chars().count();
+    if n <= max {
+        return text.to_owned();
+    }
+    let tail: String = text.chars().skip(n + 1 - max).collect();
+    format!("…{tail}")
 }
 
 /// The time axis under the heat map; a click or drag on it moves the linked cursor.
