@@ -74,7 +74,9 @@ impl ViewerApp {
         // The rank's tab, once it is open, shows it; until then, its load.
         self.active = None;
         self.open(ctx, vec![path]);
-        self.move_linked_cursor(None, g_cursor(self));
+        // Already open: its tab moves to the cursor now (a new one opens at it).
+        let cursor = self.grid.as_ref().and_then(|g| g.cursor_rel_ns);
+        self.move_linked_cursor(None, cursor);
     }
 
     /// The grid, its load and the folder dialog: take what finished.
@@ -90,10 +92,12 @@ impl ViewerApp {
         }
     }
 
-    /// A document just opened: when it is one of the grid's ranks, link it, and return
-    /// where its cursor goes (the linked cursor, on its own start).
+    /// A document just opened: show it; when it is one of the grid's ranks, link it, and
+    /// return where its cursor goes (the linked cursor, on its own start).
     pub(super) fn link_document(&mut self, id: u64, path: &std::path::Path) -> Option<i64> {
         let g = self.grid.as_mut()?;
+        // A document that opens is shown, from the grid or not (dropped, File › Open).
+        g.shown = false;
         let input = g.input_of(path)?;
         g.links.retain(|l| l.0 != id);
         g.links.push((id, input));
@@ -151,10 +155,6 @@ impl ViewerApp {
             .as_ref()
             .is_some_and(|g| g.shown || (self.active.is_none() && self.loads.is_empty()))
     }
-}
-
-fn g_cursor(app: &ViewerApp) -> Option<i64> {
-    app.grid.as_ref().and_then(|g| g.cursor_rel_ns)
 }
 
 #[cfg(test)]
