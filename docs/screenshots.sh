@@ -83,6 +83,7 @@ shot viewer-segments.png
 stop
 
 # 4. Two runs of the same model (num_workers 0 and 4), overlaid, with the per-op diff.
+#    Two files open as two tabs (three or more, or a directory, as a rank grid).
 start "$TRACES"/real/kineto-resnet50-torch19-w0/*.json.gz "$TRACES"/real/kineto-resnet50-torch19-w4/*.json.gz
 click 190 "$(by 558)"         # the Compare tab: the other run is picked and overlaid
 move "$(tx 640)" "$(ty 250)"

@@ -179,9 +179,10 @@ enum Command {
     /// offload and micro-batching, from the run's categories; what fits a capacity.
     Advise(advise::AdviseArgs),
     /// Open the viewer: a window onto any file vramscope reads, one tab per file
-    /// (`vramscope FILE…` does the same).
+    /// (`vramscope FILE…` does the same); two files open as two tabs (to compare), three
+    /// or more or a directory as a rank grid.
     View {
-        /// The traces, snapshots or recordings to open.
+        /// The traces, snapshots or recordings to open, or directories of them.
         paths: Vec<PathBuf>,
         #[command(flatten)]
         load: LoadArgs,

@@ -59,6 +59,14 @@ fn file_menu_ui(ui: &mut Ui, doc: Option<&Document>, recent: &Recent, cmds: &mut
         cmds.push(Command::OpenDialog);
         ui.close();
     }
+    if ui
+        .button("Open folder…")
+        .on_hover_text("Every trace, snapshot or recording under a folder, as a rank grid")
+        .clicked()
+    {
+        cmds.push(Command::OpenFolderDialog);
+        ui.close();
+    }
     if ui.button("Open with the built-in browser…").clicked() {
         cmds.push(Command::OpenBrowser);
         ui.close();

@@ -175,7 +175,10 @@ impl FileBrowser {
                         }
                     }
                 });
-                ui.add(egui::TextEdit::singleline(&mut self.filter).hint_text("filter"));
+                ui.horizontal(|ui| {
+                    ui.add(egui::TextEdit::singleline(&mut self.filter).hint_text("filter"));
+                    self.open &= !open_as_ranks_ui(ui, &self.dir, cmds);
+                });
                 if let Some(e) = &self.error {
                     ui.colored_label(ui.visuals().error_fg_color, e);
                 }
@@ -216,6 +219,18 @@ impl FileBrowser {
         }
         self.open &= open;
     }
+}
+
+/// The browser's "Open this folder as ranks": whether it was clicked.
+fn open_as_ranks_ui(ui: &mut Ui, dir: &Path, cmds: &mut Vec<Command>) -> bool {
+    let clicked = ui
+        .button("Open this folder as ranks")
+        .on_hover_text("Every input under it, as a rank grid")
+        .clicked();
+    if clicked {
+        cmds.push(Command::OpenGrid(vec![dir.to_path_buf()]));
+    }
+    clicked
 }
 
 /// Recent files, most recent first, as stored in the settings.

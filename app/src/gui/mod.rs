@@ -22,6 +22,7 @@ mod multiples;
 mod oom;
 mod paint;
 mod panels;
+mod ranks;
 mod summary;
 mod theme;
 mod timeline;
@@ -85,6 +86,18 @@ pub enum Command {
     DismissError(usize),
     /// Estimate the active document's peaks under each memory-saving technique.
     Advise(collector::analysis::advise::Options),
+    /// Show these inputs (files, directories) as a rank grid.
+    OpenGrid(Vec<PathBuf>),
+    /// Choose a folder to show as a rank grid.
+    OpenFolderDialog,
+    /// Show the rank grid (`true`) or the active document.
+    ShowGrid(bool),
+    /// Open the grid's i-th input in a tab, its cursor at this many ns since its start.
+    OpenRank(usize, Option<i64>),
+    /// Put the grid's linked cursor at this many ns since each rank's start.
+    GridCursor(i64),
+    /// Stop loading the grid.
+    CancelGrid,
 }
 
 /// Open the viewer window on `paths` and run until it is closed.
@@ -103,12 +116,10 @@ pub fn run(paths: Vec<PathBuf>, options: LoadOptions) -> Result<()> {
         "vramscope",
         native,
         Box::new(move |cc| {
-            Ok(Box::new(ViewerApp::new(
-                &cc.egui_ctx,
-                cc.storage,
-                paths,
-                options,
-            )))
+            let mut app = ViewerApp::new(&cc.egui_ctx, cc.storage, Vec::new(), options);
+            // Three or more files, or a directory, open as a rank grid.
+            app.open_inputs(&cc.egui_ctx, paths);
+            Ok(Box::new(app))
         }),
     )
     .map_err(|e| anyhow!("{e}"))

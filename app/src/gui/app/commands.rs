@@ -15,6 +15,9 @@ use super::ViewerApp;
 impl ViewerApp {
     /// Apply a command now (what panels do through the frame; tests call it directly).
     pub fn apply(&mut self, ctx: &egui::Context, cmd: Command) {
+        if let Command::Inspect(at_ns) = cmd {
+            self.follow_inspect(at_ns);
+        }
         match cmd {
             Command::Open(paths) => self.open(ctx, paths),
             Command::OpenDialog => self.open_dialog(ctx),
@@ -36,7 +39,16 @@ impl ViewerApp {
                     self.active = self.docs.last().map(|d| d.id);
                 }
             }
-            Command::Activate(id) => self.active = Some(id),
+            Command::Activate(id) => {
+                self.active = Some(id);
+                self.apply_grid(ctx, Command::ShowGrid(false));
+            }
+            Command::OpenGrid(_)
+            | Command::OpenFolderDialog
+            | Command::ShowGrid(_)
+            | Command::OpenRank(..)
+            | Command::GridCursor(_)
+            | Command::CancelGrid => self.apply_grid(ctx, cmd),
             Command::ClearRecent => self.recent.paths.clear(),
             Command::DismissError(i) => {
                 if i < self.errors.len() {

@@ -2,6 +2,7 @@
 //! push, applied after each frame (in `commands.rs`).
 
 mod commands;
+mod ranks;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -19,6 +20,7 @@ use super::files::{FileBrowser, NativeDialog, Recent, portal_available};
 use super::jobs::{self, Outcome, Worker};
 use super::loader::{LoadOutcome, PendingLoad};
 use super::panels::{self, PanelContext};
+use super::ranks::{self as rank_grid, FolderDialog, RankGrid};
 use super::theme::{self, Palette, ThemeChoice};
 use super::{Command, chrome, compare, follow, summary, timeline};
 use commands::inspect_request;
@@ -48,6 +50,8 @@ pub struct ViewerApp {
     diffs: HashMap<(u64, u64, bool), Arc<Diff>>,
     options: LoadOptions,
     title: String,
+    grid: Option<RankGrid>,
+    folder_dialog: Option<FolderDialog>,
 }
 
 #[cfg(test)]
@@ -90,6 +94,8 @@ impl ViewerApp {
             diffs: HashMap::new(),
             options,
             title: String::new(),
+            grid: None,
+            folder_dialog: None,
         };
         match Worker::start(ctx) {
             Ok(w) => app.worker = Some(w),
@@ -138,6 +144,7 @@ impl ViewerApp {
 
     /// Collect finished loads, dialog results and analysis replies.
     fn poll(&mut self, ctx: &egui::Context) {
+        self.poll_grid(ctx);
         let mut i = 0;
         while i < self.loads.len() {
             match self.loads[i].poll() {
@@ -177,7 +184,9 @@ impl ViewerApp {
         let id = self.next_id;
         self.next_id += 1;
         let mut doc = Document::new(id, Arc::new(data));
-        let peak = doc.peak().map(|p| p.0);
+        // A rank of the grid opens at the linked cursor, anything else at its peak.
+        let at = self.link_document(id, &doc.data.path);
+        let peak = at.or(doc.peak().map(|p| p.0));
         self.active = Some(id);
         let request = peak.map(|at| inspect_request(&mut doc, at, false));
         self.docs.push(doc);
@@ -251,12 +260,23 @@ impl ViewerApp {
                 &mut self.show_warnings,
                 &mut cmds,
             );
-            if !self.docs.is_empty() || !self.loads.is_empty() {
-                chrome::tabs_ui(ui, &self.docs, self.active, &self.loads, &mut cmds);
+            if !self.docs.is_empty() || !self.loads.is_empty() || self.grid.is_some() {
+                ui.horizontal_wrapped(|ui| {
+                    if let Some(g) = &self.grid {
+                        rank_grid::grid_tab_ui(ui, g, &mut cmds);
+                    }
+                    chrome::tabs_ui(ui, &self.docs, self.active, &self.loads, &mut cmds);
+                });
             }
             chrome::errors_ui(ui, &self.errors, &mut cmds);
         });
         match active {
+            _ if self.grid_shown() => {
+                if let Some(g) = &mut self.grid {
+                    CentralPanel::default()
+                        .show(ui, |ui| rank_grid::grid_ui(ui, g, &palette, &mut cmds));
+                }
+            }
             Some(i) => self.document_ui(ui, i, &palette, &mut cmds),
             None if !self.loads.is_empty() => {
                 CentralPanel::default().show(ui, |ui| chrome::loading_ui(ui, &self.loads));

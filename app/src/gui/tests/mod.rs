@@ -27,6 +27,7 @@ mod files;
 mod keys;
 mod layout;
 mod memviz;
+mod ranks;
 mod timeline;
 
 pub(super) fn repo() -> PathBuf {

@@ -1,8 +1,10 @@
 //! Many ranks at once: one summary per input (a rank's trace, snapshot or recording), read
 //! in parallel and each recording dropped after its summary ([`summarize_files`]), then
 //! what the fleet says together ([`fleet`]): the worst rank, the skew between ranks, the
-//! ranks that ran out of memory, and peaks per pipeline stage where the traces tell.
+//! ranks that ran out of memory, and peaks per pipeline stage where the traces tell; and
+//! the viewer's rank grid, each rank's allocated memory over time ([`grid`]).
 
+pub mod grid;
 mod names;
 mod parallel;
 
@@ -11,7 +13,7 @@ use std::path::PathBuf;
 use super::Summary;
 use crate::model::{DeviceId, Recording};
 pub use names::{rank_from_file_name, rank_of, stage_of};
-pub use parallel::{MAX_WORKERS, summarize_files};
+pub use parallel::{FilesProgress, MAX_WORKERS, OnError, map_files, summarize_files};
 
 /// One input's summary and where it sits in the fleet.
 #[derive(Clone, Debug, PartialEq)]
@@ -96,9 +98,12 @@ pub struct Fleet {
 
 /// Put inputs in fleet order: by rank (inputs without one last), then by path.
 pub fn sort_inputs(inputs: &mut [RankInput]) {
-    inputs.sort_by(|a, b| {
-        (a.rank.is_none(), a.rank, &a.path).cmp(&(b.rank.is_none(), b.rank, &b.path))
-    });
+    inputs.sort_by(|a, b| fleet_key(a).cmp(&fleet_key(b)));
+}
+
+/// The key of fleet order: by rank, inputs without one last, then by path.
+fn fleet_key(input: &RankInput) -> (bool, Option<i64>, &std::path::Path) {
+    (input.rank.is_none(), input.rank, &input.path)
 }
 
 /// The worst input, the skew, the inputs with OOMs and the stages.

@@ -1,14 +1,16 @@
-//! Inputs summarised on all cores: each worker takes the next file, reads it, builds its
-//! timeline and summary, and drops the recording before taking another, so at most one
-//! recording per worker is in memory, whatever the number of inputs.
+//! Inputs read on all cores: each worker takes the next file, reads it, hands the
+//! recording to the caller's function (a summary, the rank grid's series), and drops it
+//! before taking another, so at most one recording per worker is in memory, whatever the
+//! number of inputs.
 
-use std::path::PathBuf;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::RankInput;
 use crate::analysis::summarize;
-use crate::parse::{LoadError, LoadOptions, load};
+use crate::model::Recording;
+use crate::parse::{LoadError, LoadOptions, LoadProgress, load_watched};
 use crate::timeline::Timeline;
 
 /// Worker threads at most. Each holds one recording and its timeline at a time (for a
@@ -16,6 +18,25 @@ use crate::timeline::Timeline;
 /// trace reader adds its own scanning threads per file, which keep a core busy when an
 /// input is large.
 pub const MAX_WORKERS: usize = 16;
+
+/// How far a read of many files has got, and a way to stop it (the viewer watches it).
+#[derive(Debug, Default)]
+pub struct FilesProgress {
+    /// Files finished, read or failed.
+    pub done: AtomicUsize,
+    /// Set to stop: files not started are skipped, and those being read stop at their
+    /// next chunk with a "cancelled" error.
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// What to do when a file cannot be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnError {
+    /// Start no file after it in input order (`summary` fails on the first bad input).
+    Stop,
+    /// Read all the others (the viewer shows what it could read, and what it could not).
+    Continue,
+}
 
 /// Read and summarise `files` on `workers` threads (at least one; at most
 /// [`MAX_WORKERS`] and one per file), in the order of `files`. On failure the error is the
@@ -26,14 +47,47 @@ pub fn summarize_files(
     options: LoadOptions,
     workers: usize,
 ) -> Result<Vec<RankInput>, LoadError> {
+    let progress = FilesProgress::default();
+    let done = map_files(
+        files,
+        options,
+        workers,
+        &progress,
+        OnError::Stop,
+        |path, rec| {
+            let timeline = Timeline::build(rec);
+            let summary = summarize(rec, &timeline);
+            RankInput::new(path.to_path_buf(), rec, summary)
+        },
+    );
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Read each of `files` on `workers` threads (as [`summarize_files`]) and apply `f` to its
+/// recording, which is dropped right after. Returns (index into `files`, result) in the
+/// order of `files`; files skipped (after an error with [`OnError::Stop`], or once
+/// cancelled) are missing.
+pub fn map_files<T: Send>(
+    files: &[PathBuf],
+    options: LoadOptions,
+    workers: usize,
+    progress: &FilesProgress,
+    on_error: OnError,
+    f: impl Fn(&Path, &Recording) -> T + Sync,
+) -> Vec<(usize, Result<T, LoadError>)> {
     let workers = workers.clamp(1, MAX_WORKERS).min(files.len().max(1));
-    let next = AtomicUsize::new(0);
-    // The index of the first file that failed: files after it are skipped.
-    let first_error = AtomicUsize::new(usize::MAX);
-    let done: Mutex<Vec<(usize, Result<RankInput, LoadError>)>> = Mutex::new(Vec::new());
+    let shared = Shared {
+        files,
+        options,
+        progress,
+        on_error,
+        next: AtomicUsize::new(0),
+        first_error: AtomicUsize::new(usize::MAX),
+        done: Mutex::new(Vec::new()),
+    };
     std::thread::scope(|scope| {
         for n in 0..workers {
-            let work = || worker(files, options, &next, &first_error, &done);
+            let work = || shared.work(&f);
             let spawned = std::thread::Builder::new()
                 .name(format!("vramscope-rank-{n}"))
                 .spawn_scoped(scope, work);
@@ -43,34 +97,48 @@ pub fn summarize_files(
             }
         }
     });
-    let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut done = shared.done.into_inner().unwrap_or_else(|e| e.into_inner());
     done.sort_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
+    done
 }
 
-fn worker(
-    files: &[PathBuf],
+struct Shared<'a, T> {
+    files: &'a [PathBuf],
     options: LoadOptions,
-    next: &AtomicUsize,
-    first_error: &AtomicUsize,
-    done: &Mutex<Vec<(usize, Result<RankInput, LoadError>)>>,
-) {
-    loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        let Some(path) = files.get(i) else { return };
-        if i > first_error.load(Ordering::Relaxed) {
-            return;
+    progress: &'a FilesProgress,
+    on_error: OnError,
+    next: AtomicUsize,
+    /// The index of the first file that failed: with [`OnError::Stop`], files after it are
+    /// skipped.
+    first_error: AtomicUsize,
+    done: Mutex<Vec<(usize, Result<T, LoadError>)>>,
+}
+
+impl<T> Shared<'_, T> {
+    fn work(&self, f: &impl Fn(&Path, &Recording) -> T) {
+        let watch = LoadProgress {
+            cancel: self.progress.cancel.clone(),
+            ..LoadProgress::default()
+        };
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(path) = self.files.get(i) else {
+                return;
+            };
+            let stopped =
+                self.on_error == OnError::Stop && i > self.first_error.load(Ordering::Relaxed);
+            if stopped || self.progress.cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            let result = load_watched(path, self.options, &watch).map(|rec| f(path, &rec));
+            if result.is_err() {
+                self.first_error.fetch_min(i, Ordering::Relaxed);
+            }
+            self.done
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((i, result));
+            self.progress.done.fetch_add(1, Ordering::Relaxed);
         }
-        let result = load(path, options).map(|rec| {
-            let timeline = Timeline::build(&rec);
-            let summary = summarize(&rec, &timeline);
-            RankInput::new(path.clone(), &rec, summary)
-        });
-        if result.is_err() {
-            first_error.fetch_min(i, Ordering::Relaxed);
-        }
-        done.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((i, result));
     }
 }
