@@ -33,8 +33,7 @@ fn the_capacity_line_is_on_where_the_device_s_memory_is_known() {
         y1 >= total as f64 && y0 == 0.0,
         "the y axis reaches the capacity: {y1}"
     );
-    // The label: inside the plot, above the line (the curves cannot rise above it), under
-    // the row of step labels.
+    // The label: inside the plot, beside the line.
     let line_y = plot.bottom() - (total as f64 / (y1 - y0)) as f32 * plot.height();
     let drawn = texts(&h);
     let t = drawn
@@ -42,7 +41,11 @@ fn the_capacity_line_is_on_where_the_device_s_memory_is_known() {
         .find(|t| t.text == label)
         .unwrap_or_else(|| panic!("no {label:?}"));
     assert!(plot.contains_rect(t.full), "{:?} in {plot:?}", t.full);
-    assert!(t.full.bottom() <= line_y, "{:?} above {line_y}", t.full);
+    // Above the line where the plot has room under the step labels and markers, else
+    // just under it (over the curves' lowest stretch, tested in capacity.rs).
+    let above = t.full.bottom() <= line_y;
+    let just_under = t.full.top() >= line_y && t.full.top() <= line_y + 4.0;
+    assert!(above || just_under, "{:?} by the line at {line_y}", t.full);
     // Unticked, the line goes and the axis fits the curves again (the trace's peak is
     // 96.6 MiB, far under 80 GB).
     h.get_by_label("device total").click();
