@@ -7,14 +7,14 @@
 #
 #   bench/export_parquet.sh [WORKDIR]
 #
-# WORKDIR defaults to /work/scratch/h-parquet (the trace, ~100 MB, made when missing with
+# WORKDIR defaults to ${TMPDIR:-/tmp}/vramscope-export-bench (the trace, ~100 MB, made when missing with
 # bench/make_big_trace.py; the rank set with make_ranks.py; exports written there and
 # removed). Environment: VRAMSCOPE (default target/debug/vramscope: the release build
 # takes too long on the shared 2-core machine, so both sides are the same debug build,
 # dependencies optimised), RUNS (default 5), RANKS (default 256).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-WORK=${1:-/work/scratch/h-parquet}
+WORK=${1:-${TMPDIR:-/tmp}/vramscope-export-bench}
 BIN=${VRAMSCOPE:-target/debug/vramscope}
 RUNS=${RUNS:-5}
 RANKS=${RANKS:-256}
