@@ -39,7 +39,7 @@ for size in ${SIZES:-1000x700 1920x1080}; do
     w=${size%x*} h=${size#*x}
     # Segments tab, its Snapshot button: coloured by stack, the private pool framed.
     shot "segments-$size.png" "$w" "$h" \
-        "mousemove 278 $((h - 342)) sleep 0.5 click 1 sleep 1.5 mousemove 497 $((h - 310)) sleep 0.5 click 1 sleep 1.5 mousemove 600 $((h - 20))" \
+        "mousemove 425 $((h - 342)) sleep 0.5 click 1 sleep 1.5 mousemove 497 $((h - 310)) sleep 0.5 click 1 sleep 1.5 mousemove 600 $((h - 20))" \
         tests/fixtures/snapshot/graphs.pickle
     # The pointer on the graph capture's user_metadata notes (0.674 of the plot's width).
     shot "markers-$size.png" "$w" "$h" \
