@@ -47,7 +47,12 @@ fn diff_of(a: &Path, b: &Path) -> Diff {
 fn comparing(a: &Path, b: &Path) -> Harness<'static, ViewerApp> {
     let mut h = harness(vec![a.to_path_buf(), b.to_path_buf()]);
     settle(&mut h);
-    let (a_id, b_id) = (h.state().docs()[0].id, h.state().docs()[1].id);
+    // By path: the two loads run in parallel and a tab is added when its load ends.
+    let id_of = |p: &Path| {
+        let docs = h.state().docs();
+        docs.iter().find(|d| d.data.path == p).expect("opened").id
+    };
+    let (a_id, b_id) = (id_of(a), id_of(b));
     let ctx = h.ctx.clone();
     h.state_mut().apply(&ctx, Command::Activate(a_id));
     h.state_mut().apply(&ctx, Command::SetTab(PanelId::COMPARE));

@@ -328,6 +328,8 @@ fn two_files_compare_per_op() {
     let mut h = harness(vec![a.clone(), b.clone()]);
     settle(&mut h);
     assert_eq!(h.state().docs().len(), 2);
+    // A first: a tab is added when its load ends, and the two loads run in parallel.
+    h.state_mut().docs_mut().sort_by_key(|d| d.data.path != a);
     let (a_id, b_id) = (h.state().docs()[0].id, h.state().docs()[1].id);
     let ctx = h.ctx.clone();
     h.state_mut().apply(&ctx, super::Command::Activate(a_id));
