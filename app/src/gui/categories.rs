@@ -6,7 +6,7 @@
 //! peak, the series' point at any other instant.
 
 use collector::analysis::categories::{
-    Category, CategoryBytes, CategorySeries, categories_over_time,
+    Category, CategoryBytes, CategorySeries, OutsidePytorch, categories_over_time,
 };
 use collector::analysis::pyramid::CurvePyramid;
 use collector::model::DeviceIdx;
@@ -88,7 +88,7 @@ pub struct ShownComposition {
     /// Bytes per category, indexed by [`Category::index`].
     pub bytes: CategoryBytes,
     /// Device memory used beyond the allocator's reserve (at the peak, with NVML).
-    pub outside_pytorch_bytes: Option<i64>,
+    pub outside_pytorch: Option<OutsidePytorch>,
 }
 
 impl ShownComposition {
@@ -134,7 +134,7 @@ pub fn composition_at(
                 at_peak: false,
                 total_bytes: bytes.iter().sum(),
                 bytes: *bytes,
-                outside_pytorch_bytes: None,
+                outside_pytorch: None,
             })
         }
         (None, None) => None,
@@ -147,7 +147,7 @@ fn from_peak(p: &collector::analysis::categories::Composition) -> ShownCompositi
         at_peak: true,
         total_bytes: p.total_bytes,
         bytes: p.bytes,
-        outside_pytorch_bytes: p.outside_pytorch_bytes,
+        outside_pytorch: p.outside_pytorch,
     }
 }
 

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use collector::analysis::DeviceSummary;
-use collector::analysis::categories::{Category, CategorySeries, Composition};
+use collector::analysis::categories::{Category, CategorySeries, Composition, OutsidePytorch};
 use collector::units::{bytes_iec, us_after};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
@@ -49,15 +49,52 @@ pub fn composition_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<(
             share(*bytes, c.total_bytes)
         )?;
     }
-    if let Some(o) = c.outside_pytorch_bytes {
+    if let Some(o) = c.outside_pytorch {
         writeln!(
             out,
-            "{}outside pytorch {} (device memory used beyond the reserve)",
+            "{}outside pytorch {} ({})",
             " ".repeat(LABEL.len()),
-            bytes_iec(o)
+            bytes_iec(o.bytes),
+            outside_parts(&o)
         )?;
     }
     Ok(())
+}
+
+/// A device's `outside_pytorch_*` keys in `summary --format json`, beside its composition.
+#[derive(serde::Serialize)]
+pub struct OutsideDoc {
+    outside_pytorch_at_peak_bytes: i64,
+    /// The recorded processes' own share (NVML per process), where reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outside_pytorch_own_process_at_peak_bytes: Option<i64>,
+    /// Other processes' and the driver's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outside_pytorch_other_processes_at_peak_bytes: Option<i64>,
+}
+
+impl From<OutsidePytorch> for OutsideDoc {
+    fn from(o: OutsidePytorch) -> OutsideDoc {
+        OutsideDoc {
+            outside_pytorch_at_peak_bytes: o.bytes,
+            outside_pytorch_own_process_at_peak_bytes: o.own_process_bytes,
+            outside_pytorch_other_processes_at_peak_bytes: o.other_processes_bytes,
+        }
+    }
+}
+
+/// What `outside pytorch` is, with its split where NVML gave per-process memory: "device
+/// memory used beyond the reserve: 348.00 MiB this program's, 150.00 MiB other processes'…".
+pub fn outside_parts(o: &OutsidePytorch) -> String {
+    let what = "device memory used beyond the reserve";
+    match (o.own_process_bytes, o.other_processes_bytes) {
+        (Some(own), Some(other)) => format!(
+            "{what}: {} this program's, {} other processes' and the driver's",
+            bytes_iec(own),
+            bytes_iec(other)
+        ),
+        _ => what.to_owned(),
+    }
 }
 
 /// `bytes` as a whole percentage of `total` ("<1%" for a sliver).
@@ -132,4 +169,48 @@ pub fn categories_json(
     let doc = serde_json::json!({ "categories": names, "devices": devices });
     serde_json::to_writer(&mut *out, &doc)?;
     writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outside_pytorch_keys_and_words_carry_the_split_only_where_known() {
+        // GIVEN 498 MiB beyond the reserve, split 348 / 150 MiB, and the same unsplit.
+        let split = OutsidePytorch {
+            bytes: 498 << 20,
+            own_process_bytes: Some(348 << 20),
+            other_processes_bytes: Some(150 << 20),
+        };
+        let whole = OutsidePytorch {
+            own_process_bytes: None,
+            other_processes_bytes: None,
+            ..split
+        };
+        // THEN the JSON has the three keys, or only the whole.
+        let json = |o| serde_json::to_value(OutsideDoc::from(o)).expect("json");
+        assert_eq!(
+            json(split),
+            serde_json::json!({
+                "outside_pytorch_at_peak_bytes": 498u64 << 20,
+                "outside_pytorch_own_process_at_peak_bytes": 348u64 << 20,
+                "outside_pytorch_other_processes_at_peak_bytes": 150u64 << 20,
+            })
+        );
+        assert_eq!(
+            json(whole),
+            serde_json::json!({"outside_pytorch_at_peak_bytes": 498u64 << 20})
+        );
+        // AND the text names both parts.
+        assert_eq!(
+            outside_parts(&split),
+            "device memory used beyond the reserve: 348.00 MiB this program's, \
+             150.00 MiB other processes' and the driver's"
+        );
+        assert_eq!(
+            outside_parts(&whole),
+            "device memory used beyond the reserve"
+        );
+    }
 }

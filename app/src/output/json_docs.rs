@@ -119,8 +119,8 @@ pub(super) struct DeviceDoc<'a> {
     live_at_end: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     composition_at_peak: Option<super::categories::CompositionDoc<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    outside_pytorch_at_peak_bytes: Option<i64>,
+    #[serde(flatten)]
+    outside_pytorch: Option<super::categories::OutsideDoc>,
 }
 
 impl<'a> DeviceDoc<'a> {
@@ -153,10 +153,11 @@ impl<'a> DeviceDoc<'a> {
                 .composition_at_peak
                 .as_ref()
                 .map(super::categories::CompositionDoc),
-            outside_pytorch_at_peak_bytes: d
+            outside_pytorch: d
                 .composition_at_peak
                 .as_ref()
-                .and_then(|c| c.outside_pytorch_bytes),
+                .and_then(|c| c.outside_pytorch)
+                .map(super::categories::OutsideDoc::from),
         }
     }
 }

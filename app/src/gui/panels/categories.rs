@@ -145,12 +145,28 @@ fn table_ui(ui: &mut Ui, c: &ShownComposition, kept: Option<(usize, usize)>, pal
                 ui.painter().rect_filled(filled, 1.0, colour);
                 ui.end_row();
             }
-            if let Some(o) = c.outside_pytorch_bytes {
-                ui.label("");
-                ui.label("outside pytorch");
-                ui.label(units::bytes(o));
-                ui.label(RichText::new("beyond the reserve").color(palette.weak_text));
-                ui.end_row();
+            if let Some(o) = c.outside_pytorch {
+                let parts = [
+                    ("outside pytorch", Some(o.bytes), "beyond the reserve"),
+                    (
+                        "· this program's",
+                        o.own_process_bytes,
+                        "context, libraries",
+                    ),
+                    (
+                        "· others'",
+                        o.other_processes_bytes,
+                        "other processes, the driver",
+                    ),
+                ];
+                for (label, bytes, note) in parts {
+                    let Some(b) = bytes else { continue };
+                    ui.label("");
+                    ui.label(label);
+                    ui.label(units::bytes(b));
+                    ui.label(RichText::new(note).color(palette.weak_text));
+                    ui.end_row();
+                }
             }
         });
     if !c.at_peak {

@@ -56,12 +56,25 @@ pub fn categories_markdown(
             share(bytes, c.total_bytes)
         )?;
     }
-    if let Some(o) = c.outside_pytorch_bytes {
+    if let Some(o) = c.outside_pytorch {
         writeln!(
             md,
-            "| outside pytorch (beyond the reserve) | {} ({o} B) | |",
-            bytes_iec(o)
+            "| outside pytorch (beyond the reserve) | {} ({} B) | |",
+            bytes_iec(o.bytes),
+            o.bytes
         )?;
+        let parts = [
+            ("· this program's (context, libraries)", o.own_process_bytes),
+            (
+                "· other processes' and the driver's",
+                o.other_processes_bytes,
+            ),
+        ];
+        for (label, bytes) in parts {
+            if let Some(b) = bytes {
+                writeln!(md, "| {label} | {} ({b} B) | |", bytes_iec(b))?;
+            }
+        }
     }
     let stem = categories_stem(s.prefix, d.device);
     writeln!(md)?;

@@ -97,10 +97,22 @@ pub struct Composition {
     pub total_bytes: i64,
     /// Bytes per category; they sum to `total_bytes` exactly.
     pub bytes: CategoryBytes,
-    /// Device memory in use beyond the allocator's reserve at the peak (NVML's used minus
-    /// reserved: the CUDA context, other libraries, other processes), where the recording
+    /// Device memory in use beyond the allocator's reserve at the peak, where the recording
     /// has NVML samples and reserved totals.
-    pub outside_pytorch_bytes: Option<i64>,
+    pub outside_pytorch: Option<OutsidePytorch>,
+}
+
+/// Device memory in use beyond the allocator's reserve: NVML's used minus reserved (the
+/// CUDA context, cuBLAS/cuDNN workspaces, NCCL buffers, other libraries, other processes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutsidePytorch {
+    /// All of it: NVML's used bytes of the device minus the allocator's reserved bytes.
+    pub bytes: i64,
+    /// The recorded process tree's share: NVML's bytes of those processes minus the
+    /// reserve (their CUDA contexts and libraries), where NVML reports per-process memory.
+    pub own_process_bytes: Option<i64>,
+    /// The rest: other processes and the driver (`bytes - own_process_bytes`).
+    pub other_processes_bytes: Option<i64>,
 }
 
 impl Composition {
@@ -170,7 +182,7 @@ pub fn composition_at_peak(
         at_ns: peak.time_ns,
         total_bytes: peak.allocated_bytes,
         bytes,
-        outside_pytorch_bytes: outside_pytorch(rec, d.device, peak.reserved_bytes, peak.time_ns),
+        outside_pytorch: outside_pytorch(rec, d.device, peak.reserved_bytes, peak.time_ns),
     })
 }
 
@@ -193,20 +205,32 @@ fn balance(bytes: &mut CategoryBytes, total: i64, residual_to: Category) {
 }
 
 /// NVML's used bytes minus the allocator's reserved bytes at `time_ns` (the last sample at
-/// or before it), where both are known.
+/// or before it), where both are known; split into the recorded processes' own and the
+/// others' where the sample has the processes' bytes. Each part is at least 0 and at most
+/// the whole (NVML's per-process figure and the reserve are read at slightly different
+/// moments), and the two parts sum to the whole.
 fn outside_pytorch(
     rec: &Recording,
     device: DeviceIdx,
     reserved_bytes: Option<i64>,
     time_ns: i64,
-) -> Option<i64> {
+) -> Option<OutsidePytorch> {
     let reserved = reserved_bytes?;
     let sample = rec
         .gpu_samples
         .iter()
         .filter(|s| s.device == device && s.time_ns <= time_ns)
         .max_by_key(|s| s.time_ns)?;
-    Some((sample.used_bytes.min(i64::MAX as u64) as i64 - reserved).max(0))
+    let as_i64 = |b: u64| b.min(i64::MAX as u64) as i64;
+    let bytes = (as_i64(sample.used_bytes) - reserved).max(0);
+    let own = sample
+        .process_bytes
+        .map(|p| (as_i64(p) - reserved).clamp(0, bytes));
+    Some(OutsidePytorch {
+        bytes,
+        own_process_bytes: own,
+        other_processes_bytes: own.map(|o| bytes - o),
+    })
 }
 
 #[cfg(test)]

@@ -250,7 +250,66 @@ fn a_snapshot_block_is_categorised_from_its_frames_with_either_path_separator() 
 #[test]
 fn outside_pytorch_is_nvml_used_minus_reserved_at_the_peak() {
     // GIVEN a CUDA recording whose peak (1,024 B allocated, 2 MiB reserved at 20 ns) has
-    // NVML samples before and after it.
+    // NVML samples before and after it, without per-process memory.
+    let (rec, timeline) = nvml_recording(&[(5, 300, None), (15, 500, None), (25, 900, None)]);
+    let c = composition_at_peak(&rec, &timeline, &timeline.devices[0]).expect("peak");
+    // THEN the last sample at or before the peak (500 MiB) minus the 2 MiB reserved, not
+    // split.
+    assert_eq!(c.total_bytes, 1024);
+    let o = c.outside_pytorch.expect("NVML and reserved totals");
+    assert_eq!(o.bytes, 498 << 20);
+    assert_eq!(o.own_process_bytes, None);
+    assert_eq!(o.other_processes_bytes, None);
+}
+
+#[test]
+fn outside_pytorch_splits_own_processes_from_the_others() {
+    // GIVEN the same recording where NVML also reports 350 MiB for the recorded processes
+    // at the sample before the peak.
+    let (rec, timeline) = nvml_recording(&[
+        (5, 300, Some(100)),
+        (15, 500, Some(350)),
+        (25, 900, Some(800)),
+    ]);
+    let o = composition_at_peak(&rec, &timeline, &timeline.devices[0])
+        .expect("peak")
+        .outside_pytorch
+        .expect("NVML");
+    // THEN own = 350 - 2 MiB reserved (the context and libraries), the others the 150 MiB
+    // left of the 498 MiB beyond the reserve.
+    assert_eq!(o.bytes, 498 << 20);
+    assert_eq!(o.own_process_bytes, Some(348 << 20));
+    assert_eq!(o.other_processes_bytes, Some(150 << 20));
+}
+
+#[test]
+fn outside_pytorch_parts_stay_within_the_whole() {
+    // GIVEN a per-process figure read above the device's used bytes (NVML reads them at
+    // different moments) and one below the reserve.
+    for (process_mib, own_mib) in [(600, 498), (1, 0)] {
+        let (rec, timeline) = nvml_recording(&[(15, 500, Some(process_mib))]);
+        let o = composition_at_peak(&rec, &timeline, &timeline.devices[0])
+            .expect("peak")
+            .outside_pytorch
+            .expect("NVML");
+        // THEN each part is clamped to [0, whole] and the parts sum to the whole.
+        assert_eq!(
+            o.own_process_bytes,
+            Some(own_mib << 20),
+            "{process_mib} MiB"
+        );
+        assert_eq!(
+            o.own_process_bytes
+                .zip(o.other_processes_bytes)
+                .map(|(a, b)| a + b),
+            Some(o.bytes)
+        );
+    }
+}
+
+/// A CUDA recording with a 1,024 B peak at 20 ns under 2 MiB reserved, and NVML samples
+/// (ns, used MiB, the recorded processes' MiB).
+fn nvml_recording(samples: &[(i64, u64, Option<u64>)]) -> (Recording, Timeline) {
     let mut rec = recording(&[], &[(10, 512, 0x1), (20, 512, 0x2), (30, -512, 0x1)], 0);
     rec.devices[0].key = DeviceId {
         device_type: DeviceType::CUDA,
@@ -259,20 +318,17 @@ fn outside_pytorch_is_nvml_used_minus_reserved_at_the_peak() {
     for e in &mut rec.mem_events {
         e.total_reserved_bytes = Some(2 << 20);
     }
-    for (time_ns, used_bytes) in [(5, 300 << 20), (15, 500 << 20), (25, 900 << 20)] {
+    for &(time_ns, used_mib, process_mib) in samples {
         rec.gpu_samples.push(GpuSample {
             time_ns,
             device: 0,
-            used_bytes,
+            used_bytes: used_mib << 20,
             total_bytes: None,
-            process_bytes: None,
+            process_bytes: process_mib.map(|p| p << 20),
             free_bytes: None,
             driver_reserved_bytes: None,
         });
     }
     let timeline = Timeline::build(&rec);
-    let c = composition_at_peak(&rec, &timeline, &timeline.devices[0]).expect("peak");
-    // THEN the last sample at or before the peak (500 MiB) minus the 2 MiB reserved.
-    assert_eq!(c.total_bytes, 1024);
-    assert_eq!(c.outside_pytorch_bytes, Some(498 << 20));
+    (rec, timeline)
 }
