@@ -12,7 +12,7 @@ use plotters::prelude::*;
 
 use super::columns::Columns;
 use super::memory::MEMORY_CHART_SIZE;
-use super::{FONT, GRID, draw_err, register_fonts, rgb, size_unit, time_unit};
+use super::{FONT, GRID, draw_err, png_file, register_fonts, rgb, size_unit, time_unit};
 use crate::palette::Rgb;
 
 /// The order categories are stacked in, bottom first: what lives the whole run (memory
@@ -80,9 +80,9 @@ pub struct CategoriesChart<'a> {
 /// The chart as PNG, drawn into the file `png`.
 pub fn categories_png(chart: &CategoriesChart<'_>, png: &Path) -> Result<()> {
     register_fonts();
-    let root = BitMapBackend::new(png, MEMORY_CHART_SIZE).into_drawing_area();
-    draw(&root, chart).map_err(draw_err)?;
-    root.present().map_err(draw_err)
+    png_file(png, MEMORY_CHART_SIZE, |root| {
+        draw(root, chart).map_err(draw_err)
+    })
 }
 
 /// The chart as SVG text.

@@ -12,7 +12,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::columns::Columns;
-use super::{FONT, GRID, draw_err, register_fonts, rgb, size_unit, time_unit};
+use super::{FONT, GRID, draw_err, png_file, register_fonts, rgb, size_unit, time_unit};
 use crate::output::file::{self, Policy};
 use crate::palette;
 
@@ -95,9 +95,9 @@ pub fn write_file(
         file::write_bytes(dest, policy, TEMP_TAG, text.as_bytes())?;
     } else {
         file::write_to_path(dest, policy, TEMP_TAG, "png", |temp| {
-            let root = BitMapBackend::new(temp, size).into_drawing_area();
-            draw(&root, a, b, origin, &panels).map_err(draw_err)?;
-            root.present().map_err(|e| anyhow!("{e}"))
+            png_file(temp, size, |root| {
+                draw(root, a, b, origin, &panels).map_err(draw_err)
+            })
         })?;
     }
     Ok(())

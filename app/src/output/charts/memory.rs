@@ -13,7 +13,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::columns::Columns;
-use super::{ALLOCATED, FONT, GRID, draw_err, register_fonts, rgb, size_unit, time_unit};
+use super::{ALLOCATED, FONT, GRID, draw_err, png_file, register_fonts, rgb, size_unit, time_unit};
 use crate::palette;
 
 /// Chart size in pixels. The memory curve is decimated to one min/max pair per pixel
@@ -55,9 +55,9 @@ pub struct MemoryChart<'a> {
 /// The chart as PNG, drawn into the file `png`.
 pub fn memory_png(chart: &MemoryChart<'_>, png: &Path) -> Result<()> {
     register_fonts();
-    let root = BitMapBackend::new(png, MEMORY_CHART_SIZE).into_drawing_area();
-    draw_memory(&root, chart).map_err(draw_err)?;
-    root.present().map_err(draw_err)
+    png_file(png, MEMORY_CHART_SIZE, |root| {
+        draw_memory(root, chart).map_err(draw_err)
+    })
 }
 
 /// The chart as SVG text.

@@ -1,9 +1,10 @@
 //! Charts drawn with plotters: a device's memory over time (PNG and SVG) and the ops that
 //! allocated most (PNG) for the report, and the two-run comparison of `diff --chart`. The
 //! font is embedded, so nothing depends on the system's fonts, and the same input always
-//! gives the same bytes. SVGs are returned as text; PNGs are drawn to the path they are
-//! given, because plotters encodes PNG only into a file (the caller hands it the temporary
-//! file of [`super::file::write_to_path`]).
+//! gives the same bytes. SVGs are returned as text; PNGs are drawn into an RGB buffer and
+//! encoded by [`png_file`] to the path they are given (the caller hands it the temporary
+//! file of [`super::file::write_to_path`]). plotters' own `bitmap_encoder` would pull in
+//! the `image` crate (and a second `png`) only to do the same.
 
 pub mod categories;
 mod columns;
@@ -11,9 +12,12 @@ pub mod compare;
 pub mod memory;
 pub mod ops;
 
+use std::io::BufWriter;
+use std::path::Path;
 use std::sync::Once;
 
-use anyhow::anyhow;
+use anyhow::{Context, Result, anyhow};
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{FontStyle, register_font};
 
@@ -64,4 +68,32 @@ fn size_unit(max_bytes: i64) -> (f64, &'static str) {
 
 fn draw_err<E: std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow!("drawing a chart: {e}")
+}
+
+/// A chart of `size` pixels drawn by `draw` and written to `path` as an 8-bit RGB PNG.
+pub(crate) fn png_file(
+    path: &Path,
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> Result<()>,
+) -> Result<()> {
+    let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
+        draw(&root)?;
+        root.present().map_err(draw_err)?;
+    }
+    let file =
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut encoder = png::Encoder::new(BufWriter::new(file), size.0, size.1);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder
+        .write_header()
+        .map_err(|e| anyhow!("writing {}: {e}", path.display()))?;
+    writer
+        .write_image_data(&rgb)
+        .map_err(|e| anyhow!("writing {}: {e}", path.display()))?;
+    writer
+        .finish()
+        .map_err(|e| anyhow!("writing {}: {e}", path.display()))
 }

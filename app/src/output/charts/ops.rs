@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{ALLOCATED, FONT, GRID, draw_err, register_fonts, size_unit};
+use super::{ALLOCATED, FONT, GRID, draw_err, png_file, register_fonts, size_unit};
 
 /// Size of the top-ops chart.
 pub const OPS_CHART_SIZE: (u32, u32) = (1200, 560);
@@ -21,9 +21,9 @@ const OPS_NAME_CHARS: usize = 44;
 /// The chart as PNG, drawn into the file `png`.
 pub fn ops_png(title: &str, ops: &[(String, i64)], png: &Path) -> Result<()> {
     register_fonts();
-    let root = BitMapBackend::new(png, OPS_CHART_SIZE).into_drawing_area();
-    draw_ops(&root, title, ops).map_err(draw_err)?;
-    root.present().map_err(draw_err)
+    png_file(png, OPS_CHART_SIZE, |root| {
+        draw_ops(root, title, ops).map_err(draw_err)
+    })
 }
 
 fn draw_ops<DB: DrawingBackend>(
