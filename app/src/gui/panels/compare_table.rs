@@ -203,7 +203,13 @@ pub fn ops_ui(ui: &mut Ui, id: u64, d: &Diff, sort: &mut Option<OpDiffSort>, pal
         .striped(true)
         .resizable(true)
         .auto_shrink([false, false])
-        .column(Column::remainder().at_least(160.0).clip(true))
+        // Not resizable: the remainder then follows the window's width (ops_table.rs).
+        .column(
+            Column::remainder()
+                .at_least(160.0)
+                .clip(true)
+                .resizable(false),
+        )
         .columns(Column::initial(110.0).at_least(60.0).clip(true), 4)
         .columns(Column::initial(80.0).at_least(50.0).clip(true), 2)
         .header(20.0, |mut h| {

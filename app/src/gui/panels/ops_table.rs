@@ -140,7 +140,15 @@ fn rows_ui(ui: &mut Ui, doc: &Document) -> (Option<OpColumn>, Option<String>) {
         .resizable(true)
         .auto_shrink([false, false])
         .cell_layout(Layout::left_to_right(Align::Center))
-        .column(Column::remainder().at_least(220.0).clip(true));
+        // The name takes what the numbers leave and is not resizable itself: a resizable
+        // remainder keeps its first width, and a window made narrower after the table was
+        // first drawn pushed the numeric columns out of sight.
+        .column(
+            Column::remainder()
+                .at_least(220.0)
+                .clip(true)
+                .resizable(false),
+        );
     for _ in 1..columns.len() {
         builder = builder.column(Column::initial(120.0).at_least(70.0));
     }

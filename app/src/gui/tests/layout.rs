@@ -203,6 +203,34 @@ fn the_comparison_fits_1000x700() {
     assert_fits(&h, "the Compare tab");
 }
 
+#[test]
+fn tables_follow_a_window_made_narrower() {
+    // The window first drawn wide, then shrunk (a window manager's first resize, a user's
+    // drag): the ops table's and the comparison's last columns stay in the window.
+    let real = repo().join("../shared/traces/real");
+    let a = real.join("tracelens-h100-bert-small/gaunernst_bert-small-uncased__1016001.json.gz");
+    let b = real.join("tracelens-mi300-bert-small").join(mi300_bert());
+    let mut h = harness_sized(vec![a, b], Vec2::new(1920.0, 1080.0));
+    settle(&mut h);
+    h.set_size(SMALL);
+    h.run_steps(4);
+    assert!(
+        texts(&h).iter().any(|t| t.text == "# of Calls"),
+        "the ops table's last column is drawn"
+    );
+    assert_fits(&h, "the Ops tab after a resize");
+    h.set_size(Vec2::new(1920.0, 1080.0));
+    show_tab(&mut h, PanelId::COMPARE);
+    settle(&mut h);
+    h.set_size(SMALL);
+    h.run_steps(4);
+    assert!(
+        texts(&h).iter().any(|t| t.text == "B"),
+        "the last column is drawn"
+    );
+    assert_fits(&h, "the Compare tab after a resize");
+}
+
 /// The MI300X BERT trace's file name (the only file in its directory).
 pub(super) fn mi300_bert() -> String {
     let dir = repo().join("../shared/traces/real/tracelens-mi300-bert-small");
