@@ -252,33 +252,55 @@ pub fn step_bands(
     }
 }
 
+/// The peak marker's label font size (points).
+const MARKER_FONT_POINTS: f32 = 12.0;
+/// The marker triangle's half width (points).
+const MARKER_SIZE: f32 = 5.0;
+
+/// Where [`marker`] puts its label: beside the triangle, right of it unless that runs past
+/// the plot, never into the step labels' row. `None` when the marker is off the plot.
+pub fn marker_label_rect(
+    painter: &Painter,
+    frame: &PlotFrame,
+    at: Pos2,
+    label: &str,
+) -> Option<Rect> {
+    if !frame.rect.expand(1.0).contains(at) {
+        return None;
+    }
+    let font = FontId::proportional(MARKER_FONT_POINTS);
+    let size = painter
+        .layout_no_wrap(label.to_owned(), font, Color32::WHITE)
+        .size();
+    let mut pos = at + vec2(8.0, -2.0 * MARKER_SIZE - size.y);
+    if pos.x + size.x > frame.rect.right() {
+        pos.x = at.x - 8.0 - size.x;
+    }
+    pos.y = pos.y.max(frame.rect.top() + TOP_LABELS_HEIGHT);
+    Some(Rect::from_min_size(pos, size))
+}
+
 /// A marker at (t, bytes): a downward triangle with a label beside it, kept inside the plot.
 pub fn marker(painter: &Painter, frame: &PlotFrame, at: Pos2, label: &str, color: Color32) {
-    if !frame.rect.expand(1.0).contains(at) {
+    let Some(placed) = marker_label_rect(painter, frame, at, label) else {
         return;
-    }
-    let s = 5.0;
+    };
+    let s = MARKER_SIZE;
     painter.add(Shape::convex_polygon(
         vec![at + vec2(-s, -2.0 * s), at + vec2(s, -2.0 * s), at],
         color,
         Stroke::NONE,
     ));
-    let font = FontId::proportional(12.0);
+    let font = FontId::proportional(MARKER_FONT_POINTS);
     let galley = painter.layout_no_wrap(label.to_owned(), font, color);
-    let size = galley.size();
-    let mut pos = at + vec2(8.0, -2.0 * s - size.y);
-    if pos.x + size.x > frame.rect.right() {
-        pos.x = at.x - 8.0 - size.x;
-    }
-    pos.y = pos.y.max(frame.rect.top() + TOP_LABELS_HEIGHT);
     let bg = painter
         .ctx()
         .global_style()
         .visuals
         .extreme_bg_color
         .gamma_multiply(0.85);
-    painter.rect_filled(Rect::from_min_size(pos, size).expand(2.0), 3.0, bg);
-    painter.galley(pos, galley, color);
+    painter.rect_filled(placed.expand(2.0), 3.0, bg);
+    painter.galley(placed.min, galley, color);
 }
 
 /// A full-height vertical line, solid or dashed, with an optional label at the top.

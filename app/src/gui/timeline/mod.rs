@@ -123,7 +123,7 @@ pub fn timeline_ui(
         let scale = YScale {
             at_least_bytes: if plots.len() > 1 { shared_top } else { 0 },
         };
-        let frame = plot_ui(
+        let (frame, off_scale) = plot_ui(
             &painter,
             doc,
             (probe, scale),
@@ -134,6 +134,7 @@ pub fn timeline_ui(
         );
         if i == 0 {
             first = Some((frame, cols));
+            doc.capacity_off_scale = off_scale;
         }
     }
     let Some((frame, cols)) = first else { return };
@@ -232,7 +233,8 @@ struct YScale {
     at_least_bytes: i64,
 }
 
-/// Paint one plot (one recording, maybe with another overlaid) and return its frame.
+/// Paint one plot (one recording, maybe with another overlaid) and return its frame, and
+/// what to say of the device's capacity when it is off the scale.
 fn plot_ui(
     painter: &egui::Painter,
     doc: &Document,
@@ -245,7 +247,7 @@ fn plot_ui(
     ),
     color: Color32,
     palette: &Palette,
-) -> PlotFrame {
+) -> (PlotFrame, Option<String>) {
     let rect = &probe.rect;
     let total = src
         .data
@@ -256,8 +258,10 @@ fn plot_ui(
         .max()
         .max(over.map_or(0, SourceColumns::max))
         .max(scale.at_least_bytes);
-    if doc.show_total {
-        top = top.max(total.unwrap_or(0) as i64);
+    let total = total.filter(|_| doc.show_total);
+    let on_scale = total.filter(|&t| capacity::on_scale(t, top));
+    if let Some(t) = on_scale {
+        top = top.max(t as i64);
     }
     let (y0, y1) = doc.y_range.unwrap_or((0.0, (top.max(1024) as f64) * 1.12));
     let frame = PlotFrame { y0, y1, ..probe };
@@ -271,19 +275,22 @@ fn plot_ui(
         ((rect.height() / 40.0) as usize).clamp(2, 8),
     );
     curves_ui(&p, &frame, (cols, over, layers), color, palette);
-    if let Some(t) = total.filter(|_| doc.show_total) {
+    let mut off_scale = None;
+    if let Some(t) = total {
         let mut curves = vec![&cols.allocated, &cols.reserved, &cols.nvml];
         if let Some(o) = over {
             curves.extend([&o.allocated, &o.reserved]);
         }
-        capacity::capacity_ui(
-            &p,
-            &frame,
-            t as f64,
-            &format!("device total {}", units::bytes(t as i64)),
-            &curves,
-            palette.weak_text,
-        );
+        // The peak's marker is drawn on this run's own plot (decorations_ui, after this).
+        let peak_label = std::ptr::eq(src.data, &*doc.data)
+            .then(|| overlay::peak_marker(doc, &frame))
+            .flatten()
+            .and_then(|(at, label)| paint::marker_label_rect(&p, &frame, at, &label));
+        if on_scale.is_some() {
+            capacity::capacity_ui(&p, &frame, t as i64, &curves, peak_label, palette.weak_text);
+        } else {
+            off_scale = Some(capacity::off_scale_note(t as i64, top));
+        }
     }
     let name = src.data.device_name(src.device);
     painter.text(
@@ -297,7 +304,7 @@ fn plot_ui(
             palette.other_run
         },
     );
-    frame
+    (frame, off_scale)
 }
 
 /// The curves of one run: the cache and the memory outside PyTorch shaded, allocated

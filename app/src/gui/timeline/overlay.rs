@@ -101,6 +101,18 @@ fn op_spans_ui(
     }
 }
 
+/// Where the peak's marker goes on `frame`, and its label.
+pub fn peak_marker(doc: &Document, frame: &PlotFrame) -> Option<(egui::Pos2, String)> {
+    let (t, bytes) = doc.peak()?;
+    let at = pos2(frame.x(doc.rel_ns(t)), frame.y(bytes as f64));
+    let label = format!(
+        "peak {} at {}",
+        units::bytes(bytes),
+        units::format_time_ns(doc.rel_ns(t))
+    );
+    Some((at, label))
+}
+
 /// The OOMs, the peak and the inspector's cursor.
 fn markers_ui(p: &egui::Painter, doc: &Document, frame: &PlotFrame, palette: &Palette) {
     let d = doc.data.timeline.devices.get(doc.device as usize);
@@ -116,13 +128,7 @@ fn markers_ui(p: &egui::Painter, doc: &Document, frame: &PlotFrame, palette: &Pa
             );
         }
     }
-    if let Some((t, bytes)) = doc.peak() {
-        let at = pos2(frame.x(doc.rel_ns(t)), frame.y(bytes as f64));
-        let label = format!(
-            "peak {} at {}",
-            units::bytes(bytes),
-            units::format_time_ns(doc.rel_ns(t))
-        );
+    if let Some((at, label)) = peak_marker(doc, frame) {
         paint::marker(p, frame, at, &label, palette.alert);
     }
     if let Some(target) = doc.inspect.target {

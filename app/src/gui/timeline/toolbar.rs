@@ -94,7 +94,16 @@ fn controls_ui(
         doc.y_range = None;
     }
     if curves.is_some_and(|c| c.total_bytes.is_some()) {
-        ui.checkbox(&mut doc.show_total, "device total");
+        let hover = "The device's memory, from the trace (deviceProperties) or NVML: a dashed \
+                     line, or said here when it is more than 4× the curves' top (drawn to \
+                     scale it would flatten them)";
+        // Right to left: the note reads after the checkbox.
+        if let Some(note) = doc.capacity_off_scale.as_ref().filter(|_| doc.show_total) {
+            ui.label(egui::RichText::new(note).color(palette.weak_text))
+                .on_hover_text(hover);
+        }
+        ui.checkbox(&mut doc.show_total, "device total")
+            .on_hover_text(hover);
     }
     if curves.is_some_and(|c| c.categories.is_some()) {
         ui.checkbox(&mut doc.show_categories, "by category")
