@@ -31,11 +31,23 @@ pub struct PendingLoad {
     pub path: PathBuf,
     /// Its size on disk, for the progress fraction.
     pub file_bytes: u64,
+    /// Where its tab goes: the id its document gets, and the first id of the files opened
+    /// with it (tabs keep the order the files were named in, whichever loads first).
+    pub order: Order,
     /// When loading started.
     started: Instant,
     progress: Arc<LoadProgress>,
     phase: Arc<AtomicU8>,
     rx: Receiver<Result<Loaded, String>>,
+}
+
+/// A load's place among the documents: ids are handed out in the order files are named.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Order {
+    /// The document's id.
+    pub id: u64,
+    /// The id of the first file of the same open (command line, dialog, drop).
+    pub batch_first_id: u64,
 }
 
 /// How a load ended.
@@ -87,6 +99,7 @@ impl PendingLoad {
         PendingLoad {
             path: path.to_path_buf(),
             file_bytes,
+            order: Order::default(),
             started: Instant::now(),
             progress,
             phase,

@@ -18,7 +18,7 @@ use super::doc::Document;
 use super::export::ExportWindow;
 use super::files::{FileBrowser, NativeDialog, Recent, portal_available};
 use super::jobs::{self, Outcome, Worker};
-use super::loader::{LoadOutcome, PendingLoad};
+use super::loader::{LoadOutcome, Order, PendingLoad};
 use super::panels::{self, PanelContext};
 use super::ranks::{self as rank_grid, FolderDialog, RankGrid};
 use super::theme::{self, Palette, ThemeChoice};
@@ -113,6 +113,7 @@ impl ViewerApp {
     }
 
     fn open(&mut self, ctx: &egui::Context, paths: Vec<PathBuf>) {
+        let batch_first_id = self.next_id;
         for path in paths {
             let same =
                 |p: &PathBuf| std::fs::canonicalize(p).ok() == std::fs::canonicalize(&path).ok();
@@ -123,8 +124,13 @@ impl ViewerApp {
             if self.loads.iter().any(|l| same(&l.path)) {
                 continue;
             }
-            self.loads
-                .push(PendingLoad::start(&path, self.options, ctx));
+            let mut load = PendingLoad::start(&path, self.options, ctx);
+            load.order = Order {
+                id: self.next_id,
+                batch_first_id,
+            };
+            self.next_id += 1;
+            self.loads.push(load);
         }
     }
 
@@ -152,7 +158,7 @@ impl ViewerApp {
                 Some(outcome) => {
                     let load = self.loads.remove(i);
                     match outcome {
-                        LoadOutcome::Loaded(data) => self.add_document(*data),
+                        LoadOutcome::Loaded(data) => self.add_document(*data, load.order),
                         LoadOutcome::Failed(message) => self.errors.push(message),
                     }
                     drop(load);
@@ -179,17 +185,25 @@ impl ViewerApp {
         }
     }
 
-    fn add_document(&mut self, data: Loaded) {
+    /// Add a loaded file's tab where its `order` puts it (tabs follow the order the files
+    /// were named in, not the order their loads ended), and show it unless an earlier file
+    /// of the same open is shown: opening A B shows A, with B beside it, every time.
+    fn add_document(&mut self, data: Loaded, order: Order) {
         self.recent.push(&data.path);
-        let id = self.next_id;
-        self.next_id += 1;
+        let id = order.id;
         let mut doc = Document::new(id, Arc::new(data));
         // A rank of the grid opens at the linked cursor, anything else at its peak.
         let at = self.link_document(id, &doc.data.path);
         let peak = at.or(doc.peak().map(|p| p.0));
-        self.active = Some(id);
+        let earlier_shown = self
+            .active
+            .is_some_and(|a| (order.batch_first_id..id).contains(&a));
+        if !earlier_shown {
+            self.active = Some(id);
+        }
         let request = peak.map(|at| inspect_request(&mut doc, at, false));
-        self.docs.push(doc);
+        let at_index = self.docs.partition_point(|d| d.id < id);
+        self.docs.insert(at_index, doc);
         if let Some(r) = request {
             self.submit(r);
         }

@@ -170,3 +170,33 @@ fn the_built_in_browser_opens_a_file() {
     assert_eq!(doc.data.name, "transformer-lm-train-cpu.json.gz");
     assert!(!h.state().browser().open, "the browser closes on open");
 }
+
+#[test]
+fn tabs_keep_the_order_the_files_were_named_in() {
+    // A 51 MB trace (hundreds of ms to load) and a 25 KB one (milliseconds): the small one
+    // finishes first, yet its tab goes where it was named, and the first file is shown.
+    let real = super::repo().join("../shared/traces/real");
+    let big = real.join("hta-df-index-resolver-rank1/df_index_resolver.json.gz");
+    let small = real.join("hta-cpu-only-gloo/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz");
+    for order in [[&big, &small], [&small, &big]] {
+        let mut h = harness(order.iter().map(|p| p.to_path_buf()).collect());
+        settle(&mut h);
+        let app = h.state();
+        let names: Vec<&str> = app.docs().iter().map(|d| d.data.name.as_str()).collect();
+        let named: Vec<String> = order
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .expect("a file")
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        assert_eq!(names, named, "tabs in the order named");
+        assert_eq!(
+            app.active_doc().map(|d| d.data.name.as_str()),
+            Some(named[0].as_str()),
+            "the first file named is shown"
+        );
+    }
+}
