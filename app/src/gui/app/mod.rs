@@ -1,7 +1,8 @@
-//! The viewer's state and frame: documents, loads, the worker, and the commands panels
-//! push, applied after each frame (in `commands.rs`).
+//! The viewer's state and frame: documents, loads (started and taken in by `open.rs`), the
+//! worker, and the commands panels push, applied after each frame (in `commands.rs`).
 
 mod commands;
+mod open;
 mod ranks;
 
 use std::collections::HashMap;
@@ -16,14 +17,13 @@ use egui::{CentralPanel, Panel, Ui};
 use super::data::Loaded;
 use super::doc::Document;
 use super::export::ExportWindow;
-use super::files::{FileBrowser, NativeDialog, Recent, portal_available};
+use super::files::{FileBrowser, NativeDialog, Recent};
 use super::jobs::{self, Outcome, Worker};
-use super::loader::{LoadOutcome, Order, PendingLoad};
+use super::loader::PendingLoad;
 use super::panels::{self, PanelContext};
 use super::ranks::{self as rank_grid, FolderDialog, RankGrid};
 use super::theme::{self, Palette, ThemeChoice};
 use super::{Command, chrome, compare, follow, summary, timeline};
-use commands::inspect_request;
 
 const KEY_RECENT: &str = "recent_files";
 const KEY_THEME: &str = "theme";
@@ -112,66 +112,10 @@ impl ViewerApp {
         self.docs.iter().find(|d| Some(d.id) == self.active)
     }
 
-    fn open(&mut self, ctx: &egui::Context, paths: Vec<PathBuf>) {
-        let batch_first_id = self.next_id;
-        for path in paths {
-            let same =
-                |p: &PathBuf| std::fs::canonicalize(p).ok() == std::fs::canonicalize(&path).ok();
-            if let Some(d) = self.docs.iter().find(|d| same(&d.data.path)) {
-                self.active = Some(d.id);
-                continue;
-            }
-            if self.loads.iter().any(|l| same(&l.path)) {
-                continue;
-            }
-            let mut load = PendingLoad::start(&path, self.options, ctx);
-            load.order = Order {
-                id: self.next_id,
-                batch_first_id,
-            };
-            self.next_id += 1;
-            self.loads.push(load);
-        }
-    }
-
-    fn open_dialog(&mut self, ctx: &egui::Context) {
-        if self.dialog.is_some() {
-            return;
-        }
-        if !portal_available() {
-            self.browser.open = true;
-            return;
-        }
-        match NativeDialog::start(&self.browser.dir, ctx) {
-            Ok(d) => self.dialog = Some(d),
-            Err(_) => self.browser.open = true,
-        }
-    }
-
     /// Collect finished loads, dialog results and analysis replies.
     fn poll(&mut self, ctx: &egui::Context) {
         self.poll_grid(ctx);
-        let mut i = 0;
-        while i < self.loads.len() {
-            match self.loads[i].poll() {
-                None => i += 1,
-                Some(outcome) => {
-                    let load = self.loads.remove(i);
-                    match outcome {
-                        LoadOutcome::Loaded(data) => self.add_document(*data, load.order),
-                        LoadOutcome::Failed(message) => self.errors.push(message),
-                    }
-                    drop(load);
-                }
-            }
-        }
-        if let Some(files) = self.dialog.as_ref().and_then(NativeDialog::poll) {
-            self.dialog = None;
-            if let Some(dir) = files.first().and_then(|f| f.parent()) {
-                self.browser.dir = dir.to_path_buf();
-            }
-            self.open(ctx, files);
-        }
+        self.poll_loads(ctx);
         let replies: Vec<_> = self
             .worker
             .as_ref()
@@ -182,30 +126,6 @@ impl ViewerApp {
         }
         for doc in &mut self.docs {
             follow::poll(doc, self.options, ctx);
-        }
-    }
-
-    /// Add a loaded file's tab where its `order` puts it (tabs follow the order the files
-    /// were named in, not the order their loads ended), and show it unless an earlier file
-    /// of the same open is shown: opening A B shows A, with B beside it, every time.
-    fn add_document(&mut self, data: Loaded, order: Order) {
-        self.recent.push(&data.path);
-        let id = order.id;
-        let mut doc = Document::new(id, Arc::new(data));
-        // A rank of the grid opens at the linked cursor, anything else at its peak.
-        let at = self.link_document(id, &doc.data.path);
-        let peak = at.or(doc.peak().map(|p| p.0));
-        let earlier_shown = self
-            .active
-            .is_some_and(|a| (order.batch_first_id..id).contains(&a));
-        if !earlier_shown {
-            self.active = Some(id);
-        }
-        let request = peak.map(|at| inspect_request(&mut doc, at, false));
-        let at_index = self.docs.partition_point(|d| d.id < id);
-        self.docs.insert(at_index, doc);
-        if let Some(r) = request {
-            self.submit(r);
         }
     }
 

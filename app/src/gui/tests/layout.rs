@@ -210,25 +210,28 @@ fn tables_follow_a_window_made_narrower() {
     let real = repo().join("../shared/traces/real");
     let a = real.join("tracelens-h100-bert-small/gaunernst_bert-small-uncased__1016001.json.gz");
     let b = real.join("tracelens-mi300-bert-small").join(mi300_bert());
-    let mut h = harness_sized(vec![a, b], Vec2::new(1920.0, 1080.0));
+    let mut h = harness_sized(vec![a, b], LARGE);
     settle(&mut h);
-    h.set_size(SMALL);
-    h.run_steps(4);
-    assert!(
-        texts(&h).iter().any(|t| t.text == "# of Calls"),
-        "the ops table's last column is drawn"
-    );
-    assert_fits(&h, "the Ops tab after a resize");
-    h.set_size(Vec2::new(1920.0, 1080.0));
+    assert_fits_shrunk(&mut h, "# of Calls", "the Ops tab");
+    h.set_size(LARGE);
     show_tab(&mut h, PanelId::COMPARE);
     settle(&mut h);
+    assert_fits_shrunk(&mut h, "B", "the Compare tab");
+}
+
+/// The large window of the screenshots.
+const LARGE: Vec2 = Vec2::new(1920.0, 1080.0);
+
+/// Shrink the window to 1000×700: the table's `last_column` header is still drawn, and
+/// everything fits.
+fn assert_fits_shrunk(h: &mut Harness<'_, ViewerApp>, last_column: &str, what: &str) {
     h.set_size(SMALL);
     h.run_steps(4);
     assert!(
-        texts(&h).iter().any(|t| t.text == "B"),
-        "the last column is drawn"
+        texts(h).iter().any(|t| t.text == last_column),
+        "{what}: the last column {last_column:?} is drawn"
     );
-    assert_fits(&h, "the Compare tab after a resize");
+    assert_fits(h, &format!("{what} after a resize"));
 }
 
 /// The MI300X BERT trace's file name (the only file in its directory).

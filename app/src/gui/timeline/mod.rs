@@ -276,7 +276,7 @@ fn plot_ui(
     );
     curves_ui(&p, &frame, (cols, over, layers), color, palette);
     let mut off_scale = None;
-    if let Some(t) = total {
+    if let Some(t) = on_scale {
         let mut curves = vec![&cols.allocated, &cols.reserved, &cols.nvml];
         if let Some(o) = over {
             curves.extend([&o.allocated, &o.reserved]);
@@ -286,11 +286,9 @@ fn plot_ui(
             .then(|| overlay::peak_marker(doc, &frame))
             .flatten()
             .and_then(|(at, label)| paint::marker_label_rect(&p, &frame, at, &label));
-        if on_scale.is_some() {
-            capacity::capacity_ui(&p, &frame, t as i64, &curves, peak_label, palette.weak_text);
-        } else {
-            off_scale = Some(capacity::off_scale_note(t as i64, top));
-        }
+        capacity::capacity_ui(&p, &frame, t as i64, &curves, peak_label, palette.weak_text);
+    } else if let Some(t) = total {
+        off_scale = Some(capacity::off_scale_note(t as i64, top));
     }
     let name = src.data.device_name(src.device);
     painter.text(
