@@ -176,6 +176,8 @@ pub struct Document {
     pub last_y: (f64, f64),
     /// Where the plot was drawn last frame.
     pub last_plot_rect: Option<egui::Rect>,
+    /// Where the device multiples were drawn last frame, and their rows.
+    pub last_multiples: Option<(egui::Rect, super::multiples::Layout)>,
     /// The device's capacity when it was too far above the curves to scale to last frame:
     /// what the toolbar says of it ("79.18 GiB · off scale (the curves reach 3 %)").
     pub capacity_off_scale: Option<String>,
@@ -227,6 +229,7 @@ impl Document {
             y_range: None,
             last_y: (0.0, 1.0),
             last_plot_rect: None,
+            last_multiples: None,
             capacity_off_scale: None,
             columns: Default::default(),
             selection: None,

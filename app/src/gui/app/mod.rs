@@ -260,8 +260,8 @@ impl ViewerApp {
         }
         Panel::bottom("bottom-tabs")
             .resizable(true)
-            .default_size(330.0)
-            .min_size(140.0)
+            .default_size(bottom_tabs_height(ui.available_height()))
+            .min_size(BOTTOM_TABS_MIN_HEIGHT)
             .show(ui, |ui| {
                 let cx = PanelContext {
                     palette,
@@ -327,3 +327,18 @@ impl eframe::App for ViewerApp {
         storage.set_string(KEY_BROWSER_DIR, self.browser.dir.display().to_string());
     }
 }
+
+/// The bottom tabs' height at first (the user drags it from there): [`BOTTOM_TABS_SHARE`]
+/// of the window below the summary strip, at most [`BOTTOM_TABS_MAX_DEFAULT_HEIGHT`], so a
+/// short window (1000×700) keeps the timeline room for its device multiples and lanes.
+fn bottom_tabs_height(available_height: f32) -> f32 {
+    (available_height * BOTTOM_TABS_SHARE)
+        .clamp(BOTTOM_TABS_MIN_HEIGHT, BOTTOM_TABS_MAX_DEFAULT_HEIGHT)
+}
+
+/// Share of the height the bottom tabs take at first.
+const BOTTOM_TABS_SHARE: f32 = 0.4;
+/// The bottom tabs' first height at most (a tall window: 12 table rows).
+const BOTTOM_TABS_MAX_DEFAULT_HEIGHT: f32 = 330.0;
+/// The bottom tabs' height at least (the tab bar, the table's header and three rows).
+const BOTTOM_TABS_MIN_HEIGHT: f32 = 140.0;

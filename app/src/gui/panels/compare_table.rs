@@ -203,6 +203,9 @@ pub fn ops_ui(ui: &mut Ui, id: u64, d: &Diff, sort: &mut Option<OpDiffSort>, pal
         .striped(true)
         .resizable(true)
         .auto_shrink([false, false])
+        // Four rows at least, then it scrolls (egui's default asks 200 points, which grew
+        // the bottom tabs and took the device multiples' room at 1000×700).
+        .min_scrolled_height(super::TABLE_MIN_SCROLLED_HEIGHT)
         // Not resizable: the remainder then follows the window's width (ops_table.rs).
         .column(
             Column::remainder()

@@ -31,6 +31,10 @@ use super::theme::Palette;
 pub use advice::AdviceState;
 pub use inspector::jump_buttons_ui;
 
+/// The least height a table's rows get before the bottom tabs grow to give it more: four
+/// rows of 22 points and a little.
+pub(super) const TABLE_MIN_SCROLLED_HEIGHT: f32 = 96.0;
+
 /// A panel's stable name: what a document's shown tab and [`Command::SetTab`] hold. Each
 /// panel's file defines its own constant (`PanelId::OPS`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

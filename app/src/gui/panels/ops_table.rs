@@ -139,6 +139,9 @@ fn rows_ui(ui: &mut Ui, doc: &Document) -> (Option<OpColumn>, Option<String>) {
         .sense(Sense::click())
         .resizable(true)
         .auto_shrink([false, false])
+        // Four rows at least, then it scrolls (egui's default asks 200 points, which grew
+        // the bottom tabs and took the device multiples' room at 1000×700).
+        .min_scrolled_height(super::TABLE_MIN_SCROLLED_HEIGHT)
         .cell_layout(Layout::left_to_right(Align::Center))
         // The name takes what the numbers leave and is not resizable itself: a resizable
         // remainder keeps its first width, and a window made narrower after the table was

@@ -261,3 +261,24 @@ fn the_export_windows_fit_1000x700() {
         );
     }
 }
+
+#[test]
+fn every_device_of_an_nsight_export_is_a_multiple_at_both_sizes() {
+    // Five memory kinds (two GPUs, managed, pageable and pinned host memory), one long
+    // name ("cuda-managed:0"): at 1000×700 the rows shrink instead of vanishing, at
+    // both sizes every label lies inside the window and over no other text.
+    for size in [SMALL, LARGE] {
+        let mut h = harness_sized(vec![fixture("nsight/cuda-memory.sqlite")], size);
+        settle(&mut h);
+        let d = &h.state().docs()[0];
+        let shown = &d.data.shown_devices;
+        assert_eq!(shown.len(), 5, "{shown:?}");
+        let (area, fit) = d.last_multiples.expect("multiples drawn");
+        assert_eq!(fit.rows, shown.len(), "at {size:?}");
+        let plot = d.last_plot_rect.expect("plot drawn");
+        assert!(area.bottom() <= plot.top(), "{area:?} over {plot:?}");
+        assert!(plot.height() >= 60.0, "the main plot keeps room: {plot:?}");
+        let faults = layout_faults(&h, size);
+        assert!(faults.is_empty(), "at {size:?}:\n{}", faults.join("\n"));
+    }
+}

@@ -215,14 +215,14 @@ fn every_device_is_a_small_multiple_and_a_click_selects_it() {
         let shown = d.device;
         let other = *devices.iter().find(|&&x| x != shown).expect("another");
         let n = devices.iter().position(|&x| x == other).expect("listed");
-        // WHEN the other device's multiple is clicked (multiples sit above the plot, one
-        // row of 34 points each, under the toolbar)
+        // WHEN the other device's multiple is clicked (multiples sit above the plot, a
+        // row each, under the toolbar)
         let plot = d.last_plot_rect.expect("plot");
-        let rows_top =
-            plot.top() - 4.0 - devices.len() as f32 * super::super::multiples::ROW_HEIGHT;
+        let (area, fit) = d.last_multiples.expect("multiples drawn");
+        assert_eq!(fit.rows, devices.len(), "{}", path.display());
         let at = pos2(
             plot.center().x,
-            rows_top + (n as f32 + 0.5) * super::super::multiples::ROW_HEIGHT,
+            area.top() + 2.0 + (n as f32 + 0.5) * fit.row_height,
         );
         h.event(Event::PointerMoved(at));
         h.run_steps(2);
