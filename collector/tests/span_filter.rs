@@ -1,10 +1,12 @@
 //! `SpanFilter::Summary` leaves out spans, never an answer: on every real Chrome trace the
 //! summary of the filtered recording equals the summary of the whole one, and the spans
-//! left out are counted.
+//! left out are counted. `SpanFilter::SummaryCompact` with `summarize_compact` (what
+//! `summary` runs) gives the same summary too, on those and on every Chrome trace under
+//! tests/fixtures (the categories' and advisor's runs exercise the composition at the peak).
 
 use std::path::{Path, PathBuf};
 
-use collector::analysis::summarize;
+use collector::analysis::{summarize, summarize_compact};
 use collector::model::OpCategory;
 use collector::parse::SpanFilter;
 use collector::{LoadOptions, Timeline, load};
@@ -12,9 +14,14 @@ use collector::{LoadOptions, Timeline, load};
 /// Every Chrome trace under ../shared/traces (the real ones and torch's own CPU runs).
 fn traces() -> Vec<PathBuf> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces");
+    gzipped_under(&[root.join("real"), root.join("torch-cpu")])
+}
+
+/// Every gzipped file under `dirs`, sorted.
+fn gzipped_under(dirs: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for dir in ["real", "torch-cpu"] {
-        let mut stack = vec![root.join(dir)];
+    for dir in dirs {
+        let mut stack = vec![dir.clone()];
         while let Some(d) = stack.pop() {
             for entry in std::fs::read_dir(&d).expect("the shared traces") {
                 let path = entry.expect("a directory entry").path();
@@ -79,4 +86,33 @@ fn summary_spans_give_the_same_summary() {
     }
     // df_index_resolver alone has 42,373 runtime calls and 22,290 kernels, copies, memsets.
     assert!(left_out > 64_663, "left out {left_out}");
+}
+
+#[test]
+fn compact_spans_give_the_same_summary() {
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    let mut paths = traces();
+    paths.extend(gzipped_under(&[fixtures]));
+    assert!(paths.len() >= 50, "found {} traces", paths.len());
+    let (mut taken, mut spans) = (0, 0);
+    for path in &paths {
+        let all = loaded(path, SpanFilter::All);
+        let mut compact = loaded(path, SpanFilter::SummaryCompact);
+        assert!(compact.ops.is_empty(), "{}", path.display());
+        let held = compact.compact_ops.len();
+        let expected = summarize(&all, &Timeline::build(&all));
+        let (_, got) = summarize_compact(&mut compact);
+        assert_eq!(got, expected, "{}", path.display());
+        assert!(compact.compact_ops.is_empty());
+        assert_eq!(
+            compact.ops.len() as u64 + compact.meta.spans_left_out,
+            all.ops.len() as u64,
+            "{}",
+            path.display()
+        );
+        taken += compact.ops.len() as u64;
+        spans += held;
+    }
+    // The point of it: the answer reads a few of the spans.
+    assert!(taken * 4 < spans, "took {taken} of {spans} spans");
 }

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
+use collector::analysis;
 use collector::analysis::ranks::fleet;
 use collector::parse::SpanFilter;
-use collector::{Timeline, analysis};
 
 use super::input::{Inputs, inputs, open_spans, summarize_many};
 use super::{Format, LoadArgs};
@@ -42,10 +42,10 @@ pub fn run(
 }
 
 fn run_one(out: &mut impl Paint, path: &Path, format: Format, load: LoadArgs) -> Result<ExitCode> {
-    // Summary reads only some spans: the others are counted, not kept (a fifth less memory).
-    let rec = open_spans(path, load, SpanFilter::Summary)?;
-    let timeline = Timeline::build(&rec);
-    let summary = analysis::summarize(&rec, &timeline);
+    // Summary reads a few spans: the rest are held compressed until it has taken those,
+    // then counted, not kept (peak memory below a tenth of a large trace's size).
+    let mut rec = open_spans(path, load, SpanFilter::SummaryCompact)?;
+    let (_, summary) = analysis::summarize_compact(&mut rec);
     match format {
         Format::Text => summary_text(out, path, &summary)?,
         Format::Json => summary_json(out, path, &summary)?,

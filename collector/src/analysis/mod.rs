@@ -22,4 +22,4 @@ pub mod segments;
 pub mod summary;
 
 pub use per_op::{OpRow, SortKey, TimeWindow, key_averages, row_spans, sort_rows};
-pub use summary::{DeviceSummary, Summary, summarize};
+pub use summary::{DeviceSummary, Summary, summarize, summarize_compact};

@@ -81,6 +81,22 @@ pub enum OpCategory {
 }
 
 impl OpCategory {
+    /// Every category, in the order of their stable codes (packs and compact spans store
+    /// the position; new categories go at the end, before `Other`, never in between).
+    pub const ALL: [OpCategory; 11] = [
+        OpCategory::CpuOp,
+        OpCategory::UserAnnotation,
+        OpCategory::PythonFunction,
+        OpCategory::Runtime,
+        OpCategory::Driver,
+        OpCategory::Kernel,
+        OpCategory::Memcpy,
+        OpCategory::Memset,
+        OpCategory::GpuUserAnnotation,
+        OpCategory::Nvtx,
+        OpCategory::Other,
+    ];
+
     /// Whether the span runs on the host (PyTorch's `DeviceType.CPU` for kineto events).
     pub fn is_host(self) -> bool {
         !matches!(

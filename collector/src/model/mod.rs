@@ -7,6 +7,7 @@
 //! traces), sizes are bytes.
 
 mod allocator;
+mod compact_spans;
 mod device;
 mod events;
 mod samples;
@@ -19,6 +20,7 @@ pub use allocator::{
     AllocatorState, Block, BlockState, Frame, OomDetail, RequestedTotals, Segment, SegmentPool,
     StackId,
 };
+pub use compact_spans::CompactSpans;
 pub use device::{DeviceClass, DeviceId, DeviceType};
 pub use events::{MemEvent, MemEventKind, Note, OpCategory, OpSpan, StepMarker, ThreadInfo};
 pub use samples::{GpuProcessSample, GpuSample, HostSample};
@@ -52,6 +54,10 @@ pub struct Recording {
     pub mem_events: Vec<MemEvent>,
     /// Op spans in source order.
     pub ops: Vec<OpSpan>,
+    /// Op spans held compressed instead of in `ops`, in source order, by readers asked to
+    /// ([`crate::parse::SpanFilter::SummaryCompact`]); empty otherwise. `summary` takes the
+    /// few it asks about into `ops` ([`crate::analysis::summary::summarize_compact`]).
+    pub compact_ops: CompactSpans,
     /// Training steps, sorted by start.
     pub steps: Vec<StepMarker>,
     /// Interned call stacks (innermost frame first), referenced by [`StackId`].
@@ -108,6 +114,7 @@ impl Recording {
             threads: Vec::new(),
             mem_events: Vec::new(),
             ops: Vec::new(),
+            compact_ops: CompactSpans::default(),
             steps: Vec::new(),
             stacks: Vec::new(),
             allocator: None,
@@ -202,6 +209,7 @@ impl Recording {
     /// samples, storage tags, the time range): to put a source on another clock.
     pub fn shift_time(&mut self, delta_ns: i64) {
         self.for_each_time_mut(|t| *t = t.saturating_add(delta_ns));
+        self.compact_ops.shift(delta_ns);
         self.meta.start_ns = self.meta.start_ns.saturating_add(delta_ns);
         self.meta.end_ns = self.meta.end_ns.saturating_add(delta_ns);
     }
@@ -219,6 +227,8 @@ impl Recording {
                 clamped += 1;
             }
         });
+        // Compact spans clamp as they are read back; counted here like the others.
+        clamped += self.compact_ops.times_out_of_range();
         // The time range is derived from the times above: clamped, not counted again.
         self.meta.start_ns = self.meta.start_ns.clamp(*limit.start(), *limit.end());
         self.meta.end_ns = self.meta.end_ns.clamp(*limit.start(), *limit.end());

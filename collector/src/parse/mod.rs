@@ -115,6 +115,11 @@ pub enum SpanFilter {
     /// ([`crate::analysis::categories::names_a_phase`]). The rest (runtime calls, kernels,
     /// copies) are counted in [`crate::model::Meta::spans_left_out`]. Chrome traces only.
     Summary,
+    /// The spans [`SpanFilter::Summary`] keeps, held compressed in
+    /// [`crate::model::Recording::compact_ops`] (about 9 bytes a span instead of 32, and
+    /// no op index over them) until [`crate::analysis::summary::summarize_compact`] takes
+    /// the few its answer reads. Chrome traces only; other readers fill `ops` as always.
+    SummaryCompact,
 }
 
 impl SpanFilter {
@@ -122,7 +127,7 @@ impl SpanFilter {
     pub fn keeps(self, category: crate::model::OpCategory, name: &str) -> bool {
         match self {
             SpanFilter::All => true,
-            SpanFilter::Summary => {
+            SpanFilter::Summary | SpanFilter::SummaryCompact => {
                 crate::timeline::names_work(category)
                     || crate::analysis::categories::names_a_phase(name)
             }

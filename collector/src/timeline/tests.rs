@@ -66,6 +66,7 @@ pub(crate) fn recording(
         }],
         mem_events,
         ops,
+        compact_ops: Default::default(),
         steps: vec![],
         stacks: vec![],
         allocator: None,

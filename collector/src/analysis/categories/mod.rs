@@ -17,7 +17,7 @@ mod rules;
 mod series;
 mod tags;
 
-pub use phase::names_a_phase;
+pub use phase::{marks_phases, names_a_phase};
 pub use series::{CategorySeries, MAX_SERIES_POINTS, categories_over_time};
 
 use crate::model::{DeviceIdx, Recording};
@@ -165,13 +165,7 @@ pub fn composition_at_peak(
     // Only the allocations live at the peak are classified: a few hundred of a run's
     // hundreds of thousands, so `summary` pays for the categories of what it shows.
     let phases = phase::Phases::build(rec, timeline);
-    let mut bytes: CategoryBytes = [0; Category::ALL.len()];
-    for (i, free) in rules::live_at_position(rec, d, peak_pos) {
-        if let Some(alloc) = d.allocations.get(i) {
-            let c = rules::classify_one(rec, d, &phases, i, free);
-            bytes[c.index()] += alloc.bytes;
-        }
-    }
+    let mut bytes = live_by_category(rec, d, &phases, peak_pos);
     let residual_to = match d.totals {
         TotalsSource::Trace => Category::BeforeTrace,
         TotalsSource::Reconstructed => Category::Unknown,
@@ -184,6 +178,55 @@ pub fn composition_at_peak(
         bytes,
         outside_pytorch: outside_pytorch(rec, d.device, peak.reserved_bytes, peak.time_ns),
     })
+}
+
+/// Bytes per category of the allocations live right after curve point `pos`.
+fn live_by_category(
+    rec: &Recording,
+    d: &DeviceTimeline,
+    phases: &phase::Phases,
+    pos: usize,
+) -> CategoryBytes {
+    let mut bytes: CategoryBytes = [0; Category::ALL.len()];
+    for (i, free) in rules::live_at_position(rec, d, pos) {
+        if let Some(alloc) = d.allocations.get(i) {
+            let c = rules::classify_one(rec, d, phases, i, free);
+            bytes[c.index()] += alloc.bytes;
+        }
+    }
+    bytes
+}
+
+/// The times [`composition_at_peak`] asks which spans enclose (the events that begin and
+/// end the allocations live at the peak), for a caller that holds spans compressed and
+/// fetches only those (`summary` of a multi-gigabyte trace).
+pub fn times_asked_at_peak(rec: &Recording, d: &DeviceTimeline) -> Vec<i64> {
+    let Some(peak_pos) = d.peak_allocated else {
+        return Vec::new();
+    };
+    let time = |e: u32| rec.mem_events.get(e as usize).map(|e| e.time_ns);
+    let mut times = Vec::new();
+    for (i, free) in rules::live_at_position(rec, d, peak_pos) {
+        times.extend(d.allocations.get(i).and_then(|a| time(a.alloc_event)));
+        times.extend(free.and_then(time));
+    }
+    times
+}
+
+/// The windows (thread, after, before) in which [`composition_at_peak`] asks which ops
+/// started, given a timeline whose op index holds at least the spans enclosing
+/// [`times_asked_at_peak`]: the caller then fetches the spans starting in them too.
+pub fn windows_asked_at_peak(
+    rec: &Recording,
+    timeline: &Timeline,
+    d: &DeviceTimeline,
+) -> Vec<(crate::model::ThreadIdx, i64, i64)> {
+    let Some(peak_pos) = d.peak_allocated else {
+        return Vec::new();
+    };
+    let phases = phase::Phases::build_noting(rec, timeline);
+    live_by_category(rec, d, &phases, peak_pos);
+    phases.asked()
 }
 
 /// Make `bytes` sum to `total`: a shortfall is what the events do not name (`residual_to`);

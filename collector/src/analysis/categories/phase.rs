@@ -3,6 +3,8 @@
 //! whether a module's forward encloses it — from the op spans enclosing the event on its
 //! thread (traces), or from its call stack (allocator snapshots).
 
+use std::cell::RefCell;
+
 use crate::model::{Frame, MemEvent, OpCategory, Recording, StrId, ThreadIdx};
 use crate::timeline::{OpIndex, Timeline};
 
@@ -127,6 +129,13 @@ pub fn names_a_phase(name: &str) -> bool {
     phase_of_name(name).is_some()
 }
 
+/// Whether [`Phases::build`] reads a span of `category` named `name`: an optimizer step's
+/// or a module's frame.
+pub fn marks_phases(rec: &Recording, category: OpCategory, name: StrId) -> bool {
+    let role = role_of(rec, category, name);
+    role.phase == Some(Phase::Optimizer) || role.module
+}
+
 fn leaf_kind(name: &str) -> LeafKind {
     match name {
         "aten::sqrt" => LeafKind::Sqrt,
@@ -148,6 +157,9 @@ pub(super) struct Phases<'a> {
     module_starts: Vec<i64>,
     /// The storages the program tagged (`record --torch-memory`), which the rules defer to.
     pub tags: super::tags::TagIndex,
+    /// Where set, every [`Phases::consumer_between`] question asked, as (thread, after,
+    /// before): `summary` of a compact recording fetches the spans those answers read.
+    asked: Option<RefCell<Vec<(ThreadIdx, i64, i64)>>>,
 }
 
 impl<'a> Phases<'a> {
@@ -175,7 +187,21 @@ impl<'a> Phases<'a> {
             optimizer_steps,
             module_starts,
             tags: super::tags::TagIndex::build(rec),
+            asked: None,
         }
+    }
+
+    /// [`Phases::build`], noting the questions [`Phases::consumer_between`] is asked.
+    pub fn build_noting(rec: &'a Recording, timeline: &'a Timeline) -> Phases<'a> {
+        Phases {
+            asked: Some(RefCell::default()),
+            ..Phases::build(rec, timeline)
+        }
+    }
+
+    /// The questions [`Phases::consumer_between`] was asked, where noted.
+    pub fn asked(self) -> Vec<(ThreadIdx, i64, i64)> {
+        self.asked.map(RefCell::into_inner).unwrap_or_default()
     }
 
     /// Whether an operator that can take a tensor in started on `thread` strictly between
@@ -183,6 +209,9 @@ impl<'a> Phases<'a> {
     /// (Looked up in the op index when asked rather than kept per op: an allocation's life
     /// inside one leaf op spans a handful of ops, and `summary`'s memory is mostly the index.)
     pub fn consumer_between(&self, thread: ThreadIdx, after_ns: i64, before_ns: i64) -> bool {
+        if let Some(asked) = &self.asked {
+            asked.borrow_mut().push((thread, after_ns, before_ns));
+        }
         self.ops
             .starting_between(thread, after_ns, before_ns)
             .filter_map(|i| self.rec.ops.get(i as usize))

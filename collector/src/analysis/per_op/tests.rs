@@ -57,6 +57,7 @@ impl Fixture {
                 ],
                 mem_events: vec![],
                 ops: vec![],
+                compact_ops: Default::default(),
                 steps: vec![],
                 stacks: vec![],
                 allocator: None,

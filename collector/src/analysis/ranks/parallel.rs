@@ -8,10 +8,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::RankInput;
-use crate::analysis::summarize;
+use crate::analysis::summarize_compact;
 use crate::model::Recording;
-use crate::parse::{LoadError, LoadOptions, LoadProgress, load_watched};
-use crate::timeline::Timeline;
+use crate::parse::{LoadError, LoadOptions, LoadProgress, SpanFilter, load_watched};
 
 /// Worker threads at most. Each holds one recording and its timeline at a time (for a
 /// 100 MB trace, ~30 MB), so peak memory is about this many of the largest input's; the
@@ -48,6 +47,12 @@ pub fn summarize_files(
     workers: usize,
 ) -> Result<Vec<RankInput>, LoadError> {
     let progress = FilesProgress::default();
+    // Spans held compressed until the summary takes the few it reads: a fleet of large
+    // traces read on every core at once is where memory runs out first.
+    let options = LoadOptions {
+        spans: SpanFilter::SummaryCompact,
+        ..options
+    };
     let done = map_files(
         files,
         options,
@@ -55,8 +60,7 @@ pub fn summarize_files(
         &progress,
         OnError::Stop,
         |path, rec| {
-            let timeline = Timeline::build(rec);
-            let summary = summarize(rec, &timeline);
+            let (_, summary) = summarize_compact(rec);
             RankInput::new(path.to_path_buf(), rec, summary)
         },
     );
@@ -73,7 +77,7 @@ pub fn map_files<T: Send>(
     workers: usize,
     progress: &FilesProgress,
     on_error: OnError,
-    f: impl Fn(&Path, &Recording) -> T + Sync,
+    f: impl Fn(&Path, &mut Recording) -> T + Sync,
 ) -> Vec<(usize, Result<T, LoadError>)> {
     let workers = workers.clamp(1, MAX_WORKERS).min(files.len().max(1));
     let shared = Shared {
@@ -115,7 +119,7 @@ struct Shared<'a, T> {
 }
 
 impl<T> Shared<'_, T> {
-    fn work(&self, f: &impl Fn(&Path, &Recording) -> T) {
+    fn work(&self, f: &impl Fn(&Path, &mut Recording) -> T) {
         let watch = LoadProgress {
             cancel: self.progress.cancel.clone(),
             ..LoadProgress::default()
@@ -130,7 +134,7 @@ impl<T> Shared<'_, T> {
             if stopped || self.progress.cancel.load(Ordering::Relaxed) {
                 return;
             }
-            let result = load_watched(path, self.options, &watch).map(|rec| f(path, &rec));
+            let result = load_watched(path, self.options, &watch).map(|mut rec| f(path, &mut rec));
             if result.is_err() {
                 self.first_error.fetch_min(i, Ordering::Relaxed);
             }

@@ -1,8 +1,10 @@
 //! Per-device memory summary: peaks (when, in which op), the allocator's cache at the
 //! peak, final state, and the trace facts that frame them.
 
+mod compact;
 mod nvml;
 
+pub use compact::summarize_compact;
 pub use nvml::{NvmlSummary, ProcessPeak};
 
 use std::collections::BTreeMap;

@@ -11,8 +11,8 @@ use rustc_hash::FxHashMap;
 use super::SEGMENT_EVENT;
 use super::raw::{Args, Fields, Int, Micros, RawDeviceProps, RawId};
 use crate::model::{
-    DeviceId, DeviceIdx, DeviceInfo, DeviceType, Diagnostics, DistributedInfo, MemEvent,
-    MemEventKind, OpCategory, OpSpan, StepMarker, StringTable, ThreadIdx, ThreadInfo,
+    CompactSpans, DeviceId, DeviceIdx, DeviceInfo, DeviceType, Diagnostics, DistributedInfo,
+    MemEvent, MemEventKind, OpCategory, OpSpan, StepMarker, StringTable, ThreadIdx, ThreadInfo,
 };
 use crate::parse::SpanFilter;
 
@@ -30,6 +30,8 @@ pub(super) struct Builder {
     device_index: FxHashMap<DeviceId, DeviceIdx>,
     mem_events: Vec<MemEvent>,
     ops: Vec<OpSpan>,
+    /// The spans kept compressed, with [`SpanFilter::SummaryCompact`].
+    compact_ops: CompactSpans,
     /// Which spans `ops` keeps; the others are counted in `spans_left_out`.
     spans: SpanFilter,
     spans_left_out: u64,
@@ -62,6 +64,7 @@ impl Builder {
             device_index: FxHashMap::default(),
             mem_events: Vec::new(),
             ops: Vec::new(),
+            compact_ops: CompactSpans::default(),
             spans,
             spans_left_out: 0,
             steps: Vec::new(),
@@ -206,14 +209,18 @@ impl Builder {
             self.spans_left_out += 1;
             return;
         }
-        let name = self.strings.intern(name);
-        self.ops.push(OpSpan {
-            name,
+        let span = OpSpan {
+            name: self.strings.intern(name),
             category,
             thread,
             start_ns,
             end_ns,
-        });
+        };
+        if self.spans == SpanFilter::SummaryCompact {
+            self.compact_ops.push(&span);
+        } else {
+            self.ops.push(span);
+        }
     }
 
     fn add_begin_end(&mut self, ev: &Fields<'_>, begin: bool) {

@@ -60,6 +60,7 @@ impl Builder {
                 o.start_ns = o.start_ns.saturating_add(base);
                 o.end_ns = o.end_ns.saturating_add(base);
             }
+            self.compact_ops.shift(base);
             for s in &mut self.steps {
                 s.start_ns = s.start_ns.saturating_add(base);
                 s.end_ns = s.end_ns.saturating_add(base);
@@ -77,6 +78,7 @@ impl Builder {
         self.attach_device_properties();
         // Growth slack is up to half of these vectors; give it back.
         self.ops.shrink_to_fit();
+        self.compact_ops.shrink_to_fit();
         self.mem_events.shrink_to_fit();
         self.steps.sort_by_key(|s| (s.start_ns, s.number));
         let era = self.era();
@@ -100,6 +102,7 @@ impl Builder {
             threads: self.threads,
             mem_events: self.mem_events,
             ops: self.ops,
+            compact_ops: self.compact_ops,
             steps: self.steps,
             stacks: Vec::new(),
             allocator: None,

@@ -55,20 +55,6 @@ pub(super) fn kind_from_code(c: u8) -> Option<MemEventKind> {
     })
 }
 
-pub(super) const CATEGORIES: [OpCategory; 11] = [
-    OpCategory::CpuOp,
-    OpCategory::UserAnnotation,
-    OpCategory::PythonFunction,
-    OpCategory::Runtime,
-    OpCategory::Driver,
-    OpCategory::Kernel,
-    OpCategory::Memcpy,
-    OpCategory::Memset,
-    OpCategory::GpuUserAnnotation,
-    OpCategory::Nvtx,
-    OpCategory::Other,
-];
-
 /// Running totals per device, for the predictions of [`MemColumns::ta`] and `tr`.
 #[derive(Default)]
 pub(super) struct Totals {
@@ -138,7 +124,7 @@ impl MemEncoder {
 pub struct OpColumns {
     /// Name id.
     pub(super) n: Vec<u32>,
-    /// Category code (index into [`CATEGORIES`]).
+    /// Category code (index into [`OpCategory::ALL`]).
     pub(super) c: Vec<u8>,
     /// Thread index.
     pub(super) th: Vec<ThreadIdx>,
@@ -160,8 +146,8 @@ impl OpEncoder {
         let mut c = OpColumns::default();
         for o in spans {
             c.n.push(o.name.0);
-            let code = CATEGORIES.iter().position(|&k| k == o.category);
-            c.c.push(code.unwrap_or(CATEGORIES.len() - 1) as u8);
+            let code = OpCategory::ALL.iter().position(|&k| k == o.category);
+            c.c.push(code.unwrap_or(OpCategory::ALL.len() - 1) as u8);
             c.th.push(o.thread);
             c.s.push(o.start_ns.wrapping_sub(self.previous_ns));
             c.d.push(o.end_ns.wrapping_sub(o.start_ns));

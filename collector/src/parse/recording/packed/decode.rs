@@ -3,10 +3,11 @@
 //! length is checked.
 
 use super::columns::{
-    CATEGORIES, GpuColumns, HostColumns, MemColumns, OpColumns, ProcessColumns, Totals,
-    kind_from_code,
+    GpuColumns, HostColumns, MemColumns, OpColumns, ProcessColumns, Totals, kind_from_code,
 };
-use crate::model::{GpuProcessSample, GpuSample, HostSample, MemEvent, OpSpan, StackId, StrId};
+use crate::model::{
+    GpuProcessSample, GpuSample, HostSample, MemEvent, OpCategory, OpSpan, StackId, StrId,
+};
 
 /// Decoding state across lines.
 #[derive(Default)]
@@ -76,7 +77,7 @@ impl Decoder {
         out.reserve(n);
         for i in 0..n {
             self.op_ns = self.op_ns.wrapping_add(c.s[i]);
-            let category = *CATEGORIES
+            let category = *OpCategory::ALL
                 .get(c.c[i] as usize)
                 .ok_or_else(|| format!("unknown op category {}", c.c[i]))?;
             out.push(OpSpan {

@@ -1,0 +1,167 @@
+//! `summary` of a recording that holds its spans compressed
+//! ([`crate::parse::SpanFilter::SummaryCompact`]): of a multi-gigabyte trace's millions of
+//! spans the answer reads only those around a few instants — each device's peak and the
+//! events that begin and end what is live there — and a count of the memory events some
+//! span encloses. Passes over the compressed spans count that and take the few into
+//! `Recording::ops`; the summary is then [`summarize`]'s, equal field for field to a load
+//! that keeps every span (`collector/tests/span_filter.rs`).
+//!
+//! Why the few suffice: the op index's answers at an instant depend only on the spans that
+//! contain it (a span that ends before the instant never closes one that contains it), and
+//! the categories' other question — which ops started in a window — is answered by fetching
+//! the spans starting in the windows it asks about.
+
+use super::{Summary, summarize};
+use crate::analysis::categories::{marks_phases, times_asked_at_peak, windows_asked_at_peak};
+use crate::model::{CompactSpans, OpSpan, Recording, ThreadIdx};
+use crate::timeline::{OpIndex, Timeline, names_work};
+
+/// Summarise a recording whose spans are compressed, taking the spans the answer reads
+/// into `rec.ops` (the rest are counted in `Meta::spans_left_out`). A recording with no
+/// compressed spans is summarised as it is.
+pub fn summarize_compact(rec: &mut Recording) -> (Timeline, Summary) {
+    let mut timeline = Timeline::build(rec);
+    if rec.compact_ops.is_empty() {
+        let summary = summarize(rec, &timeline);
+        return (timeline, summary);
+    }
+    let compact = std::mem::take(&mut rec.compact_ops);
+    let in_ops = memory_events_in_ops(rec, &compact);
+
+    let mut times: Vec<i64> = Vec::new();
+    for d in &timeline.devices {
+        times.extend(
+            d.peak_allocated
+                .and_then(|p| d.points.get(p))
+                .map(|p| p.time_ns),
+        );
+        times.extend(times_asked_at_peak(rec, d));
+    }
+    times.sort_unstable();
+    times.dedup();
+    let kept_before = rec.ops.len();
+    let no_windows = Windows::default();
+    take_spans(rec, &compact, &times, &no_windows);
+    timeline.ops = OpIndex::build(rec);
+
+    let asked: Vec<(ThreadIdx, i64, i64)> = timeline
+        .devices
+        .iter()
+        .flat_map(|d| windows_asked_at_peak(rec, &timeline, d))
+        .collect();
+    if !asked.is_empty() {
+        rec.ops.truncate(kept_before);
+        take_spans(rec, &compact, &times, &Windows::new(asked));
+        timeline.ops = OpIndex::build(rec);
+    }
+    let taken = (rec.ops.len() - kept_before) as u64;
+    rec.meta.spans_left_out += compact.len() - taken;
+
+    let mut summary = summarize(rec, &timeline);
+    summary.memory_events_in_ops = in_ops;
+    (timeline, summary)
+}
+
+/// Append to `rec.ops`, in source order, the spans the answer reads: those containing one
+/// of `times` (sorted; any thread), those the categories' phases are built from, and the
+/// spans that name work starting inside one of `windows` on its thread.
+fn take_spans(rec: &mut Recording, compact: &CompactSpans, times: &[i64], windows: &Windows) {
+    let contains_a_time = |s: &OpSpan| {
+        let first = times.partition_point(|&t| t < s.start_ns);
+        times.get(first).is_some_and(|&t| t <= s.end_ns)
+    };
+    let taken: Vec<OpSpan> = compact
+        .iter()
+        .filter(|s| {
+            contains_a_time(s)
+                || marks_phases(rec, s.category, s.name)
+                || (names_work(s.category) && windows.holds(s.thread, s.start_ns))
+        })
+        .collect();
+    rec.ops.extend(taken);
+}
+
+/// Open windows (after, before) per thread, for "did this span start inside one?".
+#[derive(Default)]
+struct Windows {
+    /// Per thread: windows sorted by `after`, with the running maximum of `before`.
+    by_thread: Vec<(ThreadIdx, Vec<(i64, i64)>)>,
+}
+
+impl Windows {
+    fn new(mut asked: Vec<(ThreadIdx, i64, i64)>) -> Windows {
+        asked.sort_unstable();
+        let mut by_thread: Vec<(ThreadIdx, Vec<(i64, i64)>)> = Vec::new();
+        for (thread, after, before) in asked {
+            match by_thread.last_mut() {
+                Some((t, list)) if *t == thread => {
+                    let reach = list.last().map_or(before, |&(_, r)| r.max(before));
+                    list.push((after, reach));
+                }
+                _ => by_thread.push((thread, vec![(after, before)])),
+            }
+        }
+        Windows { by_thread }
+    }
+
+    /// Whether a window of `thread` has `after < start_ns < before`.
+    fn holds(&self, thread: ThreadIdx, start_ns: i64) -> bool {
+        let Ok(t) = self.by_thread.binary_search_by_key(&thread, |w| w.0) else {
+            return false;
+        };
+        let list = &self.by_thread[t].1;
+        // Windows opening before the start; the furthest any of them reaches.
+        let opened = list.partition_point(|&(after, _)| after < start_ns);
+        opened
+            .checked_sub(1)
+            .and_then(|i| list.get(i))
+            .is_some_and(|&(_, reach)| reach > start_ns)
+    }
+}
+
+/// Memory events that a span naming work on their own thread encloses (closed interval),
+/// as [`OpIndex::enclosed_on_thread`] answers for each: per thread, each span marks the run
+/// of that thread's event times it covers.
+fn memory_events_in_ops(rec: &Recording, compact: &CompactSpans) -> u64 {
+    let mut times: Vec<Vec<i64>> = vec![Vec::new(); rec.threads.len()];
+    for e in &rec.mem_events {
+        if let Some(list) = times.get_mut(e.thread as usize) {
+            list.push(e.time_ns);
+        }
+    }
+    for list in &mut times {
+        list.sort_unstable();
+    }
+    // Per thread: +1 where a span's run of events begins, −1 after it ends.
+    let mut cover: Vec<Vec<i32>> = times.iter().map(|t| vec![0; t.len() + 1]).collect();
+    for s in rec.ops.iter().cloned().chain(compact.iter()) {
+        if !names_work(s.category) {
+            continue;
+        }
+        let (Some(list), Some(marks)) = (
+            times.get(s.thread as usize),
+            cover.get_mut(s.thread as usize),
+        ) else {
+            continue;
+        };
+        let from = list.partition_point(|&t| t < s.start_ns);
+        let to = list.partition_point(|&t| t <= s.end_ns);
+        if from < to {
+            marks[from] += 1;
+            marks[to] -= 1;
+        }
+    }
+    cover
+        .iter()
+        .map(|marks| {
+            let mut depth = 0i32;
+            marks
+                .iter()
+                .filter(|&&m| {
+                    depth += m;
+                    depth > 0
+                })
+                .count() as u64
+        })
+        .sum()
+}
