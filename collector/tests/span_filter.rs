@@ -6,9 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use collector::analysis::{summarize, summarize_compact};
+use collector::analysis::{Summary, summarize, summarize_compact};
 use collector::model::OpCategory;
 use collector::parse::SpanFilter;
+use collector::parse::recording::packed::{self, PackInfo};
 use collector::{LoadOptions, Timeline, load};
 
 /// Every Chrome trace under ../shared/traces (the real ones and torch's own CPU runs).
@@ -115,4 +116,53 @@ fn compact_spans_give_the_same_summary() {
     }
     // The point of it: the answer reads a few of the spans.
     assert!(taken * 4 < spans, "took {taken} of {spans} spans");
+}
+
+/// A pack read for `summary` (spans filtered and held compressed as they are decoded)
+/// gives the summary of the original, and the pack's end record still checks every span.
+#[test]
+fn a_pack_read_compact_gives_the_same_summary() {
+    let dir = std::env::temp_dir().join(format!("vramscope-span-filter-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let mut left_out = 0;
+    for path in &traces() {
+        let all = loaded(path, SpanFilter::All);
+        let pack = dir.join("pack.vsr");
+        let mut bytes = Vec::new();
+        packed::write(&mut bytes, &all, &PackInfo::default()).expect("pack");
+        std::fs::write(&pack, &bytes).expect("write the pack");
+        let mut compact = loaded(&pack, SpanFilter::SummaryCompact);
+        assert!(compact.ops.is_empty(), "{}", path.display());
+        let expected = summarize(&all, &Timeline::build(&all));
+        let (_, got) = summarize_compact(&mut compact);
+        assert_eq!(got.packed.as_deref(), Some("packed by vramscope"));
+        let got = Summary { packed: None, ..got };
+        assert_eq!(got, expected, "{}", path.display());
+        assert_eq!(
+            compact.ops.len() as u64 + compact.meta.spans_left_out,
+            all.ops.len() as u64,
+            "{}",
+            path.display()
+        );
+        left_out += compact.meta.spans_left_out;
+        // A pack whose end record counts one span more than it holds is refused as before.
+        let text = String::from_utf8(bytes).expect("a pack is text");
+        let ops = all.ops.len();
+        let short = text.replace(&format!("\"ops\":{ops},"), &format!("\"ops\":{},", ops + 1));
+        assert_ne!(
+            short,
+            text,
+            "{}: the end record counts the spans",
+            path.display()
+        );
+        std::fs::write(&pack, short).expect("write the pack");
+        let options = LoadOptions {
+            spans: SpanFilter::SummaryCompact,
+            ..LoadOptions::default()
+        };
+        let err = load(&pack, options).expect_err("an end record that does not match");
+        assert!(err.to_string().contains("incomplete"), "{err}");
+    }
+    assert!(left_out > 64_663, "left out {left_out}");
+    std::fs::remove_dir_all(&dir).ok();
 }

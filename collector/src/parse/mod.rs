@@ -113,12 +113,12 @@ pub enum SpanFilter {
     /// Only the spans `summary` reads: those the op index names
     /// ([`crate::timeline::names_work`]) and those whose name marks a phase
     /// ([`crate::analysis::categories::names_a_phase`]). The rest (runtime calls, kernels,
-    /// copies) are counted in [`crate::model::Meta::spans_left_out`]. Chrome traces only.
+    /// copies) are counted in [`crate::model::Meta::spans_left_out`]. Chrome traces and packs.
     Summary,
     /// The spans [`SpanFilter::Summary`] keeps, held compressed in
     /// [`crate::model::Recording::compact_ops`] (about 9 bytes a span instead of 32, and
     /// no op index over them) until [`crate::analysis::summary::summarize_compact`] takes
-    /// the few its answer reads. Chrome traces only; other readers fill `ops` as always.
+    /// the few its answer reads. Chrome traces and packs; other readers fill `ops` as always.
     SummaryCompact,
 }
 

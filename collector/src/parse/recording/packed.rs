@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use super::PACKED_VERSION;
 use super::reader::read_line;
 use crate::model::Recording;
-use crate::parse::{LoadErrorKind, LoadOptions, SourceError};
+use crate::parse::{LoadErrorKind, LoadOptions, SourceError, SpanFilter};
 use columns::{GpuColumns, HostColumns, MemColumns, OpColumns, ProcessColumns};
 use lines::{AllocatorLine, DeviceLine, EndLine, MetaLine, SegmentLine, StackLine, ThreadLine};
 
@@ -275,15 +275,20 @@ pub(super) fn read_body(
         if let PackLine::End(e) = parsed {
             end = Some(e);
         } else {
-            apply(parsed, rec, &mut state).map_err(bad)?;
+            apply(parsed, rec, &mut state, options.spans).map_err(bad)?;
         }
         offset += n as u64;
     }
-    finish(rec, end, &info, offset, options)
+    finish(rec, end, &info, (offset, state.ops_read), options)
 }
 
 /// Add one record (any but the end record) to `rec`.
-fn apply(line: PackLine, rec: &mut Recording, state: &mut decode::Decoder) -> Result<(), String> {
+fn apply(
+    line: PackLine,
+    rec: &mut Recording,
+    state: &mut decode::Decoder,
+    spans: SpanFilter,
+) -> Result<(), String> {
     match line {
         PackLine::Meta(m) => m.apply(rec)?,
         PackLine::Strings(strings) => {
@@ -304,7 +309,7 @@ fn apply(line: PackLine, rec: &mut Recording, state: &mut decode::Decoder) -> Re
             .stacks
             .extend(stacks.into_iter().map(StackLine::into_frames)),
         PackLine::Mem(cols) => state.mem(cols, &mut rec.mem_events)?,
-        PackLine::Ops(cols) => state.ops(cols, &mut rec.ops)?,
+        PackLine::Ops(cols) => state.ops(cols, rec, spans)?,
         PackLine::Steps(steps) => {
             rec.steps
                 .extend(steps.into_iter().map(|[n, s, e]| crate::model::StepMarker {
@@ -353,12 +358,12 @@ fn finish(
     rec: &mut Recording,
     end: Option<EndLine>,
     info: &PackInfo,
-    offset: u64,
+    (offset, ops_read): (u64, usize),
     options: LoadOptions,
 ) -> Result<(), SourceError> {
     match end {
         Some(e) => e
-            .verify(rec)
+            .verify(rec, ops_read)
             .map_err(|m| SourceError::shape(Some(offset), m))?,
         None if options.salvage_truncated => {
             rec.diagnostics

@@ -6,8 +6,10 @@ use super::columns::{
     GpuColumns, HostColumns, MemColumns, OpColumns, ProcessColumns, Totals, kind_from_code,
 };
 use crate::model::{
-    GpuProcessSample, GpuSample, HostSample, MemEvent, OpCategory, OpSpan, StackId, StrId,
+    GpuProcessSample, GpuSample, HostSample, MemEvent, OpCategory, OpSpan, Recording, StackId,
+    StrId,
 };
+use crate::parse::SpanFilter;
 
 /// Decoding state across lines.
 #[derive(Default)]
@@ -15,6 +17,8 @@ pub struct Decoder {
     mem_ns: i64,
     totals: Totals,
     op_ns: i64,
+    /// Spans decoded, kept or not (what the end record counts).
+    pub ops_read: usize,
     gpu_ns: i64,
     process_ns: i64,
     host_ns: i64,
@@ -68,25 +72,58 @@ impl Decoder {
         Ok(())
     }
 
-    /// Append the spans of an `ops` record.
-    pub fn ops(&mut self, c: OpColumns, out: &mut Vec<OpSpan>) -> Result<(), String> {
+    /// Add the spans of an `ops` record to `rec`: to `ops`, or as `spans` asks (left out
+    /// and counted, or held compressed; then each span's name and thread are checked here,
+    /// since the references check after the last line sees only `ops`).
+    pub fn ops(
+        &mut self,
+        c: OpColumns,
+        rec: &mut Recording,
+        spans: SpanFilter,
+    ) -> Result<(), String> {
         let n = same_lengths(
             "op",
             &[c.n.len(), c.c.len(), c.th.len(), c.s.len(), c.d.len()],
         )?;
-        out.reserve(n);
+        if spans == SpanFilter::All {
+            rec.ops.reserve(n);
+        }
         for i in 0..n {
             self.op_ns = self.op_ns.wrapping_add(c.s[i]);
             let category = *OpCategory::ALL
                 .get(c.c[i] as usize)
                 .ok_or_else(|| format!("unknown op category {}", c.c[i]))?;
-            out.push(OpSpan {
+            let span = OpSpan {
                 name: StrId(c.n[i]),
                 category,
                 thread: c.th[i],
                 start_ns: self.op_ns,
                 end_ns: self.op_ns.wrapping_add(c.d[i]),
-            });
+            };
+            self.ops_read += 1;
+            if spans == SpanFilter::All {
+                rec.ops.push(span);
+                continue;
+            }
+            if span.name.0 as usize >= rec.strings.len()
+                || span.thread as usize >= rec.threads.len()
+            {
+                return Err(format!(
+                    "op {} names string {} or thread {} of {} and {}",
+                    self.ops_read - 1,
+                    span.name.0,
+                    span.thread,
+                    rec.strings.len(),
+                    rec.threads.len()
+                ));
+            }
+            if !spans.keeps(category, rec.strings.get(span.name)) {
+                rec.meta.spans_left_out += 1;
+            } else if spans == SpanFilter::SummaryCompact {
+                rec.compact_ops.push(&span);
+            } else {
+                rec.ops.push(span);
+            }
         }
         Ok(())
     }

@@ -326,9 +326,13 @@ impl EndLine {
         }
     }
 
-    /// Whether `rec` holds exactly what the end record counts.
-    pub fn verify(&self, rec: &Recording) -> Result<(), String> {
-        let read = EndLine::counting(rec);
+    /// Whether `rec` holds exactly what the end record counts, with `ops_read` spans read
+    /// (a reader that keeps some of them holds fewer in `rec.ops`).
+    pub fn verify(&self, rec: &Recording, ops_read: usize) -> Result<(), String> {
+        let read = EndLine {
+            ops: ops_read,
+            ..EndLine::counting(rec)
+        };
         if &read != self {
             return Err(format!(
                 "the packed recording is incomplete: its end record counts {self:?} but the \
