@@ -136,7 +136,10 @@ fn a_pack_read_compact_gives_the_same_summary() {
         let expected = summarize(&all, &Timeline::build(&all));
         let (_, got) = summarize_compact(&mut compact);
         assert_eq!(got.packed.as_deref(), Some("packed by vramscope"));
-        let got = Summary { packed: None, ..got };
+        let got = Summary {
+            packed: None,
+            ..got
+        };
         assert_eq!(got, expected, "{}", path.display());
         assert_eq!(
             compact.ops.len() as u64 + compact.meta.spans_left_out,

@@ -131,9 +131,12 @@ pub fn names_a_phase(name: &str) -> bool {
 
 /// Whether [`Phases::build`] reads a span of `category` named `name`: an optimizer step's
 /// or a module's frame.
+/// (What [`role_of`] says of the phase and the module without its look for a backward
+/// node, which can only make a phase `Backward`: this is asked of every span.)
 pub fn marks_phases(rec: &Recording, category: OpCategory, name: StrId) -> bool {
-    let role = role_of(rec, category, name);
-    role.phase == Some(Phase::Optimizer) || role.module
+    let name = rec.strings.get(name);
+    phase_of_name(name) == Some(Phase::Optimizer)
+        || (category == OpCategory::PythonFunction && name.starts_with("nn.Module:"))
 }
 
 fn leaf_kind(name: &str) -> LeafKind {

@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::model::{GpuProcessSample, GpuSample, HostSample, SourceFormat, StrId};
-use crate::parse::load;
+use crate::parse::{LoadOptions, load};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
