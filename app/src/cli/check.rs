@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use collector::Timeline;
 use collector::analysis::summary::DevicePeak;
 use collector::analysis::{self, DeviceSummary, Summary};
 use collector::model::DeviceId;
+use collector::parse::SpanFilter;
 
-use super::input::{Inputs, device_keys, inputs, open, summarize_many};
+use super::input::{Inputs, device_keys, inputs, open_spans, summarize_many};
 use super::{CheckOptions, Failure, Format, LoadArgs};
 use crate::output::check::{CheckVerdict, check_json, check_text};
 use crate::output::ranks_check::{RankVerdict, ranks_check_json, ranks_check_text};
@@ -81,12 +81,13 @@ fn run_one(
     options: &CheckOptions,
     load: LoadArgs,
 ) -> Result<ExitCode> {
-    let rec = open(path, load).map_err(|error| Failure {
+    // The spans the summary does not read held compressed, as `summary` does: a gate in a
+    // pipeline runs on the largest traces.
+    let mut rec = open_spans(path, load, SpanFilter::SummaryCompact).map_err(|error| Failure {
         code: UNREADABLE,
         error,
     })?;
-    let timeline = Timeline::build(&rec);
-    let summary = analysis::summarize(&rec, &timeline);
+    let (_, summary) = analysis::summarize_compact(&mut rec);
     let keys = options.device.map(|d| device_keys(&rec, d)).transpose()?;
     let verdict = judge(&summary, keys.as_deref(), options.max_peak);
     match options.format {
