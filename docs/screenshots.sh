@@ -22,12 +22,20 @@ W=${SIZE:-}; W=${W%x*}; H=${SIZE:-}; H=${H#*x}
 W=${W:-1440}; H=${H:-900}
 if [[ -n ${SIZE:-} ]]; then OUT=${OUT:-docs/screenshots}; SUFFIX="-${SIZE}"; else OUT=${OUT:-docs}; SUFFIX=; fi
 
-# Positions are written for the 1440x900 window and moved to the window's size: the menu,
-# tabs and summary strip stay at the top left; the bottom panel keeps its height (its top
-# at 547 at 1440x900) until the timeline would get less than about 380 points, below which
-# it shrinks (its top at 480 at 1000x700, measured); the plot spans 74 points from the left
-# to 12 from the right, from the toolbar to the bottom panel.
-PT=$(( 547 - 900 + H > 480 ? 547 - 900 + H : 480 ))
+# Positions are written for a layout whose bottom panel's top is at 547 (its tabs at 558)
+# and moved to the window's: the menu, tabs and summary strip stay at the top left; the
+# bottom panel takes its content's height, so its top (PT) is measured (tab_row, in
+# tests/xvfb.sh) when a file opens and after each tab click; the plot spans 74 points from
+# the left to 12 from the right, from the toolbar to the bottom panel.
+PT=547
+measure() { PT=$(( $(tab_row "$WIN" "$H") - 11 )); }
+# The bottom tabs' centres (x) on a file with allocations (on one without, Categories,
+# Allocations, Flame and Segments are not there).
+TAB_SEGMENTS=425
+TAB_COMPARE_NO_ALLOCATIONS=190
+# Rows below the Segments panel's toolbar sit a line lower where its summary line wraps
+# (under about 1200 points wide).
+WRAP=$(( W < 1200 ? 15 : 0 ))
 bx() { echo "$1"; }                                                # left-anchored x
 by() { local y=$(( $1 - 547 + PT )); echo $(( y < H - 10 ? y : H - 10 )); }  # bottom panel
 tx() { echo $(( 74 + ($1 - 74) * (W - 86) / (1440 - 86) )); }     # a time on the plot
@@ -45,6 +53,7 @@ start() {
     xdotool windowsize --sync "$WIN" "$W" "$H" || true
     xdotool windowfocus --sync "$WIN"
     sleep "${SETTLE:-4}"
+    measure
 }
 stop() { kill "$APP"; wait "$APP" 2>/dev/null || true; APP=; }
 move() { xdotool mousemove --window "$WIN" "$1" "$2"; sleep 0.4; }
@@ -77,7 +86,8 @@ start tests/fixtures/snapshot/oom.pickle
 click 760 60
 move "$(fx 1100)" "$(by 800)"
 shot viewer-oom.png
-click 193 "$(by 558)"         # the Segments tab
+click "$TAB_SEGMENTS" "$(by 558)"   # the Segments tab
+measure
 move "$(fx 1100)" "$(by 800)"
 shot viewer-segments.png
 stop
@@ -85,16 +95,18 @@ stop
 # 4. Two runs of the same model (num_workers 0 and 4), overlaid, with the per-op diff.
 #    Two files open as two tabs (three or more, or a directory, as a rank grid).
 start "$TRACES"/real/kineto-resnet50-torch19-w0/*.json.gz "$TRACES"/real/kineto-resnet50-torch19-w4/*.json.gz
-click 190 "$(by 558)"         # the Compare tab: the other run is picked and overlaid
+click "$TAB_COMPARE_NO_ALLOCATIONS" "$(by 558)"   # Compare: the other run is picked and overlaid
+measure
 move "$(tx 640)" "$(ty 250)"
 shot viewer-compare.png
 stop
 
 # 5. The light theme on a real allocator snapshot, its segments by free bytes.
 start "$TRACES/real/snapshot-cs336-magma27/memory_snapshot.pickle"
+click "$TAB_SEGMENTS" "$(by 558)"   # Segments
+measure                       # (in the dark theme: tab_row looks for light text)
+click 205 "$(( $(by 636) + WRAP ))"  # order: free bytes
 click 54 12; click 100 63     # View › Light theme
-click 193 "$(by 558)"         # Segments
-click 205 "$(by 636)"         # order: free bytes
 move "$(fx 1300)" "$(ty 300)"
 shot viewer-light.png
 stop

@@ -36,3 +36,18 @@ start_viewer() {
     echo "no viewer window after 30 s" >&2
     return 1
 }
+
+# tab_row WIN H: the y of the viewer's bottom tabs (their labels' middle) in window WIN of
+# height H, as drawn now. The bottom panel's height follows its content, so positions in
+# it are found, not assumed: the first light pixel below y=150 in the column of the first
+# tab's label ("Ops", x 16..32), where nothing above the tabs draws (the plot and its
+# labels start right of it). Dark theme only.
+tab_row() {
+    local f y
+    f=$(mktemp --suffix=.png)
+    import -window "$1" "$f"
+    y=$(convert "$f" -crop "16x$(($2 - 150))+16+150" +repage -colorspace gray -threshold 50% txt:- |
+        awk -F'[,:]' '/#FFFFFF|white|gray\(255\)/ { print $2; exit }')
+    rm -f "$f"
+    echo $((150 + ${y:-0} + 6))
+}

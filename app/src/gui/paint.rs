@@ -196,13 +196,14 @@ pub fn time_axis(painter: &Painter, frame: &PlotFrame, axis_rect: Rect, palette:
     for (t, label) in axis::time_ticks(frame.t0_ns, frame.t1_ns, max_ticks) {
         let x = frame.x(t);
         painter.vline(x, frame.rect.y_range(), Stroke::new(1.0, palette.grid));
-        painter.text(
-            pos2(x, axis_rect.top() + 2.0),
-            Align2::CENTER_TOP,
-            label,
-            font.clone(),
-            palette.weak_text,
-        );
+        // Centred under its tick, but kept inside the axis: a tick at the right end would
+        // have half its label cut by the window's edge.
+        let galley = painter.layout_no_wrap(label, font.clone(), palette.weak_text);
+        let width = galley.size().x;
+        let left = (x - width / 2.0)
+            .min(axis_rect.right() - width)
+            .max(axis_rect.left());
+        painter.galley(pos2(left, axis_rect.top() + 2.0), galley, palette.weak_text);
     }
 }
 

@@ -18,6 +18,7 @@ mod reader;
 mod shim_status;
 pub mod snapshots;
 pub mod tags;
+mod tail;
 mod writer;
 
 use std::time::Duration;
@@ -31,6 +32,7 @@ use crate::model::Recording;
 
 pub use reader::read;
 pub use snapshots::{SnapshotChunk, SnapshotDevice, SnapshotEnd, SnapshotInfo};
+pub use tail::RecordingTail;
 pub use writer::{RecordingWriter, open_output};
 
 pub mod packed;

@@ -7,6 +7,7 @@
 
 use collector::analysis::allocations::{BandLayout, BandQuery, ColorBy, op_of, site_frame};
 use collector::analysis::categories::Category;
+use collector::analysis::live::without_directory;
 use collector::timeline::Allocation;
 use egui::{Color32, FontId, Mesh, Rect, Response, Sense, Shape, Stroke, Ui, pos2, vec2};
 
@@ -340,6 +341,8 @@ fn pointer_ui(
     if at.y + galley.size().y > frame.rect.bottom() {
         at.y = pos.y - galley.size().y - 10.0;
     }
+    // Wider than the room on either side of the pointer: kept inside the plot, over it.
+    at = at.max(frame.rect.min + vec2(4.0, 4.0));
     let bg = Rect::from_min_size(at, galley.size()).expand(4.0);
     painter.rect_filled(bg, 3.0, palette.plot_bg.gamma_multiply(0.95));
     painter.rect_stroke(
@@ -358,14 +361,18 @@ pub fn readout(
     i: usize,
     a: &Allocation,
 ) -> String {
-    // Where it was made: its stack's first user frame, else the op that ran.
+    // Where it was made: its stack's first user frame (its file without its directories:
+    // the details show the whole path), else the op that ran.
     let rec = &data.rec;
     let stack = rec.stack(
         rec.mem_events
             .get(a.alloc_event as usize)
             .and_then(|e| e.stack),
     );
-    let op = site_frame(rec, stack).unwrap_or_else(|| op_of(rec, &data.timeline, d, i));
+    let op = site_frame(rec, stack).map_or_else(
+        || op_of(rec, &data.timeline, d, i),
+        |f| without_directory(&f).to_owned(),
+    );
     let origin = data.rec.meta.start_ns;
     let from = units::format_time_ns((a.alloc_ns - origin) as f64);
     let life = match a.free_ns {

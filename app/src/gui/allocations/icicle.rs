@@ -104,7 +104,7 @@ pub fn icicle_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
                     egui::StrokeKind::Inside,
                 );
                 let share = 100.0 * n.bytes as f64 / tree.allocated_bytes.max(1) as f64;
-                response.clone().on_hover_text(format!(
+                response.clone().on_hover_text_at_pointer(format!(
                     "{}\n{} · {share:.1}% of allocated · {} blocks",
                     n.name,
                     units::bytes(n.bytes),

@@ -125,7 +125,7 @@ impl ViewerApp {
             self.accept(r);
         }
         for doc in &mut self.docs {
-            follow::poll(doc, self.options, ctx);
+            follow::poll(doc, ctx);
         }
     }
 

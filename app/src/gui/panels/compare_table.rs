@@ -14,6 +14,9 @@ use super::super::axis::ellipsize;
 use super::super::theme::Palette;
 use super::super::units::{ColumnUnit, Names};
 
+/// Room beside a header's text for the sort arrow and the cell's margins, in points.
+const HEADER_SORT_ROOM: f32 = 30.0;
+
 /// A column of the per-op comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpDiffColumn {
@@ -176,11 +179,6 @@ fn delta_color(delta: Option<i64>, palette: &Palette, ui: &Ui) -> Color32 {
 /// The per-op table; a header click re-sorts `sort`.
 pub fn ops_ui(ui: &mut Ui, id: u64, d: &Diff, sort: &mut Option<OpDiffSort>, palette: &Palette) {
     let device = d.sorted_by == "self_device_memory_usage";
-    let (key, total) = if device {
-        ("Self CUDA Mem", "CUDA Mem")
-    } else {
-        ("Self CPU Mem", "CPU Mem")
-    };
     let shown = sorted_rows(d, *sort);
     let units = OpDiffColumn::ALL.map(|c| {
         ColumnUnit::of(
@@ -188,42 +186,13 @@ pub fn ops_ui(ui: &mut Ui, id: u64, d: &Diff, sort: &mut Option<OpDiffSort>, pal
             Names::Torch,
         )
     });
-    let titles = OpDiffColumn::ALL.map(|c| match c {
-        OpDiffColumn::Name => "Name".to_owned(),
-        OpDiffColumn::SelfA => format!("{key} A"),
-        OpDiffColumn::SelfB => "B".to_owned(),
-        OpDiffColumn::SelfDelta => "B − A".to_owned(),
-        OpDiffColumn::TotalDelta => format!("{total} B − A"),
-        OpDiffColumn::CallsA => "# Calls A".to_owned(),
-        OpDiffColumn::CallsB => "B".to_owned(),
-    });
+    let titles = titles(device, &units);
     let mut clicked = None;
-    TableBuilder::new(ui)
-        .id_salt(("compare-ops", id))
-        .striped(true)
-        .resizable(true)
-        .auto_shrink([false, false])
-        // Four rows at least, then it scrolls (egui's default asks 200 points, which grew
-        // the bottom tabs and took the device multiples' room at 1000×700).
-        .min_scrolled_height(super::TABLE_MIN_SCROLLED_HEIGHT)
-        // Not resizable: the remainder then follows the window's width (ops_table.rs).
-        .column(
-            Column::remainder()
-                .at_least(160.0)
-                .clip(true)
-                .resizable(false),
-        )
-        .columns(Column::initial(110.0).at_least(60.0).clip(true), 4)
-        .columns(Column::initial(80.0).at_least(50.0).clip(true), 2)
+    table(ui, id, &titles)
         .header(20.0, |mut h| {
-            for ((c, title), unit) in OpDiffColumn::ALL.iter().zip(&titles).zip(&units) {
+            for (c, title) in OpDiffColumn::ALL.iter().zip(&titles) {
                 h.col(|ui| {
-                    let title = if c.is_bytes() {
-                        format!("{title} ({})", unit.name)
-                    } else {
-                        title.clone()
-                    };
-                    if header_ui(ui, &title, *c, *sort) {
+                    if header_ui(ui, title, *c, *sort) {
                         clicked = Some(*c);
                     }
                 });
@@ -249,6 +218,72 @@ pub fn ops_ui(ui: &mut Ui, id: u64, d: &Diff, sort: &mut Option<OpDiffSort>, pal
             },
         });
     }
+}
+
+/// Each column's header: its title and, for bytes, its unit.
+fn titles(device: bool, units: &[ColumnUnit; 7]) -> [String; 7] {
+    let (key, total) = if device {
+        ("Self CUDA Mem", "CUDA Mem")
+    } else {
+        ("Self CPU Mem", "CPU Mem")
+    };
+    std::array::from_fn(|k| {
+        let c = OpDiffColumn::ALL[k];
+        let title = match c {
+            OpDiffColumn::Name => "Name".to_owned(),
+            OpDiffColumn::SelfA => format!("{key} A"),
+            OpDiffColumn::SelfB => "B".to_owned(),
+            OpDiffColumn::SelfDelta => "B − A".to_owned(),
+            OpDiffColumn::TotalDelta => format!("{total} B − A"),
+            OpDiffColumn::CallsA => "# Calls A".to_owned(),
+            OpDiffColumn::CallsB => "B".to_owned(),
+        };
+        if c.is_bytes() {
+            format!("{title} ({})", units[k].name)
+        } else {
+            title
+        }
+    })
+}
+
+/// The table's columns: the name takes what the others leave; a numeric column starts as
+/// wide as its header, so no header is cut while the window has room.
+fn table<'a>(ui: &'a mut Ui, id: u64, titles: &[String; 7]) -> TableBuilder<'a> {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let widths = titles.each_ref().map(|t| {
+        let galley = ui
+            .painter()
+            .layout_no_wrap(t.clone(), font.clone(), Color32::WHITE);
+        galley.size().x + HEADER_SORT_ROOM
+    });
+    let mut builder = TableBuilder::new(ui)
+        .id_salt(("compare-ops", id))
+        .striped(true)
+        .resizable(true)
+        .auto_shrink([false, false])
+        // Four rows at least, then it scrolls (egui's default asks 200 points, which grew
+        // the bottom tabs and took the device multiples' room at 1000×700).
+        .min_scrolled_height(super::TABLE_MIN_SCROLLED_HEIGHT)
+        // Not resizable: the remainder then follows the window's width (ops_table.rs).
+        .column(
+            Column::remainder()
+                .at_least(160.0)
+                .clip(true)
+                .resizable(false),
+        );
+    for (c, width) in OpDiffColumn::ALL.iter().zip(widths).skip(1) {
+        let (initial, least) = if c.is_bytes() {
+            (110.0, 60.0)
+        } else {
+            (80.0, 50.0)
+        };
+        builder = builder.column(
+            Column::initial(width.max(initial))
+                .at_least(least)
+                .clip(true),
+        );
+    }
+    builder
 }
 
 fn row_ui(

@@ -57,8 +57,9 @@ impl Panel for Segments {
 
 /// Height of one segment row.
 const ROW_HEIGHT: f32 = 18.0;
-/// Width of the label left of each bar.
-const LABEL_WIDTH: f32 = 250.0;
+/// Width of the label left of each bar: a quarter of the row, within these bounds (the
+/// widest label, a private pool's segment of 100s of MiB, takes about 320 points).
+const LABEL_WIDTH: std::ops::RangeInclusive<f32> = 250.0..=330.0;
 /// Blocks narrower than this are still drawn this wide, so slivers stay visible.
 const MIN_BLOCK_WIDTH: f32 = 1.0;
 
@@ -235,6 +236,7 @@ fn segment_row_ui(
 ) {
     let s = row_data.segment;
     let width = ui.available_width();
+    let label_width = (width / 4.0).clamp(*LABEL_WIDTH.start(), *LABEL_WIDTH.end());
     let (row, response) = ui.allocate_exact_size(vec2(width, ROW_HEIGHT), Sense::hover());
     let painter = ui.painter_at(row);
     let pool = match (s.private_pool, s.pool) {
@@ -253,14 +255,14 @@ fn segment_row_ui(
     ui.put(
         Rect::from_min_size(
             row.min + vec2(2.0, 0.0),
-            vec2(LABEL_WIDTH - 4.0, ROW_HEIGHT),
+            vec2(label_width - 4.0, ROW_HEIGHT),
         ),
         egui::Label::new(RichText::new(text).monospace().size(11.0).color(color)).truncate(),
     );
-    let bar_width = (width - LABEL_WIDTH - 8.0).max(40.0);
+    let bar_width = (width - label_width - 8.0).max(40.0);
     let len = (bar_width * (s.size_bytes as f32 / max_size as f32)).max(3.0);
     let bar = Rect::from_min_size(
-        pos2(row.left() + LABEL_WIDTH, row.top() + 2.0),
+        pos2(row.left() + label_width, row.top() + 2.0),
         vec2(len, ROW_HEIGHT - 4.0),
     );
     painter.rect_filled(bar, 0.0, palette.allocated);

@@ -28,6 +28,11 @@ fn opened(tab: &str) -> Harness<'static, ViewerApp> {
 /// The largest allocation living at least a tenth of the run, and a point in the middle
 /// of its band (half-way through its life, half-way up).
 fn long_lived_band(h: &Harness<'_, ViewerApp>) -> (usize, Pos2) {
+    long_lived(h, false)
+}
+
+/// [`long_lived_band`], among the allocations freed before the end when `freed`.
+fn long_lived(h: &Harness<'_, ViewerApp>, freed: bool) -> (usize, Pos2) {
     let doc = h.state().active_doc().expect("doc");
     let d = &doc.data.timeline.devices[doc.device as usize];
     let end = d.points.last().expect("points").time_ns;
@@ -36,7 +41,7 @@ fn long_lived_band(h: &Harness<'_, ViewerApp>) -> (usize, Pos2) {
         .allocations
         .iter()
         .enumerate()
-        .filter(|(_, a)| life(a) >= doc.data.duration_ns() / 10)
+        .filter(|(_, a)| life(a) >= doc.data.duration_ns() / 10 && (!freed || a.free_ns.is_some()))
         .max_by_key(|(_, a)| a.bytes)
         .expect("a long-lived allocation");
     let bands = doc.data.curves[doc.device as usize]
@@ -78,7 +83,7 @@ fn hovering_a_band_reads_out_its_size_op_and_lifetime() {
 #[test]
 fn a_click_selects_a_band_and_shows_its_stacks_and_esc_clears_it() {
     let mut h = opened("Allocations");
-    let (i, pos) = long_lived_band(&h);
+    let (i, pos) = long_lived(&h, true);
     h.event(Event::PointerMoved(pos));
     h.event(primary(pos, true));
     h.event(primary(pos, false));
@@ -90,8 +95,37 @@ fn a_click_selects_a_band_and_shows_its_stacks_and_esc_clears_it() {
     let a = doc.data.timeline.devices[doc.device as usize].allocations[i];
     let stack = rec.stack(rec.mem_events[a.alloc_event as usize].stack);
     let first = frame_label(rec, stack.last().expect("a stack"));
-    assert!(h.query_by_label(&first).is_some(), "{first} shown");
+    assert!(h.query_all_by_label(&first).count() >= 1, "{first} shown");
     assert!(h.query_by_label("allocation stack").is_some());
+    // and the stack of its free, its lifetime, the ops that allocated and freed it (an
+    // allocator snapshot has no ops: outside any)
+    let free = a.free_ns.expect("a freed band");
+    let free_event = rec
+        .mem_events
+        .iter()
+        .position(|e| e.bytes < 0 && e.addr == Some(a.addr) && e.time_ns == free)
+        .expect("its free event");
+    let free_stack = rec.stack(rec.mem_events[free_event].stack);
+    let innermost = frame_label(rec, free_stack.last().expect("a free stack"));
+    assert!(h.query_by_label("free stack").is_some());
+    assert!(
+        h.query_all_by_label(&innermost).count() >= 1,
+        "{innermost} shown"
+    );
+    let origin = rec.meta.start_ns;
+    let lifetime = format!(
+        "{} → {} · lived {}",
+        units::format_time_ns((a.alloc_ns - origin) as f64),
+        units::format_time_ns((free - origin) as f64),
+        units::format_duration_ns((free - a.alloc_ns) as f64)
+    );
+    assert!(h.query_by_label(&lifetime).is_some(), "{lifetime} shown");
+    assert_eq!(h.query_all_by_label("(outside any op)").count(), 2);
+    // The band stays highlighted: outlined in the highlight colour, also once the pointer
+    // has left it.
+    h.event(Event::PointerMoved(Pos2::new(5.0, 5.0)));
+    h.run_steps(2);
+    assert!(highlight_strokes(&h) >= 1, "the selected band outlined");
     h.event(Event::Key {
         key: Key::Escape,
         physical_key: None,
@@ -104,6 +138,17 @@ fn a_click_selects_a_band_and_shows_its_stacks_and_esc_clears_it() {
         h.state().active_doc().expect("doc").allocations.selected,
         None
     );
+    assert_eq!(highlight_strokes(&h), 0, "Esc clears the outline");
+}
+
+/// Rectangles of the frame outlined in the highlight colour.
+fn highlight_strokes(h: &Harness<'_, ViewerApp>) -> usize {
+    let highlight = palette_of(h).highlight;
+    h.output()
+        .shapes
+        .iter()
+        .filter(|c| matches!(&c.shape, egui::Shape::Rect(r) if r.stroke.color == highlight && r.stroke.width == 1.5))
+        .count()
 }
 
 #[test]
@@ -212,6 +257,16 @@ fn the_icicle_spans_the_allocated_bytes_at_the_cursor_and_a_click_zooms() {
     assert!((now.width() - root.width()).abs() <= 1.0);
 }
 
+/// The palette the harness draws with.
+fn palette_of(h: &Harness<'_, ViewerApp>) -> super::super::theme::Palette {
+    use super::super::theme::{Palette, ThemeChoice};
+    Palette::for_theme(if h.ctx.theme() == egui::Theme::Dark {
+        ThemeChoice::Dark
+    } else {
+        ThemeChoice::Light
+    })
+}
+
 /// A dimmed band's alpha: 15 % of its opaque colour's (no other shape of the window has it).
 const DIMMED_ALPHA: u8 = 38;
 
@@ -230,4 +285,111 @@ fn dimmed_vertices(h: &Harness<'_, ViewerApp>) -> usize {
             _ => None,
         })
         .sum()
+}
+
+/// The allocation each band rectangle of the frame shows, with its colour: the plain
+/// (untextured) quads of the last mesh drawn on the plot (the bands come after the grey
+/// columns and the bytes from before the trace), by the band under their centre.
+fn drawn_band_colors(h: &Harness<'_, ViewerApp>) -> Vec<(usize, egui::Color32)> {
+    let doc = h.state().active_doc().expect("doc");
+    let d = &doc.data.timeline.devices[doc.device as usize];
+    let bands = doc.data.curves[doc.device as usize]
+        .bands
+        .clone()
+        .expect("bands");
+    let frame = doc.allocations.plot.expect("drawn");
+    let origin = doc.data.rec.meta.start_ns;
+    let mut last = Vec::new();
+    for clipped in &h.output().shapes {
+        let egui::Shape::Mesh(m) = &clipped.shape else {
+            continue;
+        };
+        let mut out = Vec::new();
+        for quad in m.vertices.chunks_exact(4) {
+            if quad.iter().any(|v| v.uv != egui::epaint::WHITE_UV) {
+                continue;
+            }
+            let c = egui::Rect::from_two_pos(quad[0].pos, quad[3].pos).center();
+            if !frame.rect.contains(c) {
+                continue;
+            }
+            let t = origin + frame.t_at(c.x).round() as i64;
+            let bytes = frame.y0
+                + f64::from(frame.rect.bottom() - c.y) / f64::from(frame.rect.height())
+                    * (frame.y1 - frame.y0);
+            if let Some(i) = bands.layout.band_at(d, t, bytes as i64) {
+                out.push((i, quad[0].color));
+            }
+        }
+        if !out.is_empty() {
+            last = out;
+        }
+    }
+    last
+}
+
+/// Whether the colours drawn and `key` partition the bands alike: one colour per key,
+/// one key per colour.
+fn colours_follow<K: Ord + Clone + std::fmt::Debug>(
+    drawn: &[(usize, egui::Color32)],
+    key: impl Fn(usize) -> K,
+) -> usize {
+    use std::collections::BTreeMap;
+    let (mut by_key, mut by_colour) = (BTreeMap::new(), BTreeMap::new());
+    for &(i, c) in drawn {
+        let k = key(i);
+        let was = by_key.insert(k.clone(), c.to_array());
+        assert!(was.is_none_or(|w| w == c.to_array()), "{k:?}: two colours");
+        let was = by_colour.insert(c.to_array(), k.clone());
+        assert!(was.is_none_or(|w| w == k), "{c:?}: two keys");
+    }
+    by_key.len()
+}
+
+#[test]
+fn bands_are_coloured_by_stack_op_or_category_as_chosen() {
+    let mut h = opened("Allocations");
+    let doc = h.state().active_doc().expect("doc");
+    let rec = &doc.data.rec;
+    let d = &doc.data.timeline.devices[doc.device as usize];
+    // Independently: each allocation's first frame in user code (else its first frame
+    // with a file), and its category as the collector's rules give it.
+    let site: Vec<String> = d
+        .allocations
+        .iter()
+        .map(|a| {
+            let stack = rec.stack(rec.mem_events[a.alloc_event as usize].stack);
+            let useful: Vec<_> = stack
+                .iter()
+                .filter(|f| !matches!(rec.strings.get(f.file), "" | "??"))
+                .collect();
+            useful
+                .iter()
+                .find(|f| !collector::analysis::live::is_library_file(rec.strings.get(f.file)))
+                .or(useful.first())
+                .map(|f| frame_label(rec, f))
+                .unwrap_or_default()
+        })
+        .collect();
+    let categories =
+        collector::analysis::categories::allocation_categories(rec, &doc.data.timeline, d);
+    assert!(rec.ops.is_empty(), "an allocator snapshot has no ops");
+    // Stack, the default: a colour per user frame.
+    let drawn = drawn_band_colors(&h);
+    assert!(drawn.len() >= 20, "{} band rectangles", drawn.len());
+    let sites = colours_follow(&drawn, |i| site[i].clone());
+    assert!(sites >= 3, "{sites} user frames among the bands drawn");
+    // Op: a snapshot has none, so every band is "(outside any op)": one colour.
+    h.get_by_label("op").click();
+    h.run_steps(3);
+    assert_eq!(colours_follow(&drawn_band_colors(&h), |_| ()), 1);
+    // Category: each band in its category's colour, the palette's.
+    h.get_by_label("category").click();
+    h.run_steps(3);
+    let drawn = drawn_band_colors(&h);
+    let palette = palette_of(&h);
+    for &(i, c) in &drawn {
+        assert_eq!(c, palette.categories[categories[i].index()], "band {i}");
+    }
+    assert!(colours_follow(&drawn, |i| categories[i].index()) >= 2);
 }

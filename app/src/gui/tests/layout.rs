@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use egui::accesskit::Role;
 use egui::{Rect, Shape, Vec2};
 use egui_kittest::Harness;
-use egui_kittest::kittest::NodeT;
+use egui_kittest::kittest::{NodeT, Queryable};
 
 use super::super::Command;
 use super::super::ViewerApp;
@@ -281,4 +281,51 @@ fn every_device_of_an_nsight_export_is_a_multiple_at_both_sizes() {
         let faults = layout_faults(&h, size);
         assert!(faults.is_empty(), "at {size:?}:\n{}", faults.join("\n"));
     }
+}
+
+#[test]
+fn headers_and_segment_labels_are_whole_where_there_is_room() {
+    // The comparison's per-op headers at both sizes: each numeric column starts as wide as
+    // its header (at 1920×1080 they were elided "Self CUDA Mem …" while the name column
+    // took the rest).
+    let real = repo().join("../shared/traces/real");
+    let a = real.join("tracelens-h100-bert-small/gaunernst_bert-small-uncased__1016001.json.gz");
+    let b = real.join("tracelens-mi300-bert-small").join(mi300_bert());
+    for size in [SMALL, LARGE] {
+        let mut h = harness_sized(vec![a.clone(), b.clone()], size);
+        settle(&mut h);
+        show_tab(&mut h, PanelId::COMPARE);
+        settle(&mut h);
+        let shown: Vec<String> = texts(&h).into_iter().map(|t| t.text).collect();
+        for header in ["Self CUDA Mem A (", "CUDA Mem B − A (", "# Calls A"] {
+            assert!(
+                shown
+                    .iter()
+                    .any(|t| t.starts_with(header) && !t.contains('…')),
+                "{header} whole at {size:?}: {:?}",
+                shown
+                    .iter()
+                    .filter(|t| t.contains("Mem"))
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+    // A private pool's segment label at 1920×1080 (a quarter of the row, up to 330 points).
+    let mut h = harness_sized(vec![fixture("snapshot/graphs.pickle")], LARGE);
+    settle(&mut h);
+    show_tab(&mut h, PanelId::SEGMENTS);
+    // At the snapshot, where the allocator names each segment's pool.
+    h.get_by_label("Snapshot").click();
+    h.run_steps(2);
+    settle(&mut h);
+    let labels: Vec<String> = texts(&h)
+        .into_iter()
+        .map(|t| t.text)
+        .filter(|t| t.starts_with("0x"))
+        .collect();
+    assert!(
+        labels.iter().any(|t| t.ends_with("· private pool (1, 0)")),
+        "{labels:?}"
+    );
+    assert!(labels.iter().all(|t| !t.contains('…')), "{labels:?}");
 }

@@ -297,8 +297,39 @@ fn a_recording_still_written_is_followed_until_it_ends() {
     }
     file.flush().expect("flush");
     assert!(step_until(&mut h, |d| d.data.rec.gpu_samples.len() == 5));
+    assert_eq!(doc(&h).data.rec.gpu_samples[4].used_bytes, 5 << 30);
+    // WHEN the first sample's bytes change in place (no writer does that) and a sample is
+    // appended THEN the viewer shows the new sample and still the old first one: it read
+    // only what was appended, not the whole file again
+    let first = header(start).len() as u64
+        + sample_line(0, 1 << 30).find("1073741824").expect("used") as u64;
+    {
+        use std::io::{Seek, SeekFrom};
+        let mut again = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open");
+        again.seek(SeekFrom::Start(first)).expect("seek");
+        again.write_all(b"1073741825").expect("write");
+    }
+    file.write_all(sample_line(5 * 100_000_000, 6 << 30).as_bytes())
+        .expect("write");
+    file.flush().expect("flush");
+    assert!(step_until(&mut h, |d| d.data.rec.gpu_samples.len() == 6));
+    let shown = &doc(&h).data.rec.gpu_samples;
+    assert_eq!(
+        (shown[0].used_bytes, shown[5].used_bytes),
+        (1 << 30, 6 << 30)
+    );
+    // and the timeline's NVML curve reaches the new sample's 6 GiB
+    let d = doc(&h);
+    let nvml = d.data.curves[d.device as usize]
+        .nvml_used
+        .as_ref()
+        .expect("nvml curve");
+    assert_eq!(nvml.max(), Some(6 << 30));
     // WHEN the end line arrives THEN following stops, and says why
-    file.write_all(b"{\"t_ns\":500000000,\"end\":{\"exit_code\":0,\"signal\":null}}\n")
+    file.write_all(b"{\"t_ns\":600000000,\"end\":{\"exit_code\":0,\"signal\":null}}\n")
         .expect("write");
     file.flush().expect("flush");
     assert!(step_until(&mut h, |d| d

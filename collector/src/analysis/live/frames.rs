@@ -59,7 +59,7 @@ pub(super) fn user_stack(rec: &Recording, frames: &[Frame]) -> (Vec<String>, usi
 
 /// A frame label without its file's directory: `dir/model.py:12 silu` → `model.py:12
 /// silu` (Windows paths too).
-pub(super) fn without_directory(frame: &str) -> &str {
+pub fn without_directory(frame: &str) -> &str {
     let file_end = line_colon(frame).unwrap_or(frame.len());
     let start = frame[..file_end].rfind(['/', '\\']).map_or(0, |i| i + 1);
     &frame[start..]

@@ -8,7 +8,7 @@
 mod frames;
 mod groups;
 
-pub use frames::{frame_label, is_library_file};
+pub use frames::{frame_label, is_library_file, without_directory};
 pub use groups::{GroupBy, GroupKind, LiveGroup, SITE_FRAMES, fold_after, live_groups};
 
 use crate::model::{DeviceIdx, Recording};

@@ -16,14 +16,14 @@ use crate::parse::input::Input;
 use crate::parse::{LoadErrorKind, LoadOptions, SourceError};
 
 /// What the lines say, gathered as they are read.
-struct Reading {
-    rec: Recording,
-    start_ns: i64,
-    devices: BTreeMap<u32, DeviceIdx>,
-    ended: Option<super::EndInfo>,
-    embedded: Embedded,
-    lo: i64,
-    hi: i64,
+pub(super) struct Reading {
+    pub rec: Recording,
+    pub start_ns: i64,
+    pub devices: BTreeMap<u32, DeviceIdx>,
+    pub ended: Option<super::EndInfo>,
+    pub embedded: Embedded,
+    pub lo: i64,
+    pub hi: i64,
 }
 
 /// Read a recording from `input`; `path` locates the snapshots folder beside it.
@@ -64,24 +64,14 @@ pub fn read(input: Input, path: &Path, options: LoadOptions) -> Result<Recording
         offset += n as u64;
         r.rec.meta.events_read += 1;
     }
-    let finalised = r.ended.is_some();
-    if !finalised {
-        r.rec.diagnostics.note(super::NOT_FINALISED);
-    }
-    let mut rec = r.rec;
-    rec.meta.start_ns = r.lo;
-    rec.meta.end_ns = r.hi;
+    let mut rec = r.into_recording(&header, path, offset);
     rec.meta.compressed = compressed;
-    rec.meta.content_bytes = offset;
-    rec.meta.era = format!("format version {}", header.vramscope_recording);
-    set_properties(&mut rec, &header, r.ended.as_ref());
-    super::merge::merge_into(&mut rec, &header, r.embedded, path, finalised);
     Ok(rec)
 }
 
 /// The header line, read into `buf` (which keeps it for the packed probe), and its length;
 /// an error for a header that is not one or of a later format version.
-fn read_header(
+pub(super) fn read_header(
     reader: &mut impl BufRead,
     buf: &mut Vec<u8>,
 ) -> Result<(Header, usize), SourceError> {
@@ -117,7 +107,7 @@ fn read_header(
 
 impl Reading {
     /// Nothing read yet but the header, whose devices come first.
-    fn new(header: &Header) -> Reading {
+    pub(super) fn new(header: &Header) -> Reading {
         let start_ns = header.start_unix_ns;
         let mut r = Reading {
             rec: Recording::empty(SourceFormat::VramscopeRecording, ""),
@@ -139,7 +129,24 @@ impl Reading {
         r
     }
 
-    fn apply(&mut self, line: Line) {
+    /// The recording the lines read make, `offset` bytes of content in all: its time
+    /// range and properties, and the allocator snapshots merged in.
+    pub(super) fn into_recording(self, header: &Header, path: &Path, offset: u64) -> Recording {
+        let finalised = self.ended.is_some();
+        let mut rec = self.rec;
+        if !finalised {
+            rec.diagnostics.note(super::NOT_FINALISED);
+        }
+        rec.meta.start_ns = self.lo;
+        rec.meta.end_ns = self.hi;
+        rec.meta.content_bytes = offset;
+        rec.meta.era = format!("format version {}", header.vramscope_recording);
+        set_properties(&mut rec, header, self.ended.as_ref());
+        super::merge::merge_into(&mut rec, header, self.embedded, path, finalised);
+        rec
+    }
+
+    pub(super) fn apply(&mut self, line: Line) {
         let time_ns = self.start_ns.saturating_add(line.t_ns());
         self.lo = self.lo.min(time_ns);
         self.hi = self.hi.max(time_ns);

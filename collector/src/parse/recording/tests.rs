@@ -486,3 +486,80 @@ fn an_unreadable_embedded_snapshot_is_a_note_not_a_failure() {
         "{note}"
     );
 }
+
+/// Append `bytes` to the file `to`, as a writer would.
+fn append(to: &std::path::Path, bytes: &[u8]) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(to)
+        .expect("open");
+    f.write_all(bytes).expect("append");
+}
+
+#[test]
+fn a_tail_reads_what_is_appended_and_gives_what_a_whole_read_gives() {
+    // GIVEN a finished recording with an embedded snapshot, and a copy being written
+    let (whole, _) = recording_with_snapshot("tail-whole.vrec", false);
+    let bytes = std::fs::read(&whole).expect("read");
+    let copy = temp("tail-copy.vrec");
+    let header_end = bytes.iter().position(|&b| b == b'\n').expect("header") + 1;
+    std::fs::write(&copy, &bytes[..header_end]).expect("write");
+    let mut tail = RecordingTail::open(&copy).expect("open");
+    assert_eq!(tail.bytes_read(), header_end as u64);
+    // WHEN the rest arrives in pieces that cut lines in the middle
+    let mut at = header_end;
+    let mut lines = 0;
+    for piece in bytes[header_end..].chunks(777) {
+        append(&copy, piece);
+        at += piece.len();
+        lines += tail.read_more().expect("more");
+        // THEN only complete lines are read; one still being written waits
+        let complete = bytes[..at].iter().rposition(|&b| b == b'\n').expect("nl") + 1;
+        assert_eq!(tail.bytes_read(), complete as u64);
+        assert!(is_unfinished(&tail.recording()) != tail.ended());
+    }
+    assert!(tail.ended());
+    assert_eq!(
+        lines as usize,
+        bytes.iter().filter(|&&b| b == b'\n').count() - 1
+    );
+    // and the recording is the one a whole read gives, snapshot merged in
+    let tailed = tail.recording();
+    let read = load(&whole, LoadOptions::default()).expect("load");
+    assert!(!tailed.mem_events.is_empty());
+    assert_eq!(format!("{tailed:?}"), format!("{read:?}"));
+    assert_eq!(tail.read_more().expect("nothing more"), 0);
+}
+
+#[test]
+fn a_tail_before_its_end_line_is_the_whole_read_of_the_same_bytes() {
+    let path = temp("tail-open.vrec");
+    let mut w = RecordingWriter::create(&path, &header(), false).expect("create");
+    for i in 0..5 {
+        w.write(&sample(
+            i * 100_000_000,
+            (1 + i as u64) << 30,
+            1 << 30,
+            1 << 20,
+        ))
+        .expect("write");
+    }
+    w.flush().expect("flush");
+    let mut tail = RecordingTail::open(&path).expect("open");
+    w.write(&sample(500_000_000, 7 << 30, 1 << 30, 1 << 20))
+        .expect("write");
+    w.flush().expect("flush");
+    assert_eq!(tail.read_more().expect("more"), 1);
+    let tailed = tail.recording();
+    assert_eq!(tailed.gpu_samples.len(), 6);
+    assert_eq!(tailed.gpu_samples[5].used_bytes, 7 << 30);
+    assert!(is_unfinished(&tailed));
+    let read = load(&path, LoadOptions::default()).expect("load");
+    assert_eq!(format!("{tailed:?}"), format!("{read:?}"));
+    // A damaged complete line is an error at its offset.
+    let at = std::fs::metadata(&path).expect("len").len();
+    append(&path, b"{\"t_ns\": oops}\n");
+    let e = tail.read_more().expect_err("damage");
+    assert_eq!(e.offset, Some(at));
+}
