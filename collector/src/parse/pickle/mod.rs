@@ -36,8 +36,9 @@
 //! about 2x their size in all. Every growth is a `try_reserve`, so memory the allocator
 //! refuses is an error, not an abort. The input itself is read through a small
 //! reused buffer ([`parse_from`]), never held whole. Measured (release, shared 2-core VM,
-//! `bench/snapshot.sh`): `vramscope summary` of a synthetic 109 MB snapshot of 1M trace
-//! entries, parse included, takes 0.7 s and 286 MB peak RSS.
+//! `bench/snapshot.sh`): `vramscope summary` of a synthetic 537 MB snapshot of 6.2M trace
+//! entries, parse included, takes 4.0-5.6 s and 1.2 GB peak RSS (12-14x Python's
+//! `pickle.load` and replay; 1.7 GB before trace entries were folded).
 //!
 //! A [`Fold`] may take dicts over as they are completed (the snapshot reader folds its
 //! millions of trace entries into 32-byte records), so they need no room in the arena.
