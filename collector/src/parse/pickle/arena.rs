@@ -47,6 +47,8 @@ pub(super) enum Slot {
     Tuple(Seq),
     Set(Seq),
     Dict(Seq),
+    /// A dict taken over by the [`super::Fold`] as it was completed: the folder's index.
+    Folded(u32),
 }
 
 const _: () = assert!(std::mem::size_of::<Slot>() == 16);
@@ -62,7 +64,7 @@ impl Slot {
             Slot::Bytes { .. } | Slot::LongBytes(_) => "bytes",
             Slot::List(_) => "list",
             Slot::Tuple(_) => "tuple",
-            Slot::Dict(_) => "dict",
+            Slot::Dict(_) | Slot::Folded(_) => "dict",
             Slot::Set(_) => "set",
         }
     }
@@ -126,6 +128,7 @@ impl Pickle {
             Slot::Tuple(_) => Node::Tuple(self.items(id)),
             Slot::Set(_) => Node::Set(self.items(id)),
             Slot::Dict(_) => Node::Dict(self.entries(id)),
+            Slot::Folded(index) => Node::Folded(index),
         }
     }
 
@@ -212,7 +215,8 @@ impl Pickle {
         }
     }
 
-    /// The key/value pairs of a dict in file order; empty for any other value.
+    /// The key/value pairs of a dict in file order; empty for any other value (a folded
+    /// dict's pairs went to its folder).
     pub fn entries(&self, id: NodeId) -> &[(NodeId, NodeId)] {
         match self.slot(id) {
             Slot::Dict(seq) => self.pairs.get(seq.range()).unwrap_or_default(),

@@ -4,10 +4,10 @@
 use std::fmt;
 use std::io::Read;
 
-use super::NodeId;
 use super::arena::Full;
 use super::opcodes as op;
 use super::reader::{MAX_OPEN_MARKS, MAX_STACK_VALUES, Parser, SHOWN_NAME_BYTES};
+use super::{Fold, NodeId};
 
 /// The kind of a [`PickleError`], for callers that map it onto their own errors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +50,7 @@ impl fmt::Display for PickleError {
 
 impl std::error::Error for PickleError {}
 
-impl<R: Read> Parser<R> {
+impl<R: Read, F: Fold> Parser<R, F> {
     // ---- Errors (cold: kept out of the hot loop) ----
 
     #[cold]

@@ -36,15 +36,22 @@
 //! about 2x their size in all. Every growth is a `try_reserve`, so memory the allocator
 //! refuses is an error, not an abort. The input itself is read through a small
 //! reused buffer ([`parse_from`]), never held whole. Measured (release, shared 2-core VM,
-//! `bench/snapshot.sh`): `vramscope summary` of a synthetic 109 MB snapshot of 1M trace
-//! entries, parse included, takes 0.7 s and 286 MB peak RSS.
+//! `bench/snapshot.sh`): `vramscope summary` of a synthetic 537 MB snapshot of 6.2M trace
+//! entries, parse included, takes 4.0-5.6 s and 1.2 GB peak RSS (12-14x Python's
+//! `pickle.load` and replay; 1.7 GB before trace entries were folded).
+//!
+//! A [`Fold`] may take dicts over as they are completed (the snapshot reader folds its
+//! millions of trace entries into 32-byte records), so they need no room in the arena.
 //!
 //! Files: [`arena`] (the values and their accessors), [`reader`] (the machine's state and
 //! its input window), [`opcodes`] (opcode values and dispatch), [`stack`] (stack, containers,
-//! memo), [`scalars`] (numbers, strings, framing), [`errors`] (every error, with its offset).
+//! memo), [`fold`] (dicts taken over as they are completed, the usual dict shape read in
+//! one go), [`scalars`] (numbers, strings, framing), [`errors`] (every error, with its
+//! offset).
 
 mod arena;
 mod errors;
+mod fold;
 mod opcodes;
 mod reader;
 mod scalars;
@@ -54,6 +61,7 @@ use std::io::{self, Read};
 
 pub use arena::Pickle;
 pub use errors::{PickleError, PickleErrorKind};
+pub use fold::{Fold, FoldValue, NoFold};
 use reader::Parser;
 
 /// Index of a value in a [`Pickle`]'s arena.
@@ -65,6 +73,12 @@ impl NodeId {
     /// per-node caches in a `Vec` (for example, frames converted once per shared dict).
     pub fn index(self) -> usize {
         self.0 as usize
+    }
+
+    /// The id at position `index` (kept as a number by a [`Fold`]). An id past the arena
+    /// reads as `None` from every accessor.
+    pub fn from_index(index: u32) -> NodeId {
+        NodeId(index)
     }
 }
 
@@ -98,6 +112,8 @@ pub enum Node<'p> {
     Dict(&'p [(NodeId, NodeId)]),
     /// A `set` or a `frozenset`, in file order.
     Set(&'p [NodeId]),
+    /// A dict the reader's [`Fold`] took over when it was complete: the folder's index.
+    Folded(u32),
 }
 
 impl Node<'_> {
@@ -112,7 +128,7 @@ impl Node<'_> {
             Node::Bytes(_) => "bytes",
             Node::List(_) => "list",
             Node::Tuple(_) => "tuple",
-            Node::Dict(_) => "dict",
+            Node::Dict(_) | Node::Folded(_) => "dict",
             Node::Set(_) => "set",
         }
     }
@@ -152,7 +168,16 @@ pub enum ReadError {
 /// follows stays in the buffer or the reader. `size_hint`, the expected input size, only
 /// sizes the arena up front.
 pub fn parse_from(reader: impl Read, size_hint: usize) -> Result<Pickle, ReadError> {
-    let mut parser = Parser::new(reader, size_hint);
+    parse_folding(reader, size_hint, &mut NoFold)
+}
+
+/// [`parse_from`], handing each dict to `folder` as it is completed ([`Fold`]).
+pub fn parse_folding(
+    reader: impl Read,
+    size_hint: usize,
+    folder: &mut impl Fold,
+) -> Result<Pickle, ReadError> {
+    let mut parser = Parser::new(reader, size_hint, folder);
     match parser.run() {
         Ok(()) => Ok(parser.p),
         Err(e) => Err(match parser.io_error.take() {

@@ -3,6 +3,7 @@
 
 use std::io::Read;
 
+use super::Fold;
 use super::arena::{Slot, empty};
 use super::reader::{FALSE_ID, NONE_ID, Parser, Res, TRUE_ID};
 use super::scalars::raw_unicode_escape;
@@ -46,12 +47,14 @@ opcodes! {
     BYTEARRAY8 = 0x96; NEXT_BUFFER = 0x97; READONLY_BUFFER = 0x98;
 }
 
-impl<R: Read> Parser<R> {
+impl<R: Read, F: Fold> Parser<R, F> {
     /// Run one opcode other than `STOP`; its argument bytes follow `self.pos`.
     pub(super) fn step(&mut self, code: u8) -> Res<()> {
         match code {
             BINGET | LONG_BINGET | BINPUT | LONG_BINPUT => self.binary_memo(code),
             MEMOIZE => self.put((self.memo.len() + self.sparse_memo.len()) as u64),
+            // Read whole where the usual shape allows (`fold`), else opcode by opcode.
+            EMPTY_DICT if self.fast_dict()? => Ok(()),
             EMPTY_DICT => self.push(Slot::Dict(empty(&self.p.pairs))),
             EMPTY_LIST => self.push(Slot::List(empty(&self.p.items))),
             MARK => self.mark(),
@@ -113,7 +116,7 @@ impl<R: Read> Parser<R> {
             POP_MARK => self.pop_mark().map(|base| self.stack.truncate(base)),
             DUP => {
                 let top = self.top()?;
-                self.push_id(top)
+                self.repush(top)
             }
             FRAME => self.frame(),
             PROTO => self.proto(),

@@ -3,10 +3,10 @@
 use std::collections::HashMap;
 use std::io::{self, Read};
 
-use super::NodeId;
 use super::arena::{Pickle, Slot};
 use super::errors::PickleError;
 use super::opcodes as op;
+use super::{Fold, FoldValue, NodeId};
 
 /// `None`, `False` and `True` are made once, at these ids, and shared by every use; so are
 /// the ints `0..=255`, at `SMALL_INTS + value`.
@@ -50,7 +50,7 @@ pub(super) type Res<T> = Result<T, PickleError>;
 /// `marks` hold the stack lengths at each `MARK` (at most [`MAX_OPEN_MARKS`]; `u32`, as
 /// the stack is shorter), and `floor` (the last mark) keeps opcodes from reaching below
 /// it, as Python's separate per-mark stacks do.
-pub(super) struct Parser<R> {
+pub(super) struct Parser<R, F> {
     pub(super) reader: R,
     /// A window of the input: `data[..filled]` holds the bytes from offset `base` on,
     /// `pos` is the next unread one. `data` is initialized up to its length.
@@ -76,10 +76,22 @@ pub(super) struct Parser<R> {
     /// the file, and chosen colliding keys must not make inserts quadratic. Python's own
     /// pickles never get here.
     pub(super) sparse_memo: HashMap<u64, NodeId>,
+    /// Takes dicts over as they are completed ([`Fold`]).
+    pub(super) folder: F,
+    /// What may refer to a value made after a folded dict, other than the dict itself:
+    /// the newest value memoized, the newest value re-pushed (`GET`, `DUP`) while newer
+    /// ones existed, the newest value put in an older container. The values after a
+    /// folded dict are dropped only when all three are older than the dict (see
+    /// `Parser::fold_setitems`).
+    pub(super) newest_memoized: u32,
+    pub(super) newest_repushed: u32,
+    pub(super) newest_contained: u32,
+    /// Reused buffer for the pairs offered to the folder.
+    pub(super) fold_pairs: Vec<(NodeId, FoldValue)>,
 }
 
-impl<R: Read> Parser<R> {
-    pub(super) fn new(reader: R, size_hint: usize) -> Parser<R> {
+impl<R: Read, F: Fold> Parser<R, F> {
+    pub(super) fn new(reader: R, size_hint: usize, folder: F) -> Parser<R, F> {
         let slots = size_hint.min(MAX_RESERVED_INPUT) / INPUT_BYTES_PER_NODE;
         let mut nodes = Vec::with_capacity(SMALL_INTS as usize + 256 + slots);
         nodes.extend([Slot::None, Slot::Bool(false), Slot::Bool(true)]);
@@ -111,6 +123,11 @@ impl<R: Read> Parser<R> {
             floor: 0,
             memo: Vec::with_capacity(slots / 2),
             sparse_memo: HashMap::new(),
+            folder,
+            newest_memoized: 0,
+            newest_repushed: 0,
+            newest_contained: 0,
+            fold_pairs: Vec::new(),
         }
     }
 

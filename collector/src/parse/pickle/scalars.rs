@@ -2,13 +2,13 @@
 
 use std::io::Read;
 
-use super::NodeId;
 use super::arena::Slot;
 use super::errors::shown;
 use super::opcodes as op;
 use super::reader::{FALSE_ID, Parser, Res, SMALL_INTS, TRUE_ID};
+use super::{Fold, NodeId};
 
-impl<R: Read> Parser<R> {
+impl<R: Read, F: Fold> Parser<R, F> {
     /// `BININT1`, `BININT2`, `BININT`, `BINFLOAT`: fixed-width numbers.
     pub(super) fn binary_scalar(&mut self, code: u8) -> Res<()> {
         match code {

@@ -3,13 +3,13 @@
 
 use std::io::Read;
 
-use super::NodeId;
 use super::arena::{Full, Seq, Slot, at_tail, extend, room};
 use super::errors::shown;
 use super::opcodes as op;
 use super::reader::{MAX_OPEN_MARKS, MAX_STACK_VALUES, NONE_ID, Parser, Res, SMALL_INTS};
+use super::{Fold, NodeId};
 
-impl<R: Read> Parser<R> {
+impl<R: Read, F: Fold> Parser<R, F> {
     /// `BINGET`, `LONG_BINGET`, `BINPUT`, `LONG_BINPUT`: a 1- or 4-byte memo key.
     pub(super) fn binary_memo(&mut self, code: u8) -> Res<()> {
         let key = if code == op::BINGET || code == op::BINPUT {
@@ -203,6 +203,10 @@ impl<R: Read> Parser<R> {
     /// Moves the values above stack position `base` into list (or set) `target`.
     pub(super) fn add_items(&mut self, target: NodeId, base: usize, set: bool) -> Res<()> {
         let values = self.stack.get(base..).unwrap_or_default();
+        let newest = values.iter().map(|v| v.0).max().unwrap_or(0);
+        if newest > target.0 {
+            self.newest_contained = self.newest_contained.max(newest);
+        }
         let grown = match self.p.nodes.get_mut(target.index()) {
             Some(Slot::List(seq)) if !set => {
                 extend(&mut self.p.items, seq, values.iter().copied(), NONE_ID)
@@ -234,16 +238,39 @@ impl<R: Read> Parser<R> {
         if self.stack.len().saturating_sub(base) % 2 != 0 {
             return Err(self.odd_items());
         }
+        if self.fold_setitems(target, base) {
+            return Ok(());
+        }
         self.set_items(target, base)
+    }
+
+    /// Pushes `id` again (`GET`, `DUP`), noting it when newer values exist (see
+    /// [`Parser::newest_repushed`]).
+    pub(super) fn repush(&mut self, id: NodeId) -> Res<()> {
+        if (id.0 as usize) + 1 < self.p.nodes.len() {
+            self.newest_repushed = self.newest_repushed.max(id.0);
+        }
+        self.push_id(id)
     }
 
     /// Moves the keys and values above stack position `base` into dict `target`.
     pub(super) fn set_items(&mut self, target: NodeId, base: usize) -> Res<()> {
         let values = self.stack.get(base..).unwrap_or_default();
+        let newest = values.iter().map(|v| v.0).max().unwrap_or(0);
+        if newest > target.0 {
+            self.newest_contained = self.newest_contained.max(newest);
+        }
         let grown = match self.p.nodes.get_mut(target.index()) {
             Some(Slot::Dict(seq)) => {
                 let pairs = values.chunks_exact(2).map(pair);
                 extend(&mut self.p.pairs, seq, pairs, (NONE_ID, NONE_ID))
+            }
+            Some(Slot::Folded(_)) => {
+                return Err(self.malformed(
+                    "sets items on a dict already read whole (a trace entry, read as soon as \
+                 it is filled)"
+                        .into(),
+                ));
             }
             _ => return Err(self.wrong_target(target, "a dict")),
         };
@@ -272,6 +299,7 @@ impl<R: Read> Parser<R> {
 
     pub(super) fn put(&mut self, key: u64) -> Res<()> {
         let value = self.top()?;
+        self.newest_memoized = self.newest_memoized.max(value.0);
         let dense_len = self.memo.len();
         match usize::try_from(key) {
             Ok(k) if k < dense_len => {
@@ -301,7 +329,7 @@ impl<R: Read> Parser<R> {
     pub(super) fn get(&mut self, key: u64) -> Res<()> {
         let dense = usize::try_from(key).ok().and_then(|k| self.memo.get(k));
         match dense.or_else(|| self.sparse_memo.get(&key)) {
-            Some(&id) => self.push_id(id),
+            Some(&id) => self.repush(id),
             None => Err(self.malformed(format!("asks for memo key {key}, which was never stored"))),
         }
     }

@@ -4,6 +4,7 @@ use crate::model::StackId;
 
 /// One trace entry, decoded: 32 bytes (a million entries are read before the replay).
 /// An `oom` entry's `device_free` is kept apart, in [`Trace::device_free`].
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Entry {
     pub(super) addr: u64,
     pub(super) size: u64,

@@ -9,14 +9,18 @@
 //! with allocator totals. A block counts as allocated from `alloc` to `free_completed`;
 //! segments (`segment_alloc`/`segment_map` … `segment_free`/`segment_unmap`) are reserved.
 //!
-//! `parse` reads the pickle into per-device `entry` lists (and `segments` the
-//! allocator state); `replay` walks each history back and replays it.
+//! `fold` decodes each trace entry as the pickle is read, `parse` gathers them into
+//! per-device `entry` lists (and `segments` the allocator state); `replay` walks each
+//! history back and replays it.
 
 mod entry;
+mod fold;
 mod parse;
 mod replay;
 mod segments;
 mod state;
+#[cfg(test)]
+mod tests;
 
 use std::io::{self, Read};
 
@@ -73,7 +77,8 @@ pub fn read(input: Input, _options: LoadOptions) -> Result<Recording, SourceErro
         inner: input.reader,
         read: 0,
     };
-    let parsed = pickle::parse_from(&mut reader, hint);
+    let mut folder = fold::EntryFolder::default();
+    let parsed = pickle::parse_folding(&mut reader, hint, &mut folder);
     // The rest of the content (after STOP, or after a parse error) is read too, as when the
     // file was read whole first: it counts towards the size, and a read error wins.
     let drained = match &parsed {
@@ -109,7 +114,7 @@ pub fn read(input: Input, _options: LoadOptions) -> Result<Recording, SourceErro
     // million entries) is freed on a second thread meanwhile (measured: 10 ms of a 0.7 s
     // load), and joined before returning.
     let end_offset = pickle.end_offset;
-    let read = gather(&pickle)?;
+    let read = gather(&pickle, folder)?;
     let freeing = std::thread::Builder::new()
         .name("vramscope-free".into())
         .spawn(move || drop(pickle));

@@ -7,23 +7,12 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 
 use super::entry::{Action, Entry, Key, Trace};
+use super::fold::{
+    CACHED, Decoded, EntryFolder, Extra, INTERNED, KEY_ACTION_MASK, STR_ID_MASK, decode, key_of,
+};
 use crate::model::{Frame, OpCategory, OpSpan, Recording, Segment, SourceFormat, StackId, StrId};
 use crate::parse::SourceError;
-use crate::parse::pickle::{NodeId, Pickle};
-
-/// Per-node cache entries ([`Reader::cache`]): 0 until computed. A `str` node caches
-/// `CACHED | key | action << 4` (what it means as a key and as an action) and, once it was
-/// interned, `INTERNED | StrId << 8` — a million trace entries name the same few hundred
-/// file and function strings, so each is validated and hashed once (measured: 6 % of a
-/// 1M-entry snapshot's load). A list node caches its stack as `CACHED | (StackId + 1)`, or
-/// `CACHED` alone for none.
-const CACHED: u32 = 1 << 31;
-/// A `str` node's interned id is cached (see [`CACHED`]).
-const INTERNED: u32 = 1 << 30;
-/// Interned ids that fit in the cache entry; larger ones are looked up each time.
-const STR_ID_MASK: u32 = (1 << 22) - 1;
-/// The key and action bits of a `str` node's entry.
-const KEY_ACTION_MASK: u32 = 0xff;
+use crate::parse::pickle::{FoldValue, NodeId, Pickle};
 
 /// Builds the recording from the pickle's object graph.
 pub(super) struct Reader<'p> {
@@ -48,8 +37,9 @@ pub(super) struct Gathered {
     pub(super) any_entry: bool,
 }
 
-/// Read what the replay needs from a decoded snapshot.
-pub(super) fn gather(p: &Pickle) -> Result<Gathered, SourceError> {
+/// Read what the replay needs from a decoded snapshot and the entries folded while it was
+/// parsed.
+pub(super) fn gather(p: &Pickle, folder: EntryFolder) -> Result<Gathered, SourceError> {
     let root = p.root();
     let (Some(segments), Some(traces)) = (p.get(root, "segments"), p.get(root, "device_traces"))
     else {
@@ -58,10 +48,20 @@ pub(super) fn gather(p: &Pickle) -> Result<Gathered, SourceError> {
             "a pickle, but not a PyTorch allocator snapshot: no 'segments' and 'device_traces'",
         ));
     };
+    let EntryFolder {
+        cache: keys,
+        entries: mut folded,
+        extras,
+    } = folder;
+    // Zeroed by the allocator (pages untouched until used), the keys' entries copied in.
+    let mut cache = vec![0; p.node_count().max(keys.len())];
+    if let Some(prefix) = cache.get_mut(..keys.len()) {
+        prefix.copy_from_slice(&keys);
+    }
     let mut r = Reader {
         p,
         rec: Recording::empty(SourceFormat::TorchSnapshot, ""),
-        cache: vec![0; p.node_count()],
+        cache,
         stack_by_content: FxHashMap::default(),
         scratch: Vec::new(),
     };
@@ -70,19 +70,26 @@ pub(super) fn gather(p: &Pickle) -> Result<Gathered, SourceError> {
         .get(root, "allocator_settings")
         .map(|s| r.read_settings(s))
         .unwrap_or_default();
+    let lists = p.items(traces);
+    // The usual snapshot: one list holds every folded entry, in order. It takes them
+    // without a copy (32 bytes an entry of fresh memory saved).
+    let sole = lists
+        .iter()
+        .position(|&l| holds_all_in_order(p, l, folded.len()));
     let mut has_time = false;
     let mut any_entry = false;
     let mut per_device = Vec::new();
-    for (index, list) in p.items(traces).iter().enumerate() {
-        let items = p.items(*list);
-        let mut trace = Trace {
-            entries: Vec::with_capacity(items.len()),
-            device_free: Vec::new(),
-            notes: Vec::new(),
+    for (index, &list) in lists.iter().enumerate() {
+        let trace = if sole == Some(index) {
+            let mut trace = Trace {
+                entries: std::mem::take(&mut folded),
+                ..Trace::default()
+            };
+            r.finish_in_place(&mut trace, &extras);
+            trace
+        } else {
+            r.read_trace(list, &folded, &extras)
         };
-        for &e in items {
-            r.read_entry(e, &mut trace);
-        }
         has_time |= trace.entries.iter().any(|e| e.has_time);
         any_entry |= !trace.entries.is_empty();
         per_device.push((index as i32, trace));
@@ -100,6 +107,14 @@ pub(super) fn gather(p: &Pickle) -> Result<Gathered, SourceError> {
         has_time,
         any_entry,
     })
+}
+
+/// Whether `list`'s items are the folded entries `0..count`, in order.
+fn holds_all_in_order(p: &Pickle, list: NodeId, count: usize) -> bool {
+    let items = p.items(list);
+    count > 0
+        && items.len() == count
+        && (items.iter().enumerate()).all(|(i, &e)| p.folded(e) == Some(i as u32))
 }
 
 impl Reader<'_> {
@@ -144,32 +159,11 @@ impl Reader<'_> {
         encoded
     }
 
-    /// What string node `id` means as a trace-entry key and as an action.
-    fn key(&mut self, id: NodeId) -> (Key, Action) {
-        let cached = self.cache.get(id.index()).copied().unwrap_or(0);
-        let code = if cached & CACHED != 0 {
-            cached
-        } else {
-            let (key, action) = match self.p.as_str(id) {
-                Some(s) => (Key::parse(s), Action::parse(s)),
-                None => (Key::Other, Action::Unknown),
-            };
-            let code = CACHED | key as u32 | (action as u32) << 4;
-            if let Some(slot) = self.cache.get_mut(id.index()) {
-                *slot = code | (*slot & (INTERNED | STR_ID_MASK << 8));
-            }
-            code
-        };
-        let key = Key::ALL.get((code & 15) as usize).copied();
-        let action = Action::ALL.get((code >> 4 & 15) as usize).copied();
-        (key.unwrap_or(Key::Other), action.unwrap_or(Action::Unknown))
-    }
-
     fn frame(&mut self, f: NodeId) -> Frame {
         let p = self.p;
         let (mut name, mut file, mut line) = (None, None, 0u32);
         for &(k, v) in p.entries(f) {
-            match self.key(k).0 {
+            match key_of(&mut self.cache, p, k).0 {
                 Key::Name => name = self.interned(v),
                 Key::Filename => file = self.interned(v),
                 Key::Line => line = p.as_u64(v).unwrap_or(0).min(u64::from(u32::MAX)) as u32,
@@ -200,61 +194,82 @@ impl Reader<'_> {
 }
 
 impl Reader<'_> {
-    /// One pass over the entry's keys (a million entries make repeated lookups costly;
-    /// what each key string means is cached per string node).
-    fn read_entry(&mut self, e: NodeId, trace: &mut Trace) {
-        let p = self.p;
-        let (mut action, mut addr, mut size, mut time_ns) = (Action::Unknown, None, 0, None);
-        let (mut frames, mut device_free, mut bad_size) = (None, None, false);
-        let mut metadata = None;
-        for &(k, v) in p.entries(e) {
-            match self.key(k).0 {
-                Key::Action => {
-                    action = match p.as_str(v) {
-                        Some(_) => self.key(v).1,
-                        None => Action::Unknown,
-                    }
-                }
-                Key::Addr => addr = p.as_u64(v),
-                Key::Size => match p.as_u64(v) {
-                    Some(bytes) => size = bytes,
-                    None => bad_size = true,
-                },
-                Key::TimeUs => time_ns = p.as_i64(v).map(|us| us.saturating_mul(1000)),
-                Key::Frames => frames = Some(v),
-                Key::DeviceFree => device_free = p.as_u64(v),
-                Key::UserMetadata => metadata = Some(v),
-                Key::Other | Key::Name | Key::Filename | Key::Line => {}
-            }
-        }
-        if bad_size {
-            // A size that is no unsigned int (corrupt or hand-edited): replaying the entry
-            // with a guess would make every total after it wrong.
+    /// What needs the whole snapshot, for an entry in a device's trace: its size checked
+    /// (a size that is no unsigned int, corrupt or hand-edited, skips the entry: replaying
+    /// it with a guess would make every total after it wrong), an `oom`'s free memory, a
+    /// metadata note, its stack interned. False when the entry is skipped.
+    fn finish(&mut self, d: &mut Decoded, trace: &mut Trace) -> bool {
+        if d.extra.bad_size {
             self.rec
                 .diagnostics
                 .note("trace entries whose size is not a non-negative integer skipped");
-            return;
+            return false;
         }
-        if action == Action::Oom {
-            trace.device_free.push(device_free);
+        if d.entry.action == Action::Oom {
+            trace.device_free.push(d.extra.device_free);
         }
-        // Most entries carry '' (the default): only texts are kept.
-        if let Some(text) = metadata
-            .filter(|&v| self.p.as_str(v).is_some_and(|t| !t.is_empty()))
-            .and_then(|v| self.interned(v))
-        {
-            trace.notes.push((time_ns.unwrap_or(0), text));
+        if let Some(text) = d.extra.metadata.and_then(|v| self.interned(v)) {
+            trace.notes.push((d.entry.time_ns().unwrap_or(0), text));
         }
-        let stack = self.stack(frames);
-        trace.entries.push(Entry {
-            addr: addr.unwrap_or(0),
-            size,
-            time_ns: time_ns.unwrap_or(0),
-            stack,
-            action,
-            has_addr: addr.is_some(),
-            has_time: time_ns.is_some(),
-        });
+        let frames = d.entry.stack.checked_sub(1).map(NodeId::from_index);
+        d.entry.stack = self.stack(frames);
+        true
+    }
+
+    /// A device's trace from its list: each folded entry copied, any other item read from
+    /// the arena.
+    fn read_trace(
+        &mut self,
+        list: NodeId,
+        folded: &[Entry],
+        extras: &FxHashMap<u32, Extra>,
+    ) -> Trace {
+        let p = self.p;
+        let items = p.items(list);
+        let mut trace = Trace::default();
+        trace.entries.reserve_exact(items.len());
+        for &e in items {
+            let decoded = match p.folded(e) {
+                Some(i) => folded.get(i as usize).map(|&entry| Decoded {
+                    entry,
+                    extra: extras.get(&i).copied().unwrap_or_default(),
+                    is_entry: true,
+                }),
+                None => {
+                    let pairs = p.entries(e).iter().map(|&(k, v)| (k, FoldValue::Node(v)));
+                    Some(decode(&mut self.cache, p, pairs))
+                }
+            };
+            if let Some(mut d) = decoded
+                && self.finish(&mut d, &mut trace)
+            {
+                trace.entries.push(d.entry);
+            }
+        }
+        trace
+    }
+
+    /// [`Reader::finish`] over `trace.entries` (the folded entries `0..`), in place.
+    fn finish_in_place(&mut self, trace: &mut Trace, extras: &FxHashMap<u32, Extra>) {
+        let mut entries = std::mem::take(&mut trace.entries);
+        let mut kept = 0;
+        for i in 0..entries.len() {
+            let Some(&entry) = entries.get(i) else { break };
+            let extra = extras.get(&(i as u32)).copied().unwrap_or_default();
+            let mut d = Decoded {
+                entry,
+                extra,
+                is_entry: true,
+            };
+            if self.finish(&mut d, trace)
+                && let Some(slot) = entries.get_mut(kept)
+            {
+                *slot = d.entry;
+                kept += 1;
+            }
+        }
+        entries.truncate(kept);
+        trace.entries = entries;
     }
 
     fn read_annotations(&mut self, list: NodeId) -> Vec<OpSpan> {

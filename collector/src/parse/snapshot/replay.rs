@@ -180,7 +180,7 @@ impl Replayer {
         &mut self,
         lane: &mut Lane,
         trace: &Trace,
-        survivor_size: &[Option<Sizes>],
+        survivor_size: &FxHashMap<usize, Sizes>,
         mut current: FxHashMap<u64, Sizes>,
         has_time: bool,
         start: i64,
@@ -198,7 +198,8 @@ impl Replayer {
             let mut size = e.size.min(i64::MAX as u64) as i64;
             let kind = match e.action {
                 Action::Alloc => {
-                    let sizes = survivor_size[i].unwrap_or(Sizes::from_request(e.size));
+                    let sizes =
+                        (survivor_size.get(&i).copied()).unwrap_or(Sizes::from_request(e.size));
                     if let Some(addr) = e.addr() {
                         current.insert(addr, sizes);
                     }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::entry::{Action, Entry};
 use crate::model::{BlockState, DeviceIdx, Segment, StackId};
@@ -67,16 +67,19 @@ pub(super) fn state_at_snapshot(state: &[Segment], device: DeviceIdx) -> (Live, 
 
 /// Trace entries carry the size the caller asked for; the allocator's block may be
 /// larger (rounding, unsplit remainders). A block still live at the snapshot takes its
-/// true size from the snapshot, so the replay ends exactly in the snapshot's state: per
-/// entry, the true size of the last allocation at each address still live.
-pub(super) fn survivor_sizes(entries: &[Entry], live: &Live) -> Vec<Option<Sizes>> {
-    let mut survivor_size: Vec<Option<Sizes>> = vec![None; entries.len()];
+/// true size from the snapshot, so the replay ends exactly in the snapshot's state: by
+/// entry index, the true size of the last allocation at each address still live (a map,
+/// not a slot per entry: they are as many as the live blocks, 24 bytes an entry saved).
+pub(super) fn survivor_sizes(entries: &[Entry], live: &Live) -> FxHashMap<usize, Sizes> {
+    let mut survivor_size: FxHashMap<usize, Sizes> = FxHashMap::default();
     let mut touched_later: FxHashSet<u64> = Default::default();
     for (i, e) in entries.iter().enumerate().rev() {
         let Some(addr) = e.addr() else { continue };
         match e.action {
             Action::Alloc if touched_later.insert(addr) => {
-                survivor_size[i] = live.get(&addr).map(|&(size, _)| size);
+                if let Some(&(size, _)) = live.get(&addr) {
+                    survivor_size.insert(i, size);
+                }
             }
             Action::FreeCompleted => {
                 touched_later.insert(addr);

@@ -1,13 +1,14 @@
 //! Tests of the pickle reader: reading every data opcode CPython writes, and refusing
 //! everything else.
 
+mod folding;
 mod limits;
 mod reading;
 mod refusing;
 
 use super::*;
 pub(super) use super::{
-    Node, NodeId, Pickle, PickleError, PickleErrorKind, ReadError, parse, parse_from,
+    Node, NodeId, Pickle, PickleError, PickleErrorKind, ReadError, parse, parse_folding, parse_from,
 };
 
 pub(super) const PICKLE_PWNED_PATH: &str = "/tmp/vramscope-pwned";

@@ -1,0 +1,78 @@
+//! Trace entries folded while the pickle is read (`fold`) must come out exactly as the
+//! arena would give them, and the real snapshot must keep its numbers.
+
+use std::path::PathBuf;
+
+use super::fold::EntryFolder;
+use super::parse::{Gathered, gather};
+use crate::parse::pickle;
+
+fn snapshots() -> Vec<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let names = [
+        "basic",
+        "old",
+        "multi_gpu",
+        "ring",
+        "oom",
+        "expandable",
+        "graphs",
+    ];
+    let mut out: Vec<PathBuf> = names
+        .iter()
+        .map(|n| root.join(format!("tests/fixtures/snapshot/{n}.pickle")))
+        .collect();
+    out.push(root.join("../shared/traces/real/snapshot-cs336-magma27/memory_snapshot.pickle"));
+    out
+}
+
+/// Everything `gather` hands the replay, as comparable text.
+fn described(g: &Gathered) -> String {
+    let mut out = format!("{:?}\n", g.rec.stacks);
+    for (device, t) in &g.per_device {
+        out += &format!(
+            "{device}: {:?} {:?} {:?}\n",
+            t.entries, t.device_free, t.notes
+        );
+    }
+    let strings: Vec<&str> = (0..g.rec.strings.len() as u32)
+        .map(|i| g.rec.strings.get(crate::model::StrId(i)))
+        .collect();
+    out + &format!("{strings:?} {:?}", g.rec.diagnostics)
+}
+
+#[test]
+fn folded_entries_are_read_as_the_arena_reads_them() {
+    for path in snapshots() {
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        // Every dict left in the arena, every entry read from it.
+        let whole = pickle::parse(&bytes).expect("pickle");
+        let reference = gather(&whole, EntryFolder::default()).expect("snapshot");
+        // Entries folded as they are parsed (the fast path and SETITEMS both).
+        let mut folder = EntryFolder::default();
+        let folded = pickle::parse_folding(&bytes[..], bytes.len(), &mut folder).expect("pickle");
+        assert!(!folder.entries.is_empty(), "{}", path.display());
+        let read = gather(&folded, folder).expect("snapshot");
+        assert_eq!(
+            described(&read),
+            described(&reference),
+            "{}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn the_real_snapshot_keeps_its_numbers() {
+    let path = snapshots().pop().expect("real");
+    let rec = crate::load(&path, crate::LoadOptions::default()).expect("load");
+    let timeline = crate::Timeline::build(&rec);
+    let summary = crate::analysis::summarize(&rec, &timeline);
+    let d = &summary.devices[0];
+    // Measured before entries were folded (vramscope summary, 2026-12-06).
+    assert_eq!(rec.mem_events.len(), 3887);
+    assert_eq!(d.peak_allocated_bytes, Some(13_927_832_064));
+    assert_eq!(d.final_allocated_bytes, Some(1_377_753_600));
+    assert_eq!(d.peak_reserved_bytes, Some(14_180_941_824));
+    assert_eq!(d.final_reserved_bytes, Some(14_180_941_824));
+}
