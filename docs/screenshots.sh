@@ -24,8 +24,8 @@ if [[ -n ${SIZE:-} ]]; then OUT=${OUT:-docs/screenshots}; SUFFIX="-${SIZE}"; els
 
 # Positions are written for a layout whose bottom panel's top is at 547 (its tabs at 558)
 # and moved to the window's: the menu, tabs and summary strip stay at the top left; the
-# bottom panel takes its content's height, so its top (PT) is measured (tab_row, in
-# tests/xvfb.sh) when a file opens and after each tab click; the plot spans 74 points from
+# bottom panel's height is a share of the window's (40 %, at most 330 points), so its top
+# (PT) is measured (tab_row, in tests/xvfb.sh) when a file opens and after each tab click; the plot spans 74 points from
 # the left to 12 from the right, from the toolbar to the bottom panel.
 PT=547
 measure() { PT=$(( $(tab_row "$WIN" "$H") - 11 )); }
@@ -76,7 +76,7 @@ shot viewer-timeline.png
 # 2. Shift-drag over step 3: the table of that range; a row marks when its op ran.
 shift_drag "$(tx 380)" "$(tx 640)" "$(ty 300)"
 click 60 "$(by 670)"          # the second row of the table
-move "$(tx 1000)" "$(ty 200)"
+move "$(tx 1000)" "$(ty 260)"   # in the plot, under the multiples
 shot viewer-range.png
 stop
 

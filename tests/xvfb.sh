@@ -38,8 +38,8 @@ start_viewer() {
 }
 
 # tab_row WIN H: the y of the viewer's bottom tabs (their labels' middle) in window WIN of
-# height H, as drawn now. The bottom panel's height follows its content, so positions in
-# it are found, not assumed: the first light pixel below y=150 in the column of the first
+# height H, as drawn now. The bottom panel's height follows the window's (40 %, at most
+# 330 points), so positions in it are found, not assumed: the first light pixel below y=150 in the column of the first
 # tab's label ("Ops", x 16..32), where nothing above the tabs draws (the plot and its
 # labels start right of it). Dark theme only.
 tab_row() {

@@ -40,8 +40,8 @@ shot() {
     wait "$APP" "$XVFB" 2>/dev/null || true
     APP= XVFB=
 }
-# tab X: click the bottom tab at X; the tabs' row after (the panel takes its content's
-# height) in TABS.
+# tab X: click the bottom tab at X; the tabs' row after (measured, as the panel's height
+# follows the window's) in TABS.
 tab() {
     xdotool mousemove "$1" "$(tab_row "$WIN" "$H")" sleep 0.5 click 1 sleep 1.5
     TABS=$(tab_row "$WIN" "$H")

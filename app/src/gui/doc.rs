@@ -178,6 +178,8 @@ pub struct Document {
     pub last_plot_rect: Option<egui::Rect>,
     /// Where the device multiples were drawn last frame, and their rows.
     pub last_multiples: Option<(egui::Rect, super::multiples::Layout)>,
+    /// Where the NVTX lanes were drawn last frame, and their rows.
+    pub last_lanes: Option<(egui::Rect, super::timeline::LanesFit)>,
     /// The device's capacity when it was too far above the curves to scale to last frame:
     /// what the toolbar says of it ("79.18 GiB · off scale (the curves reach 3 %)").
     pub capacity_off_scale: Option<String>,
@@ -230,6 +232,7 @@ impl Document {
             last_y: (0.0, 1.0),
             last_plot_rect: None,
             last_multiples: None,
+            last_lanes: None,
             capacity_off_scale: None,
             columns: Default::default(),
             selection: None,

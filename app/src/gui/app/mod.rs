@@ -1,6 +1,7 @@
 //! The viewer's state and frame: documents, loads (started and taken in by `open.rs`), the
 //! worker, and the commands panels push, applied after each frame (in `commands.rs`).
 
+mod bottom;
 mod commands;
 mod open;
 mod ranks;
@@ -52,6 +53,7 @@ pub struct ViewerApp {
     title: String,
     grid: Option<RankGrid>,
     folder_dialog: Option<FolderDialog>,
+    bottom_tabs: bottom::BottomTabs,
 }
 
 #[cfg(test)]
@@ -96,6 +98,7 @@ impl ViewerApp {
             title: String::new(),
             grid: None,
             folder_dialog: None,
+            bottom_tabs: Default::default(),
         };
         match Worker::start(ctx) {
             Ok(w) => app.worker = Some(w),
@@ -258,18 +261,13 @@ impl ViewerApp {
         if doc.follow.is_some() {
             Panel::bottom("follow").show(ui, |ui| follow::status_ui(ui, doc, palette));
         }
-        Panel::bottom("bottom-tabs")
-            .resizable(true)
-            .default_size(bottom_tabs_height(ui.available_height()))
-            .min_size(BOTTOM_TABS_MIN_HEIGHT)
-            .show(ui, |ui| {
-                let cx = PanelContext {
-                    palette,
-                    others: &others,
-                    diff: diff.as_deref(),
-                };
-                panels::bottom_ui(ui, doc, &cx, cmds);
-            });
+        let cx = PanelContext {
+            palette,
+            others: &others,
+            diff: diff.as_deref(),
+        };
+        self.bottom_tabs
+            .show(ui, |ui| panels::bottom_ui(ui, doc, &cx, cmds));
         CentralPanel::default().show(ui, |ui| {
             let other = compare::other_for_timeline(doc, other_data.as_ref());
             timeline::timeline_ui(ui, doc, other, palette, cmds);
@@ -327,18 +325,3 @@ impl eframe::App for ViewerApp {
         storage.set_string(KEY_BROWSER_DIR, self.browser.dir.display().to_string());
     }
 }
-
-/// The bottom tabs' height at first (the user drags it from there): [`BOTTOM_TABS_SHARE`]
-/// of the window below the summary strip, at most [`BOTTOM_TABS_MAX_DEFAULT_HEIGHT`], so a
-/// short window (1000×700) keeps the timeline room for its device multiples and lanes.
-fn bottom_tabs_height(available_height: f32) -> f32 {
-    (available_height * BOTTOM_TABS_SHARE)
-        .clamp(BOTTOM_TABS_MIN_HEIGHT, BOTTOM_TABS_MAX_DEFAULT_HEIGHT)
-}
-
-/// Share of the height the bottom tabs take at first.
-const BOTTOM_TABS_SHARE: f32 = 0.4;
-/// The bottom tabs' first height at most (a tall window: 12 table rows).
-const BOTTOM_TABS_MAX_DEFAULT_HEIGHT: f32 = 330.0;
-/// The bottom tabs' height at least (the tab bar, the table's header and three rows).
-const BOTTOM_TABS_MIN_HEIGHT: f32 = 140.0;

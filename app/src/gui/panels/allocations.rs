@@ -24,9 +24,6 @@ pub struct Allocations;
 
 /// Width of the selected allocation's details beside the plot.
 const DETAILS_WIDTH: f32 = 380.0;
-/// The bands' plot and the details beside it, in height at least (a dozen bands at a
-/// readable height with the time axis).
-const BANDS_MIN_HEIGHT: f32 = 240.0;
 
 impl Panel for Allocations {
     fn id(&self) -> PanelId {
@@ -45,11 +42,7 @@ impl Panel for Allocations {
     fn ui(&self, ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, _cmds: &mut Vec<Command>) {
         toolbar_ui(ui, doc);
         ui.separator();
-        // At least this tall: the bottom panel takes its content's height, so after a
-        // short tab (an OOM verdict, a small live list) the bands got 70 points at
-        // 1920×1080; asking for more makes the panel grow back.
-        let mut full = ui.available_rect_before_wrap();
-        full.set_height(full.height().max(BANDS_MIN_HEIGHT));
+        let full = ui.available_rect_before_wrap();
         let split = (full.right() - DETAILS_WIDTH).max(full.left() + full.width() * 0.5);
         let plot = Rect::from_min_max(full.min, pos2(split - 8.0, full.bottom()));
         let side = Rect::from_min_max(pos2(split, full.top()), full.max);

@@ -31,8 +31,9 @@ use super::theme::Palette;
 pub use advice::AdviceState;
 pub use inspector::jump_buttons_ui;
 
-/// The least height a table's rows get before the bottom tabs grow to give it more: four
-/// rows of 22 points and a little.
+/// The least height a table's rows get (egui's default is 200): four rows of 22 points
+/// and a little; the bottom tabs keep their height, so in tabs dragged shorter the rows
+/// are clipped at their edge.
 pub(super) const TABLE_MIN_SCROLLED_HEIGHT: f32 = 96.0;
 
 /// A panel's stable name: what a document's shown tab and [`Command::SetTab`] hold. Each

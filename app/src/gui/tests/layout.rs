@@ -37,6 +37,14 @@ pub(super) struct Text {
     shown: Rect,
 }
 
+impl Text {
+    /// Whether its clip rect cuts it (a panel or column too small, a list scrolled).
+    pub(super) fn cut(&self) -> bool {
+        self.shown.width() + 1.0 < self.full.width()
+            || self.shown.height() + 1.0 < self.full.height()
+    }
+}
+
 /// Every text drawn in the last frame, from the shapes egui painted.
 pub(super) fn texts(h: &Harness<'_, ViewerApp>) -> Vec<Text> {
     fn collect(shape: &Shape, clip: Rect, out: &mut Vec<Text>) {
@@ -63,7 +71,7 @@ pub(super) fn texts(h: &Harness<'_, ViewerApp>) -> Vec<Text> {
 /// What is wrong with the layout: text outside the window, cut on its left or right (a
 /// column or panel too narrow; cut at the top or bottom is a scrolled list), or drawn over
 /// other text.
-fn layout_faults(h: &Harness<'_, ViewerApp>, size: Vec2) -> Vec<String> {
+pub(super) fn layout_faults(h: &Harness<'_, ViewerApp>, size: Vec2) -> Vec<String> {
     let screen = Rect::from_min_size(egui::Pos2::ZERO, size).expand(0.5);
     let shown: Vec<Text> = texts(h)
         .into_iter()
@@ -220,7 +228,7 @@ fn tables_follow_a_window_made_narrower() {
 }
 
 /// The large window of the screenshots.
-const LARGE: Vec2 = Vec2::new(1920.0, 1080.0);
+pub(super) const LARGE: Vec2 = Vec2::new(1920.0, 1080.0);
 
 /// Shrink the window to 1000×700: the table's `last_column` header is still drawn, and
 /// everything fits.

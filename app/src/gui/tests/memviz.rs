@@ -14,6 +14,8 @@ use egui_kittest::kittest::Queryable;
 use super::super::ViewerApp;
 use super::super::doc::{Document, SegmentColor};
 use super::super::panels::PanelId;
+use super::super::timeline::LANE_MIN_ROW_HEIGHT;
+use super::layout::{LARGE, SMALL, harness_sized, layout_faults, texts};
 use super::{fixture, harness, primary, repo, settle};
 
 fn rec_name(d: &Document, op: u32) -> &str {
@@ -182,22 +184,78 @@ fn nsight_memory_rows_are_charted_and_nvtx_ranges_are_lanes() {
     h.state_mut().docs_mut()[0].view = view;
     h.run_steps(3);
     let d = doc(&h);
-    let plot = d.last_plot_rect.expect("plot");
-    // The lanes sit under the plot (no strip: nsys sees no allocations), 4 points below
-    // it, rows of lanes::ROW_HEIGHT after a 2-point margin.
+    // The lanes where they were drawn, rows of the drawn height after a 2-point margin.
+    let (lanes, fit) = d.last_lanes.expect("lanes drawn");
     let row = d
         .data
         .lanes
         .iter()
         .position(|r| r.spans.iter().any(|&i| rec_name(d, i) == "fx.step"))
         .expect("row");
-    let y =
-        plot.bottom() + 4.0 + 2.0 + (row as f32 + 0.5) * super::super::timeline::LANE_ROW_HEIGHT;
+    assert!(row < fit.rows, "fx.step's row {row} drawn: {fit:?}");
+    let y = lanes.top() + 2.0 + (row as f32 + 0.5) * fit.row_height;
     let x = (x_of(d, start) + x_of(d, end)) / 2.0;
     hover(&mut h, pos2(x, y));
     // (the table lists fx.step too: the hover's text is the name over the duration)
     let found = h.query_all_by_label_contains("1000 µs · from").count() >= 1;
     assert!(found, "no hover names fx.step and its 1000 µs");
+}
+
+#[test]
+fn every_nvtx_lane_row_is_drawn_at_1000x700() {
+    // Five rows (two threads, nested ranges): at 1000×700 they shrink instead of being
+    // left out ("3 more rows not shown"), each thread's name is drawn, nothing overlaps.
+    let nsys_cpu = repo().join("../shared/traces/nsys-cpu/run.sqlite");
+    for (path, rows) in [
+        (fixture("nsight/cuda-memory.sqlite"), Some(5)),
+        (nsys_cpu, None),
+    ] {
+        for size in [SMALL, LARGE] {
+            let mut h = harness_sized(vec![path.clone()], size);
+            settle(&mut h);
+            let d = &h.state().docs()[0];
+            let lanes = &d.data.lanes;
+            if let Some(rows) = rows {
+                assert_eq!(lanes.len(), rows, "{}", path.display());
+            }
+            let (area, fit) = d.last_lanes.expect("lanes drawn");
+            assert_eq!(
+                fit.rows,
+                lanes.len(),
+                "{} at {size:?}: {fit:?}",
+                path.display()
+            );
+            assert!(fit.row_height >= LANE_MIN_ROW_HEIGHT, "{fit:?}");
+            assert!(area.bottom() <= size.y, "{area:?}");
+            let names: Vec<String> = lanes
+                .iter()
+                .filter(|r| r.depth == 0)
+                .map(|r| thread_name(&d.data.rec, r.thread))
+                .collect();
+            let drawn = texts(&h);
+            for name in &names {
+                assert!(
+                    drawn.iter().any(|t| t.text == *name
+                        && area.y_range().contains(t.full.center().y)
+                        && !t.cut()),
+                    "{name:?} beside the lanes at {size:?}"
+                );
+            }
+            assert!(!drawn.iter().any(|t| t.text.contains("not shown")));
+            let faults = layout_faults(&h, size);
+            assert!(faults.is_empty(), "at {size:?}:\n{}", faults.join("\n"));
+        }
+    }
+}
+
+/// A lane's label: its thread's name, else its id (as the lanes draw it, names here are
+/// short).
+fn thread_name(rec: &collector::Recording, thread: collector::model::ThreadIdx) -> String {
+    rec.threads
+        .get(thread as usize)
+        .map_or_else(String::new, |t| {
+            t.name.clone().unwrap_or_else(|| t.tid.clone())
+        })
 }
 
 #[test]

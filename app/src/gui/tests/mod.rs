@@ -24,6 +24,7 @@ mod compare;
 mod consistency;
 mod export;
 mod files;
+mod heights;
 mod keys;
 mod layout;
 mod memviz;
@@ -178,7 +179,7 @@ fn a_sample_loads_and_a_header_click_sorts_the_table() {
 }
 
 /// Press at `from`, drag to `to` and release, holding `modifiers`.
-fn drag(h: &mut Harness<'_, ViewerApp>, from: Pos2, to: Pos2, modifiers: Modifiers) {
+pub(super) fn drag(h: &mut Harness<'_, ViewerApp>, from: Pos2, to: Pos2, modifiers: Modifiers) {
     h.event(Event::ModifiersChanged(modifiers));
     h.event(Event::PointerMoved(from));
     h.event(primary_with(from, true, modifiers));

@@ -23,6 +23,12 @@ pub fn hover_ui(
     let frame = *frame;
     let pointer = response.hover_pos();
     let mut hover = markers::markers_ui(painter, doc, &frame, pointer, palette);
+    doc.last_lanes = (lanes_rect.height() > 0.0).then(|| {
+        (
+            lanes_rect,
+            lanes::fit(lanes_rect.height(), doc.data.lanes.len()),
+        )
+    });
     if lanes_rect.height() > 0.0 {
         let lane_hover = lanes::lanes_ui(painter, doc, &frame, lanes_rect, pointer, palette);
         hover = hover.or(lane_hover);

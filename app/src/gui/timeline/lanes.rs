@@ -11,23 +11,53 @@ use super::super::paint::PlotFrame;
 use super::super::theme::Palette;
 use super::super::units;
 
-/// Height of one row of a lane.
+/// Height of one row of a lane where the window has room.
 pub const ROW_HEIGHT: f32 = 15.0;
+/// Height of one row at least: in a short window the rows shrink to this (the 10.5-point
+/// names still whole) before a row is left out.
+pub const MIN_ROW_HEIGHT: f32 = 12.0;
 /// Rows drawn at most (deeper or further lanes are cut, and said so): each costs the
-/// plot [`ROW_HEIGHT`] of its height.
+/// plot up to [`ROW_HEIGHT`] of its height.
 pub const MAX_ROWS: usize = 10;
+/// Room above and below the rows.
+const MARGIN: f32 = 4.0;
 /// Ranges narrower than this many points are drawn this wide, so short ones stay visible.
 const MIN_WIDTH: f32 = 1.0;
 /// Ranges wider than this many points carry their name.
 const LABEL_MIN_WIDTH: f32 = 28.0;
 
-/// The height the lanes of `doc` take (0 when it has none).
+/// The height the lanes of `doc` take where there is room (0 when it has none); where
+/// there is less, their rows shrink ([`fit`]).
 pub fn height(doc: &Document) -> f32 {
     let rows = doc.data.lanes.len().min(MAX_ROWS);
     if rows == 0 {
         0.0
     } else {
-        rows as f32 * ROW_HEIGHT + 4.0
+        rows as f32 * ROW_HEIGHT + MARGIN
+    }
+}
+
+/// How the rows fit in the lanes' area.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fit {
+    /// Rows drawn (the first ones).
+    pub rows: usize,
+    /// Height of each.
+    pub row_height: f32,
+}
+
+/// The rows of `rows` that fit in an area `height` high: every one (up to [`MAX_ROWS`])
+/// at [`ROW_HEIGHT`] where there is room, shrunk towards [`MIN_ROW_HEIGHT`] where there
+/// is not, fewer only below that.
+pub fn fit(height: f32, rows: usize) -> Fit {
+    let wanted = rows.min(MAX_ROWS);
+    let room = (height - MARGIN).max(0.0);
+    let row_height = (room / wanted.max(1) as f32)
+        .clamp(MIN_ROW_HEIGHT, ROW_HEIGHT)
+        .floor();
+    Fit {
+        rows: wanted.min((room / row_height) as usize),
+        row_height,
     }
 }
 
@@ -47,9 +77,12 @@ pub fn lanes_ui(
     let font = FontId::proportional(10.5);
     let mut hovered = None;
     // Rows that fit the area (the plot may have taken some of their room).
-    let fit = (((area.height() - 4.0) / ROW_HEIGHT).max(0.0) as usize).min(MAX_ROWS);
+    let Fit {
+        rows: fit,
+        row_height,
+    } = fit(area.height(), doc.data.lanes.len());
     for (n, row) in doc.data.lanes.iter().take(fit).enumerate() {
-        let y0 = area.top() + 2.0 + n as f32 * ROW_HEIGHT;
+        let y0 = area.top() + MARGIN / 2.0 + n as f32 * row_height;
         if row.depth == 0 {
             let name = rec
                 .threads
@@ -58,7 +91,7 @@ pub fn lanes_ui(
                     t.name.clone().unwrap_or_else(|| t.tid.clone())
                 });
             p.text(
-                pos2(area.left() - 4.0, y0 + ROW_HEIGHT / 2.0 - 1.0),
+                pos2(area.left() - 4.0, y0 + row_height / 2.0 - 1.0),
                 Align2::RIGHT_CENTER,
                 ellipsize(&name, 11),
                 font.clone(),
@@ -67,7 +100,7 @@ pub fn lanes_ui(
             p.hline(area.x_range(), y0 - 1.0, Stroke::new(0.5, palette.grid));
         }
         let color = palette.categories[(row.depth + n) % palette.categories.len()];
-        let y_range = y0..=y0 + ROW_HEIGHT - 2.0;
+        let y_range = y0..=y0 + row_height - 2.0;
         hovered = spans_ui(
             &p,
             doc,
@@ -152,3 +185,21 @@ fn spans_ui(
 
 /// Room left of the lanes for the thread names (the plot's byte labels' margin).
 const Y_LABEL_ROOM: f32 = 74.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_shrink_before_one_is_left_out() {
+        // Room for five rows at full height, at the least height, and for three only.
+        let full = fit(5.0 * ROW_HEIGHT + MARGIN, 5);
+        assert_eq!((full.rows, full.row_height), (5, ROW_HEIGHT));
+        let least = fit(5.0 * MIN_ROW_HEIGHT + MARGIN, 5);
+        assert_eq!((least.rows, least.row_height), (5, MIN_ROW_HEIGHT));
+        let short = fit(3.5 * MIN_ROW_HEIGHT + MARGIN, 5);
+        assert_eq!((short.rows, short.row_height), (3, MIN_ROW_HEIGHT));
+        // More than MAX_ROWS: at most MAX_ROWS drawn.
+        assert_eq!(fit(1000.0, MAX_ROWS + 3).rows, MAX_ROWS);
+    }
+}

@@ -37,8 +37,9 @@ use columns::SourceColumns;
 use input::handle_input;
 #[cfg(test)]
 pub use keys::KEY_STEP;
+pub use lanes::Fit as LanesFit;
 #[cfg(test)]
-pub use lanes::ROW_HEIGHT as LANE_ROW_HEIGHT;
+pub use lanes::MIN_ROW_HEIGHT as LANE_MIN_ROW_HEIGHT;
 use overlay::decorations_ui;
 use toolbar::toolbar_ui;
 
@@ -50,6 +51,8 @@ const TIME_AXIS_HEIGHT: f32 = 18.0;
 const STRIP_HEIGHT: f32 = 54.0;
 /// Height the plot keeps when lanes are drawn under it.
 const MIN_PLOT_HEIGHT: f32 = 80.0;
+/// Space between the lanes and what is above them.
+const LANES_GAP: f32 = 4.0;
 
 /// A recording drawn on the plot: which device, and where its clock's zero is.
 #[derive(Clone, Copy)]
@@ -205,17 +208,20 @@ fn layout(full: Rect, strip: bool, lanes_height: f32) -> (Rect, Rect, Rect, Rect
     let left = full.left() + Y_LABELS_WIDTH;
     let right = full.right() - 12.0;
     let lanes_bottom = full.bottom() - TIME_AXIS_HEIGHT;
-    // The lanes give way to the plot: it keeps MIN_PLOT_HEIGHT (and the strip its own).
-    let room = full.height() - TIME_AXIS_HEIGHT - STRIP_HEIGHT - MIN_PLOT_HEIGHT;
+    let (strip_height, strip_gap) = if strip {
+        (STRIP_HEIGHT, 6.0)
+    } else {
+        (0.0, 0.0)
+    };
+    // The lanes give way to the plot: it keeps MIN_PLOT_HEIGHT (and the strip, where
+    // there is one, its own); their rows shrink in what is left (lanes::fit).
+    let room =
+        full.height() - TIME_AXIS_HEIGHT - strip_height - strip_gap - LANES_GAP - MIN_PLOT_HEIGHT;
     let lanes_height = lanes_height.min(room.max(0.0));
     let lanes_top = lanes_bottom - lanes_height;
     let lanes = Rect::from_min_max(pos2(left, lanes_top), pos2(right, lanes_bottom));
-    let strip_bottom = lanes_top - if lanes_height > 0.0 { 4.0 } else { 0.0 };
-    let (strip_top, gap) = if strip {
-        (strip_bottom - STRIP_HEIGHT, 6.0)
-    } else {
-        (strip_bottom, 0.0)
-    };
+    let strip_bottom = lanes_top - if lanes_height > 0.0 { LANES_GAP } else { 0.0 };
+    let (strip_top, gap) = (strip_bottom - strip_height, strip_gap);
     let plot_top = full.top() + 4.0;
     let plot = Rect::from_min_max(
         pos2(left, plot_top),
