@@ -180,6 +180,8 @@ pub struct Document {
     pub last_multiples: Option<(egui::Rect, super::multiples::Layout)>,
     /// Where the NVTX lanes were drawn last frame, and their rows.
     pub last_lanes: Option<(egui::Rect, super::timeline::LanesFit)>,
+    /// Rows of the NVTX lanes scrolled past, where more rows than fit (the wheel over them).
+    pub lanes_scroll_rows: f32,
     /// The device's capacity when it was too far above the curves to scale to last frame:
     /// what the toolbar says of it ("79.18 GiB · off scale (the curves reach 3 %)").
     pub capacity_off_scale: Option<String>,
@@ -233,6 +235,7 @@ impl Document {
             last_plot_rect: None,
             last_multiples: None,
             last_lanes: None,
+            lanes_scroll_rows: 0.0,
             capacity_off_scale: None,
             columns: Default::default(),
             selection: None,

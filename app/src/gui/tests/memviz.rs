@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use egui::{Event, Pos2, pos2};
+use egui::{Event, Modifiers, MouseWheelSource, MouseWheelUnit, Pos2, TouchPhase, pos2, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
@@ -246,6 +246,67 @@ fn every_nvtx_lane_row_is_drawn_at_1000x700() {
             assert!(faults.is_empty(), "at {size:?}:\n{}", faults.join("\n"));
         }
     }
+}
+
+#[test]
+fn lanes_that_do_not_fit_scroll_under_the_wheel_and_the_time_axis_keeps_its_zoom() {
+    // GIVEN a window too short for the Nsight fixture's five NVTX rows at 12 points
+    let path = fixture("nsight/cuda-memory.sqlite");
+    let mut short = None;
+    for height in (400..=680).rev().step_by(20) {
+        let mut h = harness_sized(vec![path.clone()], vec2(1000.0, height as f32));
+        settle(&mut h);
+        let (_, fit) = doc(&h).last_lanes.expect("lanes drawn");
+        if fit.rows < doc(&h).data.lanes.len() {
+            short = Some(h);
+            break;
+        }
+    }
+    let mut h = short.expect("a window height where the rows do not all fit");
+    let (area, fit) = doc(&h).last_lanes.expect("lanes drawn");
+    let (total, view) = (doc(&h).data.lanes.len(), doc(&h).view);
+    // THEN the note says which rows are drawn
+    let says = |h: &Harness<'_, ViewerApp>, note: &str| {
+        texts(h)
+            .iter()
+            .any(|t| t.text.starts_with(note) && !t.cut())
+    };
+    assert!(says(&h, &format!("rows 1–{} of {total}", fit.rows)));
+    // WHEN the wheel turns over the lanes (content moving up: towards the last rows)
+    let wheel = |h: &mut Harness<'_, ViewerApp>, dy: f32| {
+        h.event(Event::PointerMoved(area.center()));
+        for _ in 0..10 {
+            h.event(Event::MouseWheel {
+                unit: MouseWheelUnit::Point,
+                delta: vec2(0.0, dy),
+                phase: TouchPhase::Move,
+                source: MouseWheelSource::Unknown,
+                modifiers: Modifiers::NONE,
+            });
+            h.step();
+        }
+        h.run_steps(10);
+    };
+    wheel(&mut h, -50.0);
+    // THEN the last rows are drawn, the top one with its thread's name, the note says so,
+    // and the time axis kept its zoom
+    let first = total - fit.rows;
+    let d = doc(&h);
+    assert_eq!(d.lanes_scroll_rows.round() as usize, first);
+    assert_eq!(d.view, view);
+    let name = thread_name(&d.data.rec, d.data.lanes[first].thread);
+    assert!(
+        texts(&h)
+            .iter()
+            .any(|t| t.text == name && area.y_range().contains(t.full.center().y)),
+        "{name:?} beside the top row"
+    );
+    assert!(says(&h, &format!("rows {}–{total} of {total}", first + 1)));
+    // WHEN the wheel turns back THEN the first rows again
+    wheel(&mut h, 50.0);
+    assert_eq!(doc(&h).lanes_scroll_rows, 0.0);
+    assert_eq!(doc(&h).view, view);
+    assert!(says(&h, &format!("rows 1–{} of {total}", fit.rows)));
 }
 
 /// A lane's label: its thread's name, else its id (as the lanes draw it, names here are

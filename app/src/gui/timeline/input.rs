@@ -59,11 +59,18 @@ pub fn handle_input(
 }
 
 fn wheel(ui: &Ui, doc: &mut Document, response: &Response, map: Mapping) {
+    let (scroll, zoom, pointer) =
+        ui.input(|i| (i.smooth_scroll_delta, i.zoom_delta(), i.pointer.hover_pos()));
+    // Over NVTX lanes with more rows than fit, the wheel scrolls the rows.
+    if let Some(p) = pointer
+        && super::lanes::scroll(doc, p, scroll.y)
+    {
+        return;
+    }
     let Some(pos) = response.hover_pos() else {
         return;
     };
     let duration = doc.data.duration_ns();
-    let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta, i.zoom_delta()));
     let anchor = map.t_at(pos.x);
     if scroll.y != 0.0 {
         let factor = (-(scroll.y as f64) * WHEEL_ZOOM_PER_POINT).exp();

@@ -16,8 +16,8 @@ pub const ROW_HEIGHT: f32 = 15.0;
 /// Height of one row at least: in a short window the rows shrink to this (the 10.5-point
 /// names still whole) before a row is left out.
 pub const MIN_ROW_HEIGHT: f32 = 12.0;
-/// Rows drawn at most (deeper or further lanes are cut, and said so): each costs the
-/// plot up to [`ROW_HEIGHT`] of its height.
+/// Rows drawn at once at most (further rows are scrolled to with the wheel over the
+/// lanes, and the note says which are shown): each costs the plot up to [`ROW_HEIGHT`].
 pub const MAX_ROWS: usize = 10;
 /// Room above and below the rows.
 const MARGIN: f32 = 4.0;
@@ -61,6 +61,29 @@ pub fn fit(height: f32, rows: usize) -> Fit {
     }
 }
 
+/// The first row drawn, `scrolled` rows down, of `total` rows of which `fit` are drawn.
+pub fn first_row(scrolled: f32, total: usize, fit: usize) -> usize {
+    (scrolled.max(0.0).round() as usize).min(total.saturating_sub(fit))
+}
+
+/// Scroll the lanes by `dy` points of wheel (positive: towards the first row) when the
+/// pointer is over them or their names and their rows do not all fit; whether the wheel
+/// was taken (else it zooms the time axis as anywhere on the timeline).
+pub fn scroll(doc: &mut Document, pointer: Pos2, dy: f32) -> bool {
+    let Some((area, fit)) = doc.last_lanes else {
+        return false;
+    };
+    let total = doc.data.lanes.len();
+    let over = area.expand2(vec2(Y_LABEL_ROOM, 0.0)).contains(pointer);
+    if dy == 0.0 || fit.rows >= total || !over {
+        return false;
+    }
+    let last = total.saturating_sub(fit.rows) as f32;
+    let rows = doc.lanes_scroll_rows.clamp(0.0, last) - dy / fit.row_height.max(1.0);
+    doc.lanes_scroll_rows = rows.clamp(0.0, last);
+    true
+}
+
 /// Draw the lanes into `area` on `frame`'s time axis; return the hover text of the range
 /// under `pointer`.
 pub fn lanes_ui(
@@ -81,9 +104,13 @@ pub fn lanes_ui(
         rows: fit,
         row_height,
     } = fit(area.height(), doc.data.lanes.len());
-    for (n, row) in doc.data.lanes.iter().take(fit).enumerate() {
+    let total = doc.data.lanes.len();
+    let first = first_row(doc.lanes_scroll_rows, total, fit);
+    for (n, row) in doc.data.lanes.iter().skip(first).take(fit).enumerate() {
         let y0 = area.top() + MARGIN / 2.0 + n as f32 * row_height;
-        if row.depth == 0 {
+        // A thread's name beside its first row, and beside the top row when scrolled into
+        // the middle of a thread's nested rows.
+        if row.depth == 0 || n == 0 {
             let name = rec
                 .threads
                 .get(row.thread as usize)
@@ -99,7 +126,8 @@ pub fn lanes_ui(
             );
             p.hline(area.x_range(), y0 - 1.0, Stroke::new(0.5, palette.grid));
         }
-        let color = palette.categories[(row.depth + n) % palette.categories.len()];
+        // By the row's own index: a row keeps its colour as the lanes scroll.
+        let color = palette.categories[(row.depth + first + n) % palette.categories.len()];
         let y_range = y0..=y0 + row_height - 2.0;
         hovered = spans_ui(
             &p,
@@ -112,11 +140,15 @@ pub fn lanes_ui(
         )
         .or(hovered);
     }
-    if doc.data.lanes.len() > fit {
+    if total > fit {
         p.text(
             area.right_bottom() - vec2(4.0, 2.0),
             Align2::RIGHT_BOTTOM,
-            format!("{} more rows not shown", doc.data.lanes.len() - fit),
+            format!(
+                "rows {}–{} of {total} · the wheel over them scrolls",
+                first + 1,
+                first + fit
+            ),
             font,
             palette.weak_text,
         );
