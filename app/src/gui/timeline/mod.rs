@@ -9,6 +9,7 @@
 //! inspector's cursor there, double-click resets. Everything drawn comes from the
 //! pyramids in O(columns).
 
+mod areas;
 mod capacity;
 mod categories;
 mod columns;
@@ -31,6 +32,7 @@ use super::doc::{CompareLayout, Document, TimeView};
 use super::paint::{self, Columns, PlotFrame};
 use super::theme::Palette;
 use super::units;
+use areas::layout;
 use categories::LayerColumns;
 pub use columns::ColumnCache;
 use columns::SourceColumns;
@@ -42,17 +44,6 @@ pub use lanes::Fit as LanesFit;
 pub use lanes::MIN_ROW_HEIGHT as LANE_MIN_ROW_HEIGHT;
 use overlay::decorations_ui;
 use toolbar::toolbar_ui;
-
-/// Width of the byte labels left of the plot.
-const Y_LABELS_WIDTH: f32 = 74.0;
-/// Height of the time labels under the plot.
-const TIME_AXIS_HEIGHT: f32 = 18.0;
-/// Height of the fragmentation strip.
-const STRIP_HEIGHT: f32 = 54.0;
-/// Height the plot keeps when lanes are drawn under it.
-const MIN_PLOT_HEIGHT: f32 = 80.0;
-/// Space between the lanes and what is above them.
-const LANES_GAP: f32 = 4.0;
 
 /// A recording drawn on the plot: which device, and where its clock's zero is.
 #[derive(Clone, Copy)]
@@ -200,36 +191,6 @@ fn query_columns(
             (probe, cols, over)
         })
         .collect()
-}
-
-/// Plot rect, strip rect, lanes rect and time-axis rect inside `full`; without a strip
-/// (or lanes) its rect is empty, at the plot's (or the strip's) bottom.
-fn layout(full: Rect, strip: bool, lanes_height: f32) -> (Rect, Rect, Rect, Rect) {
-    let left = full.left() + Y_LABELS_WIDTH;
-    let right = full.right() - 12.0;
-    let lanes_bottom = full.bottom() - TIME_AXIS_HEIGHT;
-    let (strip_height, strip_gap) = if strip {
-        (STRIP_HEIGHT, 6.0)
-    } else {
-        (0.0, 0.0)
-    };
-    // The lanes give way to the plot: it keeps MIN_PLOT_HEIGHT (and the strip, where
-    // there is one, its own); their rows shrink in what is left (lanes::fit).
-    let room =
-        full.height() - TIME_AXIS_HEIGHT - strip_height - strip_gap - LANES_GAP - MIN_PLOT_HEIGHT;
-    let lanes_height = lanes_height.min(room.max(0.0));
-    let lanes_top = lanes_bottom - lanes_height;
-    let lanes = Rect::from_min_max(pos2(left, lanes_top), pos2(right, lanes_bottom));
-    let strip_bottom = lanes_top - if lanes_height > 0.0 { LANES_GAP } else { 0.0 };
-    let (strip_top, gap) = (strip_bottom - strip_height, strip_gap);
-    let plot_top = full.top() + 4.0;
-    let plot = Rect::from_min_max(
-        pos2(left, plot_top),
-        pos2(right, (strip_top - gap).max(plot_top + 1.0)),
-    );
-    let strip = Rect::from_min_max(pos2(left, strip_top), pos2(right, strip_bottom));
-    let axis = Rect::from_min_max(pos2(left, lanes_bottom), pos2(right, full.bottom()));
-    (plot, strip, lanes, axis)
 }
 
 /// How a plot picks its y axis beyond fitting its own curves.
