@@ -24,11 +24,7 @@ pub struct CompactSpans {
 impl CompactSpans {
     /// Add a span at the end.
     pub fn push(&mut self, span: &OpSpan) {
-        let code = OpCategory::ALL
-            .iter()
-            .position(|&c| c == span.category)
-            .unwrap_or(OpCategory::ALL.len() - 1);
-        self.bytes.push(code as u8);
+        self.bytes.push(span.category.code());
         put_varint(&mut self.bytes, u64::from(span.name.0));
         put_varint(&mut self.bytes, u64::from(span.thread));
         put_varint(
@@ -115,10 +111,7 @@ impl Iterator for Spans<'_> {
         };
         Some(OpSpan {
             name: StrId(name),
-            category: OpCategory::ALL
-                .get(usize::from(code))
-                .copied()
-                .unwrap_or(OpCategory::Other),
+            category: OpCategory::from_code(code).unwrap_or(OpCategory::Other),
             thread,
             start_ns: time(start),
             end_ns: time(end),

@@ -97,6 +97,17 @@ impl OpCategory {
         OpCategory::Other,
     ];
 
+    /// The category's stable code: its place in [`OpCategory::ALL`].
+    pub fn code(self) -> u8 {
+        let place = OpCategory::ALL.iter().position(|&c| c == self);
+        place.unwrap_or(OpCategory::ALL.len() - 1) as u8
+    }
+
+    /// The category of a stable [`OpCategory::code`], if it is one.
+    pub fn from_code(code: u8) -> Option<OpCategory> {
+        OpCategory::ALL.get(usize::from(code)).copied()
+    }
+
     /// Whether the span runs on the host (PyTorch's `DeviceType.CPU` for kineto events).
     pub fn is_host(self) -> bool {
         !matches!(

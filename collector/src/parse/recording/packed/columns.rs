@@ -6,8 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::{
-    DeviceIdx, GpuProcessSample, GpuSample, HostSample, MemEvent, MemEventKind, OpCategory, OpSpan,
-    ThreadIdx,
+    DeviceIdx, GpuProcessSample, GpuSample, HostSample, MemEvent, MemEventKind, OpSpan, ThreadIdx,
 };
 
 /// Memory events as columns.
@@ -124,7 +123,7 @@ impl MemEncoder {
 pub struct OpColumns {
     /// Name id.
     pub(super) n: Vec<u32>,
-    /// Category code (index into [`OpCategory::ALL`]).
+    /// Category code ([`crate::model::OpCategory::code`]).
     pub(super) c: Vec<u8>,
     /// Thread index.
     pub(super) th: Vec<ThreadIdx>,
@@ -146,8 +145,7 @@ impl OpEncoder {
         let mut c = OpColumns::default();
         for o in spans {
             c.n.push(o.name.0);
-            let code = OpCategory::ALL.iter().position(|&k| k == o.category);
-            c.c.push(code.unwrap_or(OpCategory::ALL.len() - 1) as u8);
+            c.c.push(o.category.code());
             c.th.push(o.thread);
             c.s.push(o.start_ns.wrapping_sub(self.previous_ns));
             c.d.push(o.end_ns.wrapping_sub(o.start_ns));

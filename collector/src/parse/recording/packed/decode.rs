@@ -90,8 +90,7 @@ impl Decoder {
         }
         for i in 0..n {
             self.op_ns = self.op_ns.wrapping_add(c.s[i]);
-            let category = *OpCategory::ALL
-                .get(c.c[i] as usize)
+            let category = OpCategory::from_code(c.c[i])
                 .ok_or_else(|| format!("unknown op category {}", c.c[i]))?;
             let span = OpSpan {
                 name: StrId(c.n[i]),
