@@ -13,9 +13,9 @@ use crate::parse::{LoadErrorKind, LoadOptions, SourceError, SpanFilter};
 /// [`super::EVENTS_PER_LINE`] events (~0.5 MiB decoded), so this bounds the read-ahead to a few MiB.
 const LINES_AHEAD: usize = 4;
 
-/// One line as the parsing thread read it: its offset and length, and the record or the
-/// error, in file order.
-type Parsed = Result<(u64, usize, Result<PackLine, serde_json::Error>), SourceError>;
+/// One line as the parsing thread read it, in file order: its length, and the record or
+/// the error.
+type Parsed = Result<(usize, Result<PackLine, serde_json::Error>), SourceError>;
 
 /// Read the lines after a packed header into `rec` (which holds the header's facts). A
 /// second thread inflates and parses the lines (half of a pack's reading) while this one
@@ -48,10 +48,10 @@ fn parse_lines(
     loop {
         let (line, n) = match read_line(reader, &mut buf, offset) {
             Ok(0) => return,
-            Ok(n) => (Ok((offset, n, serde_json::from_slice::<PackLine>(&buf))), n),
+            Ok(n) => (Ok((n, serde_json::from_slice::<PackLine>(&buf))), n),
             Err(e) => (Err(e), 0),
         };
-        let stop = !matches!(line, Ok((_, _, Ok(_))));
+        let stop = !matches!(line, Ok((_, Ok(_))));
         if lines.send(line).is_err() || stop {
             return;
         }
@@ -70,8 +70,7 @@ fn apply_lines(
     let mut state = decode::Decoder::default();
     let mut end = None;
     for line in parsed {
-        let (at, n, line) = line?;
-        offset = at;
+        let (n, line) = line?;
         let bad = |message: String| SourceError::shape(Some(offset), message);
         if end.is_some() {
             return Err(bad(
