@@ -145,12 +145,15 @@ fn run(name: &str, rec: Recording) {
     let t = Instant::now();
     let layout = BandLayout::build(&rec, d);
     let build_ms = t.elapsed().as_secs_f64() * 1e3;
-    let moves: usize = (0..layout.len()).map(|i| layout.moves(i).len()).sum();
+    let t = Instant::now();
+    let moves: usize = (0..layout.len()).map(|i| layout.moves(d, i).len()).sum();
+    let moves_ms = t.elapsed().as_secs_f64() * 1e3;
     println!(
-        "\n{name}: {} allocations; layout built in {build_ms:.0} ms ({moves} moves, index {:.1} MiB, truncated: {})",
+        "\n{name}: {} allocations; layout built in {build_ms:.0} ms ({:.1} MiB, index {:.1} MiB); \
+         every band's moves found in {moves_ms:.0} ms ({moves} moves)",
         layout.len(),
+        layout.heap_bytes() as f64 / (1 << 20) as f64,
         layout.index.heap_bytes() as f64 / (1 << 20) as f64,
-        layout.truncated
     );
     drop(timeline);
     let data = Arc::new(Loaded::build(

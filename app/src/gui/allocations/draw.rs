@@ -8,7 +8,7 @@
 use collector::analysis::allocations::{BandLayout, BandQuery, ColorBy, op_of, site_frame};
 use collector::analysis::categories::Category;
 use collector::analysis::live::without_directory;
-use collector::timeline::Allocation;
+use collector::timeline::{Allocation, DeviceTimeline};
 use egui::{Color32, FontId, Mesh, Rect, Response, Sense, Shape, Stroke, Ui, pos2, vec2};
 
 use super::super::doc::Document;
@@ -194,7 +194,7 @@ fn draw_bands(
         if matched.is_some_and(|m| !m.get(i).copied().unwrap_or(false)) {
             color = color.gamma_multiply(0.15);
         }
-        out.rects += stretches(frame, &bands.layout, (i, a), origin, |r| {
+        out.rects += stretches(frame, &bands.layout, d, (i, a), origin, |r| {
             mesh.add_colored_rect(r, color)
         });
     }
@@ -206,14 +206,19 @@ fn draw_bands(
 pub(super) fn stretches(
     frame: &PlotFrame,
     layout: &BandLayout,
+    d: &DeviceTimeline,
     (i, a): (usize, &Allocation),
     origin: i64,
     mut rect: impl FnMut(Rect),
 ) -> usize {
     let (left, right) = (frame.rect.left(), frame.rect.right());
     let end = a.free_ns.unwrap_or(layout.end_ns);
-    let starts = std::iter::once((a.alloc_ns, layout.start_offset(i)))
-        .chain(layout.moves(i).iter().map(|m| (m.time_ns, m.offset_bytes)));
+    let starts = std::iter::once((a.alloc_ns, layout.start_offset(i))).chain(
+        layout
+            .moves(d, i)
+            .into_iter()
+            .map(|m| (m.time_ns, m.offset_bytes)),
+    );
     let mut starts = starts.peekable();
     let mut n = 0;
     let mut drawn_to = f32::NEG_INFINITY;
@@ -264,18 +269,15 @@ fn outline(
     i: usize,
     color: Color32,
 ) {
-    let Some(a) = doc
-        .data
-        .timeline
-        .devices
-        .get(doc.device as usize)
-        .and_then(|d| d.allocations.get(i))
-    else {
+    let Some(d) = doc.data.timeline.devices.get(doc.device as usize) else {
+        return;
+    };
+    let Some(a) = d.allocations.get(i) else {
         return;
     };
     let origin = doc.data.rec.meta.start_ns;
     let mut rects = Vec::new();
-    stretches(frame, layout, (i, a), origin, |r| rects.push(r));
+    stretches(frame, layout, d, (i, a), origin, |r| rects.push(r));
     for r in rects {
         p.rect_filled(r, 0.0, color.gamma_multiply(0.35));
         p.rect_stroke(

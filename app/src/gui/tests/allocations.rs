@@ -50,7 +50,7 @@ fn long_lived(h: &Harness<'_, ViewerApp>, freed: bool) -> (usize, Pos2) {
         .expect("bands");
     let frame = doc.allocations.plot.expect("drawn");
     let t = a.alloc_ns + life(a) / 2;
-    let offset = bands.layout.offset_at(i, t);
+    let offset = bands.layout.offset_at(d, i, t);
     let pos = Pos2::new(
         frame.x(doc.rel_ns(t)),
         frame.y((offset + a.bytes / 2) as f64),

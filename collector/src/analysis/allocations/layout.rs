@@ -2,21 +2,20 @@
 //! walks them. The live allocations stay in the order they were made; an allocation goes
 //! on top of the stack; a free takes its band out and every band above slides down by its
 //! bytes; a change of the bytes allocated before the trace (a free of a block the trace
-//! never saw allocated) moves every band. Each move is recorded, so a band's offset at
-//! any time is a binary search in its own moves.
+//! never saw allocated) moves every band.
+//!
+//! The moves are not stored: a real trace makes ~90 per allocation (1.2 M for the 13 k
+//! allocations of one HTA trace, ~230 M at 10 GB), memory_viz's walk records them all.
+//! The walk keeps each band's offset when it was allocated and the removals in order
+//! ([`Removals`]); a band's moves are the removals of older bands while it lives and the
+//! changes below the trace then, found when a view asks ([`BandLayout::moves`]).
 
 use super::lod::{BandIndex, BandQuery};
+use super::removals::{NEVER, Removals};
 use crate::model::{DeviceIdx, MemEventKind, Recording};
 use crate::timeline::DeviceTimeline;
 
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
-
-/// The most band moves kept per device: 16 bytes each, so 256 MiB at the cap (plus as
-/// much again while they are sorted by band). memory_viz pays the same walk (every band
-/// above a free moves); a training step's frees are mostly near the top of the stack, so
-/// real runs stay far below (see docs/PERFORMANCE.md). Past the cap the layout says it is
-/// truncated and later moves are not kept: bands after that keep their last offset.
-pub const MAX_MOVES: usize = 16 << 20;
 
 /// No free event.
 const NO_EVENT: u32 = u32::MAX;
@@ -39,113 +38,89 @@ pub struct BandLayout {
     pub device: DeviceIdx,
     /// Each band's offset (bytes below it) when it was allocated.
     start_offsets: Vec<i64>,
-    /// Band i's moves are `moves[move_start[i]..move_start[i + 1]]`, in time order.
-    move_start: Vec<u32>,
-    moves: Vec<Move>,
+    /// The walk step (index into the device's points) of each band's allocation.
+    alloc_steps: Vec<u32>,
+    /// The position of each band's removal in `removals`, or [`NEVER`].
+    removed_at: Vec<u32>,
     /// Each allocation's free event (an index into `Recording::mem_events`).
     free_events: Vec<u32>,
-    /// The ids of freed bands in the order of their frees.
-    by_free: Vec<u32>,
+    /// The bands taken off the stack (freed, or replaced at their address), in order.
+    removals: Removals,
     /// The bottom band: bytes allocated before the trace (the allocator's total minus the
     /// live allocations seen), as steps (time, bytes).
     pub before_trace: Vec<(i64, i64)>,
+    /// The walk step of each of `before_trace`'s changes.
+    before_trace_steps: Vec<u32>,
     /// The device's last event: bands never freed end there.
     pub end_ns: i64,
-    /// Whether moves past [`MAX_MOVES`] were dropped.
-    pub truncated: bool,
     /// Bands by size and lifetime, for views.
     pub index: BandIndex,
 }
 
-/// The stack while walking.
-#[derive(Default)]
-struct Stack {
-    live: Vec<u32>,
-    offsets: Vec<i64>,
-    seen_bytes: i64,
-    rest_bytes: i64,
-}
-
 impl BandLayout {
-    /// Walk `d`'s events once and stack its allocations. O(events + moves).
+    /// Walk `d`'s events once and stack its allocations. O(events).
     pub fn build(rec: &Recording, d: &DeviceTimeline) -> BandLayout {
         let n = d.allocations.len();
-        let mut start_offsets = vec![0i64; n];
-        let mut free_events = vec![NO_EVENT; n];
-        let mut by_free = Vec::new();
-        let mut raw: Vec<(u32, Move)> = Vec::new();
-        let mut truncated = false;
-        let mut before_trace = Vec::new();
-        let mut stack = Stack::default();
+        let mut layout = BandLayout {
+            device: d.device,
+            start_offsets: vec![0i64; n],
+            alloc_steps: vec![NEVER; n],
+            removed_at: vec![NEVER; n],
+            free_events: vec![NO_EVENT; n],
+            removals: Removals::default(),
+            before_trace: Vec::new(),
+            before_trace_steps: Vec::new(),
+            end_ns: d.points.last().map_or(0, |p| p.time_ns),
+            index: BandIndex::default(),
+        };
         let mut at: HashMap<u64, u32> = HashMap::default();
-        let mut next = 0u32;
+        let (mut next, mut seen_bytes, mut rest_bytes) = (0u32, 0i64, 0i64);
         let bytes_of = |id: u32| d.allocations.get(id as usize).map_or(0, |a| a.bytes);
-        for p in &d.points {
+        for (step, p) in d.points.iter().enumerate() {
             let Some(e) = rec.mem_events.get(p.event as usize) else {
                 continue;
             };
-            if !e.kind.is_allocation() {
-                continue;
-            }
-            let mut removed = None;
-            let mut added = None;
-            match (e.kind, e.addr) {
+            let step = step as u32;
+            let (removed, added) = match (e.kind, e.addr) {
                 (MemEventKind::Alloc, Some(addr)) => {
-                    added = Some(next);
-                    if let Some(prev) = at.insert(addr, next) {
-                        removed = Some(prev);
-                    }
                     next += 1;
+                    (at.insert(addr, next - 1), Some(next - 1))
                 }
                 (MemEventKind::Free, Some(addr)) => {
-                    if let Some(id) = at.remove(&addr) {
-                        removed = Some(id);
-                        if let Some(f) = free_events.get_mut(id as usize) {
-                            *f = p.event;
-                        }
+                    let id = at.remove(&addr);
+                    if let Some(f) = id.and_then(|id| layout.free_events.get_mut(id as usize)) {
+                        *f = p.event;
                     }
+                    (id, None)
                 }
-                _ => {}
-            }
-            let (pos, gone) = match removed {
-                Some(id) => {
-                    by_free.push(id);
-                    (stack.remove(id), bytes_of(id))
-                }
-                None => (stack.live.len(), 0),
+                _ if e.kind.is_allocation() => (None, None),
+                _ => continue,
             };
-            let plus = added.map_or(0, bytes_of);
-            stack.seen_bytes += plus - gone;
-            let rest = p.allocated_bytes - stack.seen_bytes;
-            let delta = rest - stack.rest_bytes;
-            if delta != 0 {
-                before_trace.push((p.time_ns, rest));
-                stack.rest_bytes = rest;
-            }
-            truncated |= stack.slide(pos, gone, delta, p.time_ns, &mut raw);
-            if let Some(id) = added {
-                let offset = p.allocated_bytes - plus;
-                if let Some(s) = start_offsets.get_mut(id as usize) {
-                    *s = offset;
+            if let Some(id) = removed {
+                if let Some(r) = layout.removed_at.get_mut(id as usize) {
+                    *r = layout.removals.band.len() as u32;
                 }
-                stack.live.push(id);
-                stack.offsets.push(offset);
+                layout.removals.push(id, step, p.time_ns);
+            }
+            let plus = added.map_or(0, bytes_of);
+            seen_bytes += plus - removed.map_or(0, bytes_of);
+            let rest = p.allocated_bytes - seen_bytes;
+            if rest != rest_bytes {
+                layout.before_trace.push((p.time_ns, rest));
+                layout.before_trace_steps.push(step);
+                rest_bytes = rest;
+            }
+            if let Some(id) = added {
+                if let Some(s) = layout.start_offsets.get_mut(id as usize) {
+                    *s = p.allocated_bytes - plus;
+                }
+                if let Some(s) = layout.alloc_steps.get_mut(id as usize) {
+                    *s = step;
+                }
             }
         }
-        let (move_start, moves) = by_band(n, raw);
-        let end_ns = d.points.last().map_or(0, |p| p.time_ns);
-        BandLayout {
-            device: d.device,
-            start_offsets,
-            move_start,
-            moves,
-            free_events,
-            by_free,
-            before_trace,
-            end_ns,
-            truncated,
-            index: BandIndex::build(d, end_ns),
-        }
+        layout.index = BandIndex::build(d, layout.end_ns);
+        layout
     }
 
     /// Number of bands.
@@ -158,11 +133,67 @@ impl BandLayout {
         self.start_offsets.is_empty()
     }
 
-    /// Band `i`'s moves, in time order.
-    pub fn moves(&self, i: usize) -> &[Move] {
-        let from = self.move_start.get(i).copied().unwrap_or(0) as usize;
-        let to = self.move_start.get(i + 1).copied().unwrap_or(0) as usize;
-        self.moves.get(from..to.max(from)).unwrap_or(&[])
+    /// Band `i`'s moves, in time order: one at each walk step that removes a band allocated
+    /// before it or changes the bytes before the trace, while it is live. `d` is the
+    /// device the layout was built from. O(moves) and a scan of the removals meanwhile that
+    /// skips 64 at a time where none is older than `i`.
+    pub fn moves(&self, d: &DeviceTimeline, i: usize) -> Vec<Move> {
+        let Some(&alloc_step) = self.alloc_steps.get(i) else {
+            return Vec::new();
+        };
+        let from = self.removals.first_after(alloc_step);
+        let removed_at = self.removed_at.get(i).copied().unwrap_or(NEVER);
+        let to = if removed_at == NEVER {
+            self.removals.band.len()
+        } else {
+            removed_at as usize
+        };
+        let end_step = self.removals.step.get(to).copied().unwrap_or(NEVER);
+        // (step, time, shift) of the older bands' removals, then of the rest's changes.
+        let mut shifts: Vec<(u32, i64, i64)> = Vec::new();
+        self.removals.each_below(from, to, i as u32, |k| {
+            let band = self.removals.band.get(k).copied().unwrap_or(0);
+            let bytes = d.allocations.get(band as usize).map_or(0, |a| a.bytes);
+            let step = self.removals.step.get(k).copied().unwrap_or(0);
+            let time = self.removals.time_ns.get(k).copied().unwrap_or(0);
+            shifts.push((step, time, -bytes));
+        });
+        let first = self
+            .before_trace_steps
+            .partition_point(|&s| s <= alloc_step);
+        let last = self.before_trace_steps.partition_point(|&s| s < end_step);
+        let mut previous_rest = first.checked_sub(1).map_or(0, |k| self.before_trace[k].1);
+        for k in first..last.max(first) {
+            let (Some(&step), Some(&(time, rest))) =
+                (self.before_trace_steps.get(k), self.before_trace.get(k))
+            else {
+                continue;
+            };
+            shifts.push((step, time, rest - previous_rest));
+            previous_rest = rest;
+        }
+        shifts.sort_by_key(|s| s.0);
+        let mut offset = self.start_offset(i);
+        let mut moves: Vec<(u32, Move)> = Vec::with_capacity(shifts.len());
+        for (step, time_ns, shift) in shifts {
+            offset += shift;
+            let m = Move {
+                time_ns,
+                offset_bytes: offset,
+            };
+            match moves.last_mut() {
+                Some(last) if last.0 == step => last.1 = m,
+                _ => moves.push((step, m)),
+            }
+        }
+        // A step whose shifts cancel (a free below as the bytes before the trace grow by
+        // as much) leaves the band where it was: not a move.
+        let mut previous = self.start_offset(i);
+        moves
+            .into_iter()
+            .map(|(_, m)| m)
+            .filter(|m| std::mem::replace(&mut previous, m.offset_bytes) != m.offset_bytes)
+            .collect()
     }
 
     /// Band `i`'s offset when it was allocated.
@@ -172,8 +203,8 @@ impl BandLayout {
 
     /// Band `i`'s offset (bytes below it) at `time_ns` (its offset when allocated before any
     /// move).
-    pub fn offset_at(&self, i: usize, time_ns: i64) -> i64 {
-        let moves = self.moves(i);
+    pub fn offset_at(&self, d: &DeviceTimeline, i: usize, time_ns: i64) -> i64 {
+        let moves = self.moves(d, i);
         let n = moves.partition_point(|m| m.time_ns <= time_ns);
         n.checked_sub(1)
             .and_then(|k| moves.get(k))
@@ -193,9 +224,22 @@ impl BandLayout {
         self.free_events.get(i).copied().filter(|&e| e != NO_EVENT)
     }
 
-    /// The freed bands in the order of their frees.
+    /// The bands taken off the stack, in the order of their removals.
     pub fn by_free(&self) -> &[u32] {
-        &self.by_free
+        &self.removals.band
+    }
+
+    /// Heap bytes (for PERFORMANCE.md).
+    pub fn heap_bytes(&self) -> usize {
+        self.start_offsets.capacity() * 8
+            + (self.alloc_steps.capacity()
+                + self.removed_at.capacity()
+                + self.free_events.capacity()
+                + self.before_trace_steps.capacity())
+                * 4
+            + self.before_trace.capacity() * 16
+            + self.removals.heap_bytes()
+            + self.index.heap_bytes()
     }
 
     /// The band under (`time_ns`, `offset_bytes`): the allocation live then whose band
@@ -214,87 +258,8 @@ impl BandLayout {
                 return false;
             };
             let live = a.alloc_ns <= time_ns && a.free_ns.is_none_or(|f| f > time_ns);
-            let low = self.offset_at(i, time_ns);
+            let low = self.offset_at(d, i, time_ns);
             live && low <= offset_bytes && offset_bytes < low + a.bytes
         })
     }
-}
-
-impl Stack {
-    /// Move the bands from `pos` up down by `gone` bytes (a free there) and every band by
-    /// `delta` (a change of the bytes before the trace), recording each move at `time_ns`
-    /// while under [`MAX_MOVES`]; returns whether a move was dropped.
-    fn slide(
-        &mut self,
-        pos: usize,
-        gone: i64,
-        delta: i64,
-        time_ns: i64,
-        raw: &mut Vec<(u32, Move)>,
-    ) -> bool {
-        let mut dropped = false;
-        // Without a change below the trace, only the bands above a free move.
-        let from = if delta == 0 { pos } else { 0 };
-        let bands = self.live.iter().zip(self.offsets.iter_mut());
-        for (k, (&id, offset)) in bands.enumerate().skip(from) {
-            let shift = delta - if k >= pos { gone } else { 0 };
-            if shift == 0 {
-                continue;
-            }
-            *offset += shift;
-            if raw.len() < MAX_MOVES {
-                let m = Move {
-                    time_ns,
-                    offset_bytes: *offset,
-                };
-                raw.push((id, m));
-            } else {
-                dropped = true;
-            }
-        }
-        dropped
-    }
-
-    /// Take band `id` out; its position (bands from there up slide down).
-    fn remove(&mut self, id: u32) -> usize {
-        match self.live.binary_search(&id) {
-            Ok(pos) => {
-                self.live.remove(pos);
-                self.offsets.remove(pos);
-                pos
-            }
-            Err(_) => self.live.len(),
-        }
-    }
-}
-
-/// The moves grouped by band (stable: each band's stay in time order), as offsets into one
-/// array.
-fn by_band(n: usize, raw: Vec<(u32, Move)>) -> (Vec<u32>, Vec<Move>) {
-    let mut start = vec![0u32; n + 1];
-    for (id, _) in &raw {
-        if let Some(c) = start.get_mut(*id as usize + 1) {
-            *c += 1;
-        }
-    }
-    let mut sum = 0;
-    for c in &mut start {
-        sum += *c;
-        *c = sum;
-    }
-    let mut fill = start.clone();
-    let blank = Move {
-        time_ns: 0,
-        offset_bytes: 0,
-    };
-    let mut moves = vec![blank; raw.len()];
-    for (id, m) in raw {
-        if let Some(slot) = fill.get_mut(id as usize) {
-            if let Some(dst) = moves.get_mut(*slot as usize) {
-                *dst = m;
-            }
-            *slot += 1;
-        }
-    }
-    (start, moves)
 }

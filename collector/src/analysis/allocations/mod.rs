@@ -5,7 +5,8 @@
 //! bytes. At any instant the stack's top is the allocator's allocated total.
 //!
 //! Built once per device ([`BandLayout::build`], one walk of the device's events): each
-//! band's offset as a step function of time (`layout.rs`); a level-of-detail index of the
+//! band's offset when allocated and the removals that move it, its moves found when asked
+//! (`layout.rs`, `removals.rs`); a level-of-detail index of the
 //! bands by size and lifetime so a view asks only for the bands a pixel can show
 //! (`lod.rs`); each band's colour key by stack, op or category (`keys.rs`); search by op
 //! or stack and the matching bytes over time (`search.rs`); and the icicle (flame graph)
@@ -15,11 +16,12 @@ mod icicle;
 mod keys;
 mod layout;
 mod lod;
+mod removals;
 mod search;
 
 pub use icicle::{FlameNode, FlameTree, flame_at};
 pub use keys::{BandKeys, ColorBy, band_keys, op_of, site_frame};
-pub use layout::{BandLayout, MAX_MOVES, Move};
+pub use layout::{BandLayout, Move};
 pub use lod::{BandIndex, BandQuery};
 pub use search::{Matches, search};
 
