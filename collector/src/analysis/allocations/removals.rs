@@ -35,10 +35,10 @@ impl Removals {
     /// Record that `band` left the stack at walk step `step`, at `time_ns`.
     pub fn push(&mut self, band: u32, step: u32, time_ns: i64) {
         let k = self.band.len();
-        if k % BLOCK == 0 {
+        if k.is_multiple_of(BLOCK) {
             self.block_min.push(band);
         }
-        if k % (BLOCK * SUPER) == 0 {
+        if k.is_multiple_of(BLOCK * SUPER) {
             self.super_min.push(band);
         }
         if let Some(m) = self.block_min.last_mut() {
