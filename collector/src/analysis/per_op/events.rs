@@ -182,18 +182,6 @@ pub(super) fn without_overload(name: &str) -> Option<&str> {
         .then(|| &name[..namespace.len() + 2 + op.len()])
 }
 
-/// The records the table attributes, sorted by time (stable), with their prefix sums.
-pub(super) struct Records {
-    /// Indices into `rec.mem_events`, in time order.
-    pub(super) indices: Vec<u32>,
-    /// Their times, for the interval searches.
-    pub(super) times: Vec<i64>,
-    /// Running CPU and device sums; OOM records are appended after these.
-    pub(super) prefix: Prefix,
-    /// OOM records in the window.
-    pub(super) ooms: usize,
-}
-
 /// How a device's bytes split into key_averages' CPU and device columns.
 fn split(rec: &Recording, bytes: i64, device: u16) -> (i64, i64) {
     let class = rec
@@ -207,9 +195,42 @@ fn split(rec: &Recording, bytes: i64, device: u16) -> (i64, i64) {
     }
 }
 
-/// Memory records sorted by time (stable), with prefix sums for O(log n) interval sums.
-/// Sources that see only the allocator's segments (Nsight: cudaMalloc/cudaFree) have no
-/// allocation records; their segment events are what the table attributes.
+/// Which ops the table counts: torch's `FunctionEvent`s, less the names it filters out,
+/// that overlap the window.
+pub(super) struct OpFilter {
+    filtered: Vec<StrId>,
+    window: Option<TimeWindow>,
+}
+
+impl OpFilter {
+    pub(super) fn new(rec: &Recording, window: Option<TimeWindow>) -> OpFilter {
+        OpFilter {
+            filtered: FILTERED_NAMES
+                .iter()
+                .filter_map(|n| rec.strings.find(n))
+                .collect(),
+            window,
+        }
+    }
+
+    pub(super) fn counts(&self, op: &OpSpan) -> bool {
+        is_function_event(op.category)
+            && !self.filtered.contains(&op.name)
+            && self
+                .window
+                .is_none_or(|w| op.end_ns >= w.start_ns && op.start_ns <= w.end_ns)
+    }
+}
+
+/// The memory records the table attributes in the window, as indices into
+/// `rec.mem_events`: sorted by time (stable), and the OOM records in source order. Sources
+/// that see only the allocator's segments (Nsight: cudaMalloc/cudaFree) have no allocation
+/// records; their segment events are what the table attributes.
+pub(super) struct Records {
+    pub(super) sorted: Vec<u32>,
+    pub(super) ooms: Vec<u32>,
+}
+
 pub(super) fn records(rec: &Recording, window: Option<TimeWindow>) -> Records {
     let in_window = |t: i64| window.is_none_or(|w| w.contains(t));
     let counted = if rec.mem_events.iter().any(|e| e.kind.is_allocation()) {
@@ -217,129 +238,115 @@ pub(super) fn records(rec: &Recording, window: Option<TimeWindow>) -> Records {
     } else {
         MemEventKind::is_segment
     };
-    let mut indices: Vec<u32> = rec
-        .mem_events
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| counted(e.kind) && in_window(e.time_ns))
-        .map(|(i, _)| i as u32)
-        .collect();
-    indices.sort_by_key(|&i| rec.mem_events[i as usize].time_ns);
-    let times: Vec<i64> = indices
-        .iter()
-        .map(|&i| rec.mem_events[i as usize].time_ns)
-        .collect();
-    let ooms = rec
-        .mem_events
-        .iter()
-        .filter(|e| e.kind == MemEventKind::OutOfMemory && in_window(e.time_ns))
-        .count();
-    let mut prefix = Prefix {
-        cpu: Vec::with_capacity(indices.len() + ooms + 1),
-        device: Vec::with_capacity(indices.len() + ooms + 1),
+    let pick = |keep: fn(MemEventKind) -> bool| -> Vec<u32> {
+        rec.mem_events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| keep(e.kind) && in_window(e.time_ns))
+            .map(|(i, _)| i as u32)
+            .collect()
     };
-    prefix.push((0, 0));
-    for &i in &indices {
-        let e = &rec.mem_events[i as usize];
-        prefix.push(split(rec, e.bytes, e.device));
-    }
+    let mut sorted = pick(counted);
+    sorted.sort_by_key(|&i| rec.mem_events[i as usize].time_ns);
     Records {
-        indices,
-        times,
-        prefix,
-        ooms,
+        sorted,
+        ooms: pick(|k| k == MemEventKind::OutOfMemory),
     }
 }
 
-/// One event per op that torch counts, with the range of records in its closed interval
-/// (host ops only); marks in `coverage` (a difference array) which records some op holds.
-pub(super) fn push_op_events(
+/// One chunk's events, in torch's push order — its ops (`ops`, indices into `rec.ops`),
+/// then `[memory]` events for its records covered by no op (in source order), then an
+/// `[OutOfMemory]` event per OOM record — and the prefix sums their ranges index.
+/// `records` are the chunk's attributed records in time order.
+pub(super) fn chunk_events(
     rec: &Recording,
     names: &OpNames,
-    window: Option<TimeWindow>,
-    times: &[i64],
-    coverage: &mut [i32],
-    events: &mut Vec<FunctionEvent>,
-) {
-    let filtered: Vec<StrId> = FILTERED_NAMES
-        .iter()
-        .filter_map(|n| rec.strings.find(n))
-        .collect();
-    for op in &rec.ops {
-        if !is_function_event(op.category) || filtered.contains(&op.name) {
-            continue;
-        }
-        if let Some(w) = window
-            && (op.end_ns < w.start_ns || op.start_ns > w.end_ns)
-        {
-            continue;
-        }
-        let host = op.category.is_host();
-        let (mut lo, mut hi) = (0, 0);
-        if host {
-            lo = times.partition_point(|&t| t < op.start_ns);
-            hi = times.partition_point(|&t| t <= op.end_ns);
-            if lo < hi {
-                coverage[lo] += 1;
-                coverage[hi] -= 1;
-            } else {
-                (lo, hi) = (0, 0);
-            }
-        }
-        let name = names.row(rec, op);
-        let mut flags = 0;
-        if host {
-            flags |= HOST;
-        }
-        if op.category == OpCategory::PythonFunction {
-            flags |= PYTHON;
-        }
-        if op.category == OpCategory::UserAnnotation {
-            flags |= USER_ANNOTATION;
-        }
-        events.push(FunctionEvent {
-            start_ns: op.start_ns,
-            end_ns: op.end_ns,
-            name,
-            thread_flags: (op.thread & THREAD_MASK) | flags,
-            lo: lo as u32,
-            hi: hi as u32,
-        });
+    ops: impl Iterator<Item = u32>,
+    records: &[u32],
+    ooms: &[u32],
+) -> (Vec<FunctionEvent>, Prefix) {
+    let mut prefix = Prefix {
+        cpu: Vec::with_capacity(records.len() + ooms.len() + 1),
+        device: Vec::with_capacity(records.len() + ooms.len() + 1),
+    };
+    prefix.push((0, 0));
+    let event = |i: u32| rec.mem_events.get(i as usize);
+    for e in records.iter().filter_map(|&i| event(i)) {
+        prefix.push(split(rec, e.bytes, e.device));
     }
-}
-
-/// `[memory]` events for the records covered by no op, in source order, then an
-/// `[OutOfMemory]` event for every OOM record (appended to the prefix sums).
-pub(super) fn push_memory_events(
-    rec: &Recording,
-    window: Option<TimeWindow>,
-    indices: Vec<u32>,
-    coverage: Vec<i32>,
-    prefix: &mut Prefix,
-    events: &mut Vec<FunctionEvent>,
-) {
-    const NOT_RECORDED: u32 = u32::MAX;
-    const COVERED: u32 = u32::MAX - 1;
-    let mut slot = vec![NOT_RECORDED; rec.mem_events.len()];
+    let times: Vec<i64> = records
+        .iter()
+        .filter_map(|&i| event(i))
+        .map(|e| e.time_ns)
+        .collect();
+    // Coverage as a difference array: records inside some host event are not `[memory]`.
+    let mut coverage = vec![0i32; records.len() + 1];
+    // Sized once: one event per op, at most one per record and one per OOM.
+    let mut events = Vec::with_capacity(ops.size_hint().0 + records.len() + ooms.len());
+    for op in ops.filter_map(|o| rec.ops.get(o as usize)) {
+        events.push(op_event(rec, names, op, &times, &mut coverage));
+    }
+    drop(times);
     let mut depth = 0i32;
-    for (k, &i) in indices.iter().enumerate() {
-        depth += coverage[k];
-        slot[i as usize] = if depth > 0 { COVERED } else { k as u32 };
+    let mut uncovered: Vec<(u32, u32)> = Vec::new();
+    for (k, (&i, &c)) in records.iter().zip(&coverage).enumerate() {
+        depth += c;
+        if depth <= 0 {
+            uncovered.push((i, k as u32));
+        }
     }
     drop(coverage);
-    drop(indices);
-    for (e, &k) in rec.mem_events.iter().zip(&slot) {
-        if k < COVERED {
+    uncovered.sort_unstable();
+    for (i, k) in uncovered {
+        if let Some(e) = event(i) {
             events.push(memory_event(RowName::MEMORY, e.time_ns, e.thread, k));
         }
     }
-    drop(slot);
-    let in_window = |t: i64| window.is_none_or(|w| w.contains(t));
-    for e in &rec.mem_events {
-        if e.kind == MemEventKind::OutOfMemory && in_window(e.time_ns) {
-            let k = prefix.cpu.len() as u32 - 1;
-            prefix.push(split(rec, e.bytes, e.device));
-            events.push(memory_event(RowName::OUT_OF_MEMORY, e.time_ns, e.thread, k));
+    for e in ooms.iter().filter_map(|&i| event(i)) {
+        let k = prefix.cpu.len() as u32 - 1;
+        prefix.push(split(rec, e.bytes, e.device));
+        events.push(memory_event(RowName::OUT_OF_MEMORY, e.time_ns, e.thread, k));
+    }
+    (events, prefix)
+}
+
+/// An op's event, with the range of records in its closed interval (host ops only); marks
+/// in `coverage` the records it holds.
+fn op_event(
+    rec: &Recording,
+    names: &OpNames,
+    op: &OpSpan,
+    times: &[i64],
+    coverage: &mut [i32],
+) -> FunctionEvent {
+    let host = op.category.is_host();
+    let (mut lo, mut hi) = (0, 0);
+    if host {
+        lo = times.partition_point(|&t| t < op.start_ns);
+        hi = times.partition_point(|&t| t <= op.end_ns);
+        if lo < hi {
+            coverage[lo] += 1;
+            coverage[hi] -= 1;
+        } else {
+            (lo, hi) = (0, 0);
         }
+    }
+    let mut flags = 0;
+    if host {
+        flags |= HOST;
+    }
+    if op.category == OpCategory::PythonFunction {
+        flags |= PYTHON;
+    }
+    if op.category == OpCategory::UserAnnotation {
+        flags |= USER_ANNOTATION;
+    }
+    FunctionEvent {
+        start_ns: op.start_ns,
+        end_ns: op.end_ns,
+        name: names.row(rec, op),
+        thread_flags: (op.thread & THREAD_MASK) | flags,
+        lo: lo as u32,
+        hi: hi as u32,
     }
 }

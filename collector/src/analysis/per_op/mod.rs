@@ -16,6 +16,7 @@
 //! 6. Rows group by name (`ProfilerStep#N` → `ProfilerStep*`), host-vs-device and
 //!    user-annotation-or-not, in order of first appearance; `# of Calls` counts events.
 
+mod chunks;
 mod events;
 mod rows;
 mod sorting;
@@ -71,24 +72,42 @@ pub struct OpRow {
 /// With a window, the table covers the ops that overlap it and the memory records that
 /// lie in it — what torch would report had the profiler run for just that range.
 pub fn key_averages(rec: &Recording, window: Option<TimeWindow>) -> Vec<OpRow> {
-    let events::Records {
-        indices,
-        times,
-        mut prefix,
-        ooms,
-    } = events::records(rec, window);
-    // Coverage as a difference array: records inside some host event are not `[memory]` rows.
-    let mut coverage = vec![0i32; indices.len() + 1];
-    // Sized once: at most one event per op, per memory record and per OOM.
-    let mut events = Vec::with_capacity(rec.ops.len() + indices.len() + ooms);
+    key_averages_in_chunks(rec, window, chunks::CHUNK_OPS)
+}
+
+/// [`key_averages`], its ops taken in chunks of time of about `chunk_ops` ops.
+fn key_averages_in_chunks(
+    rec: &Recording,
+    window: Option<TimeWindow>,
+    chunk_ops: usize,
+) -> Vec<OpRow> {
     let names = events::OpNames::new(rec);
-    events::push_op_events(rec, &names, window, &times, &mut coverage, &mut events);
-    drop(times);
-    events::push_memory_events(rec, window, indices, coverage, &mut prefix, &mut events);
-    tree::sort_in_place(&mut events);
-    let mut tree = tree::nest(&events);
-    let alive = tree::fold_duplicates(&events, &mut tree);
-    rows::aggregate(rec, &names, &events, &prefix, &alive, &tree)
+    let filter = events::OpFilter::new(rec, window);
+    let records = events::records(rec, window);
+    let chunks = chunks::Chunks::plan(rec, &filter, chunk_ops);
+    let time = |i: &u32| rec.mem_events.get(*i as usize).map_or(0, |e| e.time_ns);
+    let mut rows = rows::Rows::default();
+    for k in 0..chunks.len() {
+        let (from, to) = chunks.range(k);
+        let first = records.sorted.partition_point(|i| time(i) < from);
+        let end = records.sorted.partition_point(|i| time(i) < to);
+        let ooms: Vec<u32> = (records.ooms.iter())
+            .filter(|i| (from..to).contains(&time(i)))
+            .copied()
+            .collect();
+        let (mut events, prefix) = events::chunk_events(
+            rec,
+            &names,
+            chunks.ops(k),
+            &records.sorted[first..end.max(first)],
+            &ooms,
+        );
+        tree::sort_in_place(&mut events);
+        let mut tree = tree::nest(&events);
+        let alive = tree::fold_duplicates(&events, &mut tree);
+        rows.add(rec, &names, &events, &prefix, &alive, &tree);
+    }
+    rows.finish()
 }
 
 #[cfg(test)]

@@ -12,23 +12,50 @@ const STEP_ROW: &str = "ProfilerStep*";
 /// The name every training step's span starts with; their rows fold into [`STEP_ROW`].
 pub(super) const STEP_PREFIX: &str = "ProfilerStep#";
 
-/// The table's rows from the nested, folded events.
-pub(super) fn aggregate(
-    rec: &Recording,
-    names: &OpNames,
-    events: &[FunctionEvent],
-    prefix: &Prefix,
-    alive: &[bool],
-    tree: &Tree,
-) -> Vec<OpRow> {
-    let mut rows: Vec<OpRow> = Vec::new();
-    let mut index: rustc_hash::FxHashMap<(RowName, bool, bool), usize> = Default::default();
-    for (i, e) in events.iter().enumerate() {
-        if !alive[i] || e.python() {
-            continue;
+/// The table's rows, added chunk by chunk in time order: in order of first appearance.
+#[derive(Default)]
+pub(super) struct Rows {
+    rows: Vec<OpRow>,
+    index: rustc_hash::FxHashMap<(RowName, bool, bool), usize>,
+}
+
+impl Rows {
+    /// The rows.
+    pub(super) fn finish(self) -> Vec<OpRow> {
+        self.rows
+    }
+
+    /// Add one chunk's nested, folded events.
+    pub(super) fn add(
+        &mut self,
+        rec: &Recording,
+        names: &OpNames,
+        events: &[FunctionEvent],
+        prefix: &Prefix,
+        alive: &[bool],
+        tree: &Tree,
+    ) {
+        for (i, e) in events.iter().enumerate() {
+            if !alive[i] || e.python() {
+                continue;
+            }
+            let row = self.row(rec, names, e);
+            let (cpu, device, self_cpu, self_dev) = memory(events, prefix, tree, i);
+            let r = &mut self.rows[row];
+            r.calls += 1;
+            r.cpu_memory_usage = r.cpu_memory_usage.wrapping_add(cpu);
+            r.device_memory_usage = r.device_memory_usage.wrapping_add(device);
+            r.self_cpu_memory_usage = r.self_cpu_memory_usage.wrapping_add(self_cpu);
+            r.self_device_memory_usage = r.self_device_memory_usage.wrapping_add(self_dev);
         }
+    }
+
+    /// The row of an event, made on its first appearance.
+    fn row(&mut self, rec: &Recording, names: &OpNames, e: &FunctionEvent) -> usize {
         let (host, user_annotation) = (e.host(), e.user_annotation());
-        let row = *index
+        let rows = &mut self.rows;
+        *self
+            .index
             .entry((e.name, host, user_annotation))
             .or_insert_with(|| {
                 rows.push(OpRow {
@@ -47,27 +74,32 @@ pub(super) fn aggregate(
                     user_annotation,
                 });
                 rows.len() - 1
-            });
-        let (cpu, device) = prefix.bytes(e);
-        let (mut self_cpu, mut self_dev) = (0i64, 0i64);
-        if host {
-            let (mut kids_cpu, mut kids_dev) = (0i64, 0i64);
-            for &k in tree.children(i) {
-                let (c, d) = prefix.bytes(&events[k as usize]);
-                kids_cpu = kids_cpu.wrapping_add(c);
-                kids_dev = kids_dev.wrapping_add(d);
-            }
-            self_cpu = cpu.wrapping_sub(kids_cpu);
-            self_dev = device.wrapping_sub(kids_dev);
-        }
-        let r = &mut rows[row];
-        r.calls += 1;
-        r.cpu_memory_usage = r.cpu_memory_usage.wrapping_add(cpu);
-        r.device_memory_usage = r.device_memory_usage.wrapping_add(device);
-        r.self_cpu_memory_usage = r.self_cpu_memory_usage.wrapping_add(self_cpu);
-        r.self_device_memory_usage = r.self_device_memory_usage.wrapping_add(self_dev);
+            })
     }
-    rows
+}
+
+/// Event i's CPU and device memory, and its self memory (memory − its children's; zero
+/// for device-side events).
+fn memory(
+    events: &[FunctionEvent],
+    prefix: &Prefix,
+    tree: &Tree,
+    i: usize,
+) -> (i64, i64, i64, i64) {
+    let e = &events[i];
+    let (cpu, device) = prefix.bytes(e);
+    let (mut self_cpu, mut self_dev) = (0i64, 0i64);
+    if e.host() {
+        let (mut kids_cpu, mut kids_dev) = (0i64, 0i64);
+        for &k in tree.children(i) {
+            let (c, d) = prefix.bytes(&events[k as usize]);
+            kids_cpu = kids_cpu.wrapping_add(c);
+            kids_dev = kids_dev.wrapping_add(d);
+        }
+        self_cpu = cpu.wrapping_sub(kids_cpu);
+        self_dev = device.wrapping_sub(kids_dev);
+    }
+    (cpu, device, self_cpu, self_dev)
 }
 
 /// The spans (start, end ns) of the ops the row `name` counts — the ops of that name (any

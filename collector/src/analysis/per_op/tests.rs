@@ -314,3 +314,57 @@ fn overloads_share_a_row_and_fold_like_one_name() {
         [(0, 50), (10, 40), (60, 70)]
     );
 }
+
+/// Every Chrome trace under ../shared/traces and tests/fixtures/torch-cpu.
+fn chrome_traces() -> Vec<std::path::PathBuf> {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut out = Vec::new();
+    let roots = [repo.join("../shared/traces"), repo.join("tests/fixtures")];
+    let mut dirs: Vec<std::path::PathBuf> = roots.to_vec();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let p = entry.path();
+            let name = p.to_string_lossy();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if name.ends_with(".json.gz") && !name.contains("key_averages") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_table_in_chunks_of_time_equals_the_table_in_one() {
+    let (mut traces, mut cut) = (0, 0);
+    for path in chrome_traces() {
+        let Ok(rec) = crate::load(&path, crate::LoadOptions::default()) else {
+            continue;
+        };
+        if rec.ops.len() < 1_000 {
+            continue;
+        }
+        traces += 1;
+        let whole = key_averages_in_chunks(&rec, None, usize::MAX);
+        let window = TimeWindow {
+            start_ns: rec.meta.start_ns + (rec.meta.end_ns - rec.meta.start_ns) / 3,
+            end_ns: rec.meta.end_ns - (rec.meta.end_ns - rec.meta.start_ns) / 4,
+        };
+        let whole_window = key_averages_in_chunks(&rec, Some(window), usize::MAX);
+        for chunk_ops in [50, 700, 5_000] {
+            let filter = events::OpFilter::new(&rec, None);
+            let n = chunks::Chunks::plan(&rec, &filter, chunk_ops).len();
+            cut += usize::from(n > 1);
+            let what = format!("{} in chunks of {chunk_ops} ({n})", path.display());
+            assert_eq!(key_averages_in_chunks(&rec, None, chunk_ops), whole, "{what}");
+            let windowed = key_averages_in_chunks(&rec, Some(window), chunk_ops);
+            assert_eq!(windowed, whole_window, "{what}, window");
+        }
+    }
+    // Most tries cut the trace (41 traces, 75 of 123 tries when written); those with a
+    // span over the whole run, or too few ops for the chunk size, stay whole.
+    assert!(traces >= 12, "{traces} traces");
+    assert!(cut * 2 >= traces * 3, "{cut} of {} tries cut", traces * 3);
+}
