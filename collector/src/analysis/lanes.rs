@@ -2,7 +2,7 @@
 //! export), one lane per thread, nested ranges stacked one row deeper than the range they
 //! sit in — as Nsight Systems draws its NVTX rows.
 
-use crate::model::{OpCategory, Recording, ThreadIdx};
+use crate::model::{OpCategory, OpSpan, Recording, ThreadIdx};
 
 /// Rows of one thread's lane at most; deeper ranges share the last row. Each row costs a
 /// strip of the timeline's height, so a pathological nesting must not push the plot away.
@@ -25,19 +25,16 @@ pub struct LaneRow {
 /// no later is nested in it; one that overlaps without nesting (start/end ranges may)
 /// goes one row down too, so no two spans of a row overlap.
 pub fn lanes(rec: &Recording, category: OpCategory) -> Vec<LaneRow> {
-    let mut spans: Vec<u32> = (0..rec.ops.len() as u32)
-        .filter(|&i| rec.ops[i as usize].category == category)
+    let mut spans: Vec<(u32, OpSpan)> = (rec.ops.iter().enumerate())
+        .filter(|(_, o)| o.category == category)
+        .map(|(i, o)| (i as u32, o))
         .collect();
-    spans.sort_by_key(|&i| {
-        let o = &rec.ops[i as usize];
-        (o.thread, o.start_ns, std::cmp::Reverse(o.end_ns))
-    });
+    spans.sort_by_key(|(_, o)| (o.thread, o.start_ns, std::cmp::Reverse(o.end_ns)));
     let mut rows: Vec<LaneRow> = Vec::new();
     let mut first_of_thread = 0;
     // The end of the last span of each row of the current thread.
     let mut ends: Vec<i64> = Vec::new();
-    for i in spans {
-        let o = &rec.ops[i as usize];
+    for (i, o) in spans {
         if rows
             .get(first_of_thread)
             .is_none_or(|r| r.thread != o.thread)
@@ -84,9 +81,10 @@ mod tests {
             let mut d: Vec<usize> = rows
                 .iter()
                 .filter(|r| {
-                    r.spans
-                        .iter()
-                        .any(|&i| rec.op_name(&rec.ops[i as usize]).ends_with(name))
+                    r.spans.iter().any(|&i| {
+                        rec.op_name(rec.ops.get(i as usize).expect("an op"))
+                            .ends_with(name)
+                    })
                 })
                 .map(|r| r.depth)
                 .collect();
@@ -101,7 +99,10 @@ mod tests {
         // No two spans of a row overlap.
         for r in &rows {
             for w in r.spans.windows(2) {
-                let (a, b) = (&rec.ops[w[0] as usize], &rec.ops[w[1] as usize]);
+                let (a, b) = (
+                    rec.ops.get(w[0] as usize).expect("an op"),
+                    rec.ops.get(w[1] as usize).expect("an op"),
+                );
                 assert!(
                     a.end_ns <= b.start_ns,
                     "{} overlaps {}",

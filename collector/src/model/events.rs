@@ -138,7 +138,7 @@ impl OpCategory {
 }
 
 /// A span of time during which an op (or annotation, kernel, …) ran.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OpSpan {
     /// Op name, interned in [`Recording::strings`].
     pub name: StrId,

@@ -10,6 +10,7 @@ mod allocator;
 mod compact_spans;
 mod device;
 mod events;
+mod op_spans;
 mod samples;
 mod source;
 mod strings;
@@ -23,6 +24,7 @@ pub use allocator::{
 pub use compact_spans::CompactSpans;
 pub use device::{DeviceClass, DeviceId, DeviceType};
 pub use events::{MemEvent, MemEventKind, Note, OpCategory, OpSpan, StepMarker, ThreadInfo};
+pub use op_spans::OpSpans;
 pub use samples::{GpuProcessSample, GpuSample, HostSample};
 pub use source::{DeviceInfo, Diagnostics, DistributedInfo, Meta};
 pub use strings::{StrId, StringTable};
@@ -52,8 +54,8 @@ pub struct Recording {
     pub threads: Vec<ThreadInfo>,
     /// Memory events in source order (not necessarily sorted by time).
     pub mem_events: Vec<MemEvent>,
-    /// Op spans in source order.
-    pub ops: Vec<OpSpan>,
+    /// Op spans in source order (16 bytes each).
+    pub ops: OpSpans,
     /// Op spans held compressed instead of in `ops`, in source order, by readers asked to
     /// ([`crate::parse::SpanFilter::SummaryCompact`]); empty otherwise. `summary` takes the
     /// few it asks about into `ops` ([`crate::analysis::summary::summarize_compact`]).
@@ -83,8 +85,8 @@ pub struct Recording {
 
 impl Recording {
     /// The name of an op.
-    pub fn op_name(&self, op: &OpSpan) -> &str {
-        self.strings.get(op.name)
+    pub fn op_name(&self, op: impl std::borrow::Borrow<OpSpan>) -> &str {
+        self.strings.get(op.borrow().name)
     }
 
     /// The frames of a stack (empty for `None` or an unknown id).
@@ -113,7 +115,7 @@ impl Recording {
             devices: Vec::new(),
             threads: Vec::new(),
             mem_events: Vec::new(),
-            ops: Vec::new(),
+            ops: OpSpans::default(),
             compact_ops: CompactSpans::default(),
             steps: Vec::new(),
             stacks: Vec::new(),
@@ -166,15 +168,11 @@ impl Recording {
         (self.threads.len() - 1) as ThreadIdx
     }
 
-    /// Every timestamp of the recording but its time range: memory events, op spans,
+    /// Every timestamp of the recording but its time range and op spans: memory events,
     /// steps, the allocator's state, NVML and host samples, storage tags.
     fn for_each_time_mut(&mut self, mut f: impl FnMut(&mut i64)) {
         for e in &mut self.mem_events {
             f(&mut e.time_ns);
-        }
-        for op in &mut self.ops {
-            f(&mut op.start_ns);
-            f(&mut op.end_ns);
         }
         for s in &mut self.steps {
             f(&mut s.start_ns);
@@ -209,6 +207,7 @@ impl Recording {
     /// samples, storage tags, the time range): to put a source on another clock.
     pub fn shift_time(&mut self, delta_ns: i64) {
         self.for_each_time_mut(|t| *t = t.saturating_add(delta_ns));
+        self.ops.shift_times(delta_ns);
         self.compact_ops.shift(delta_ns);
         self.meta.start_ns = self.meta.start_ns.saturating_add(delta_ns);
         self.meta.end_ns = self.meta.end_ns.saturating_add(delta_ns);
@@ -221,11 +220,16 @@ impl Recording {
     pub fn clamp_times(&mut self) {
         let limit = -TIME_LIMIT_NS..=TIME_LIMIT_NS;
         let mut clamped = 0u64;
-        self.for_each_time_mut(|t| {
+        let mut clamp = |t: &mut i64| {
             if !limit.contains(t) {
                 *t = (*t).clamp(*limit.start(), *limit.end());
                 clamped += 1;
             }
+        };
+        self.for_each_time_mut(&mut clamp);
+        self.ops.update(|op| {
+            clamp(&mut op.start_ns);
+            clamp(&mut op.end_ns);
         });
         // Compact spans clamp as they are read back; counted here like the others.
         clamped += self.compact_ops.times_out_of_range();

@@ -47,12 +47,13 @@ const NO_PARENT: u32 = u32::MAX;
 impl OpIndex {
     /// Build the index: O(n log n).
     pub fn build(rec: &Recording) -> OpIndex {
-        let mut by_thread: Vec<Vec<u32>> = vec![Vec::new(); rec.threads.len()];
+        // (start, end, op index) of each thread's spans, read in one pass.
+        let mut by_thread: Vec<Vec<(i64, i64, u32)>> = vec![Vec::new(); rec.threads.len()];
         for (i, op) in rec.ops.iter().enumerate() {
             if names_work(op.category)
                 && let Some(list) = by_thread.get_mut(op.thread as usize)
             {
-                list.push(i as u32);
+                list.push((op.start_ns, op.end_ns, i as u32));
             }
         }
         let mut threads = Vec::new();
@@ -60,43 +61,9 @@ impl OpIndex {
             if list.is_empty() {
                 continue;
             }
-            list.sort_by_key(|&i| {
-                let op = &rec.ops[i as usize];
-                (op.start_ns, std::cmp::Reverse(op.end_ns))
-            });
-            let n = list.len();
-            let mut t = ThreadOps {
-                thread: t as ThreadIdx,
-                op: Vec::with_capacity(n),
-                start: Vec::with_capacity(n),
-                end: Vec::with_capacity(n),
-                parent: Vec::with_capacity(n),
-                python: Vec::with_capacity(n),
-                max_end: Vec::with_capacity(n),
-            };
-            let mut stack: Vec<u32> = Vec::new();
-            let mut running = i64::MIN;
-            for i in list {
-                let op = &rec.ops[i as usize];
-                while let Some(&top) = stack.last() {
-                    let top_end = t.end[top as usize];
-                    if op.start_ns > top_end || op.end_ns > top_end {
-                        stack.pop();
-                    } else {
-                        break;
-                    }
-                }
-                let pos = t.op.len() as u32;
-                t.op.push(i);
-                t.start.push(op.start_ns);
-                t.end.push(op.end_ns);
-                t.parent.push(stack.last().copied().unwrap_or(NO_PARENT));
-                t.python.push(op.category == OpCategory::PythonFunction);
-                running = running.max(op.end_ns);
-                t.max_end.push(running);
-                stack.push(pos);
-            }
-            threads.push(t);
+            // Stable: equal (start, end) keep source order.
+            list.sort_by_key(|&(start, end, _)| (start, std::cmp::Reverse(end)));
+            threads.push(ThreadOps::nest(rec, t as ThreadIdx, list));
         }
         OpIndex { threads }
     }
@@ -181,6 +148,48 @@ impl OpIndex {
     pub fn running_at(&self, thread: ThreadIdx, time_ns: i64) -> Option<u32> {
         self.innermost_on_thread(thread, time_ns)
             .or_else(|| self.innermost_any(time_ns))
+    }
+}
+
+impl ThreadOps {
+    /// One thread's spans, sorted by (start, −end), with their parents.
+    fn nest(rec: &Recording, thread: ThreadIdx, list: Vec<(i64, i64, u32)>) -> ThreadOps {
+        let n = list.len();
+        let mut t = ThreadOps {
+            thread,
+            op: Vec::with_capacity(n),
+            start: Vec::with_capacity(n),
+            end: Vec::with_capacity(n),
+            parent: Vec::with_capacity(n),
+            python: Vec::with_capacity(n),
+            max_end: Vec::with_capacity(n),
+        };
+        let mut stack: Vec<u32> = Vec::new();
+        let mut running = i64::MIN;
+        for (start_ns, end_ns, i) in list {
+            while let Some(&top) = stack.last() {
+                let top_end = t.end[top as usize];
+                if start_ns > top_end || end_ns > top_end {
+                    stack.pop();
+                } else {
+                    break;
+                }
+            }
+            let pos = t.op.len() as u32;
+            let python = rec
+                .ops
+                .get(i as usize)
+                .is_some_and(|o| o.category == OpCategory::PythonFunction);
+            t.op.push(i);
+            t.start.push(start_ns);
+            t.end.push(end_ns);
+            t.parent.push(stack.last().copied().unwrap_or(NO_PARENT));
+            t.python.push(python);
+            running = running.max(end_ns);
+            t.max_end.push(running);
+            stack.push(pos);
+        }
+        t
     }
 }
 

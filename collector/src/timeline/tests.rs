@@ -114,9 +114,15 @@ fn reconstructs_totals_and_pairs_by_address() {
     assert_eq!(d.at(5), None);
     // and the op running at the peak is the innermost one
     let op = tl.ops.running_at(0, 20).expect("op");
-    assert_eq!(rec.op_name(&rec.ops[op as usize]), "inner");
+    assert_eq!(
+        rec.op_name(rec.ops.get(op as usize).expect("an op")),
+        "inner"
+    );
     let op = tl.ops.running_at(0, 26).expect("op");
-    assert_eq!(rec.op_name(&rec.ops[op as usize]), "outer");
+    assert_eq!(
+        rec.op_name(rec.ops.get(op as usize).expect("an op")),
+        "outer"
+    );
     assert_eq!(tl.ops.running_at(0, 60), None);
 }
 

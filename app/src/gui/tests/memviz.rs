@@ -19,7 +19,9 @@ use super::layout::{LARGE, SMALL, harness_sized, layout_faults, texts};
 use super::{fixture, harness, primary, repo, settle};
 
 fn rec_name(d: &Document, op: u32) -> &str {
-    d.data.rec.op_name(&d.data.rec.ops[op as usize])
+    d.data
+        .rec
+        .op_name(d.data.rec.ops.get(op as usize).expect("an op"))
 }
 
 fn doc<'a>(h: &'a Harness<'_, ViewerApp>) -> &'a Document {
@@ -156,7 +158,7 @@ fn nsight_memory_rows_are_charted_and_nvtx_ranges_are_lanes() {
             .find(|r| {
                 r.spans
                     .iter()
-                    .any(|&i| rec.op_name(&rec.ops[i as usize]) == name)
+                    .any(|&i| rec.op_name(rec.ops.get(i as usize).expect("an op")) == name)
             })
             .map(|r| (r.thread, r.depth))
     };

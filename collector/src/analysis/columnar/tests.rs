@@ -102,7 +102,13 @@ fn depths_match_counting_enclosing_spans() {
     let (rec, _) = open(&repo("samples/transformer-lm-train-cpu.json.gz"));
     let depths = op_depths(&rec);
     assert_eq!(depths.len(), rec.ops.len());
-    let key = |i: usize| (rec.ops[i].start_ns, std::cmp::Reverse(rec.ops[i].end_ns), i);
+    let key = |i: usize| {
+        (
+            rec.ops.get(i).expect("an op").start_ns,
+            std::cmp::Reverse(rec.ops.get(i).expect("an op").end_ns),
+            i,
+        )
+    };
     let mut checked = 0;
     for (i, op) in rec.ops.iter().enumerate().step_by(7) {
         let enclosing = rec

@@ -57,7 +57,7 @@ impl Chunks {
         let mut ops = vec![0u32; counted];
         let mut open_frames = vec![Vec::new(); bounds.len() + 1];
         for (i, op) in rec.ops.iter().enumerate() {
-            if !filter.counts(op) {
+            if !filter.counts(&op) {
                 continue;
             }
             let k = chunk_of(op.start_ns);

@@ -284,7 +284,7 @@ pub(super) fn chunk_events(
     // Sized once: one event per op, at most one per record and one per OOM.
     let mut events = Vec::with_capacity(ops.size_hint().0 + records.len() + ooms.len());
     for op in ops.filter_map(|o| rec.ops.get(o as usize)) {
-        events.push(op_event(rec, names, op, &times, &mut coverage));
+        events.push(op_event(rec, names, &op, &times, &mut coverage));
     }
     drop(times);
     let mut depth = 0i32;

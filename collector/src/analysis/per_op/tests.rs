@@ -56,7 +56,7 @@ impl Fixture {
                     },
                 ],
                 mem_events: vec![],
-                ops: vec![],
+                ops: Default::default(),
                 compact_ops: Default::default(),
                 steps: vec![],
                 stacks: vec![],
@@ -358,7 +358,11 @@ fn the_table_in_chunks_of_time_equals_the_table_in_one() {
             let n = chunks::Chunks::plan(&rec, &filter, chunk_ops).len();
             cut += usize::from(n > 1);
             let what = format!("{} in chunks of {chunk_ops} ({n})", path.display());
-            assert_eq!(key_averages_in_chunks(&rec, None, chunk_ops), whole, "{what}");
+            assert_eq!(
+                key_averages_in_chunks(&rec, None, chunk_ops),
+                whole,
+                "{what}"
+            );
             let windowed = key_averages_in_chunks(&rec, Some(window), chunk_ops);
             assert_eq!(windowed, whole_window, "{what}, window");
         }

@@ -134,7 +134,7 @@ fn memory_events_in_ops(rec: &Recording, compact: &CompactSpans) -> u64 {
     }
     // Per thread: +1 where a span's run of events begins, −1 after it ends.
     let mut cover: Vec<Vec<i32>> = times.iter().map(|t| vec![0; t.len() + 1]).collect();
-    for s in rec.ops.iter().cloned().chain(compact.iter()) {
+    for s in rec.ops.iter().chain(compact.iter()) {
         if !names_work(s.category) {
             continue;
         }

@@ -12,7 +12,8 @@ use super::SEGMENT_EVENT;
 use super::raw::{Args, Fields, Int, Micros, RawDeviceProps, RawId};
 use crate::model::{
     CompactSpans, DeviceId, DeviceIdx, DeviceInfo, DeviceType, Diagnostics, DistributedInfo,
-    MemEvent, MemEventKind, OpCategory, OpSpan, StepMarker, StringTable, ThreadIdx, ThreadInfo,
+    MemEvent, MemEventKind, OpCategory, OpSpan, OpSpans, StepMarker, StringTable, ThreadIdx,
+    ThreadInfo,
 };
 use crate::parse::SpanFilter;
 
@@ -29,7 +30,7 @@ pub(super) struct Builder {
     devices: Vec<DeviceInfo>,
     device_index: FxHashMap<DeviceId, DeviceIdx>,
     mem_events: Vec<MemEvent>,
-    ops: Vec<OpSpan>,
+    ops: OpSpans,
     /// The spans kept compressed, with [`SpanFilter::SummaryCompact`].
     compact_ops: CompactSpans,
     /// Which spans `ops` keeps; the others are counted in `spans_left_out`.
@@ -63,7 +64,7 @@ impl Builder {
             devices: Vec::new(),
             device_index: FxHashMap::default(),
             mem_events: Vec::new(),
-            ops: Vec::new(),
+            ops: OpSpans::default(),
             compact_ops: CompactSpans::default(),
             spans,
             spans_left_out: 0,

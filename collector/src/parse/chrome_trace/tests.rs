@@ -40,15 +40,24 @@ fn modern_trace_keys_in_any_order() {
     assert_eq!(rec.meta.base_time_ns, Some(1_700_000_000_000_000_000));
     assert!(rec.meta.era.starts_with("torch 2.x"), "{}", rec.meta.era);
     assert_eq!(rec.ops.len(), 2);
-    assert_eq!(rec.ops[0].start_ns, 1_700_000_000_000_100_000);
-    assert_eq!(rec.ops[0].end_ns, 1_700_000_000_000_150_500);
-    assert_eq!(rec.ops[1].start_ns, 1_700_000_000_000_101_250);
+    assert_eq!(
+        rec.ops.get(0).expect("an op").start_ns,
+        1_700_000_000_000_100_000
+    );
+    assert_eq!(
+        rec.ops.get(0).expect("an op").end_ns,
+        1_700_000_000_000_150_500
+    );
+    assert_eq!(
+        rec.ops.get(1).expect("an op").start_ns,
+        1_700_000_000_000_101_250
+    );
     assert_eq!(
         rec.steps,
         vec![StepMarker {
             number: 3,
-            start_ns: rec.ops[0].start_ns,
-            end_ns: rec.ops[0].end_ns
+            start_ns: rec.ops.get(0).expect("an op").start_ns,
+            end_ns: rec.ops.get(0).expect("an op").end_ns
         }]
     );
     assert_eq!(rec.mem_events.len(), 1);
@@ -73,7 +82,9 @@ fn modern_trace_keys_in_any_order() {
         (Some("nccl"), Some(1), Some(2))
     );
     assert_eq!(
-        rec.threads[rec.ops[0].thread as usize].name.as_deref(),
+        rec.threads[rec.ops.get(0).expect("an op").thread as usize]
+            .name
+            .as_deref(),
         Some("python main")
     );
     assert_eq!(
@@ -96,8 +107,11 @@ fn legacy_string_tids_match_int_tids() {
     ]}"#;
     let rec = load_str("legacy.json", text);
     assert!(rec.meta.era.contains("legacy"), "{}", rec.meta.era);
-    assert_eq!(rec.ops[0].thread, rec.mem_events[0].thread);
-    assert_eq!(rec.ops[0].category, OpCategory::CpuOp);
+    assert_eq!(
+        rec.ops.get(0).expect("an op").thread,
+        rec.mem_events[0].thread
+    );
+    assert_eq!(rec.ops.get(0).expect("an op").category, OpCategory::CpuOp);
     assert_eq!(rec.mem_events[0].addr, None);
     assert_eq!(rec.mem_events[1].kind, MemEventKind::Free);
     assert_eq!(

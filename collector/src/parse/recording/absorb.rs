@@ -40,7 +40,7 @@ pub(super) fn absorb(
             e.stack = stack(e.stack);
             e
         }));
-    for op in src.ops {
+    for op in src.ops.iter() {
         let name = dst.strings.intern(src.strings.get(op.name));
         dst.ops.push(crate::model::OpSpan {
             name,

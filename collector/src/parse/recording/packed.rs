@@ -28,7 +28,7 @@ use std::io::{self, Write};
 use serde::{Deserialize, Serialize};
 
 use super::PACKED_VERSION;
-use crate::model::Recording;
+use crate::model::{OpSpan, Recording};
 use columns::{GpuColumns, HostColumns, MemColumns, OpColumns, ProcessColumns};
 use lines::{AllocatorLine, DeviceLine, EndLine, MetaLine, SegmentLine, StackLine, ThreadLine};
 
@@ -166,8 +166,9 @@ fn write_events(
         line(&PackLine::Mem(mem.encode(events)))?;
     }
     let mut ops = columns::OpEncoder::default();
-    for spans in rec.ops.chunks(EVENTS_PER_LINE) {
-        line(&PackLine::Ops(ops.encode(spans)))?;
+    for start in (0..rec.ops.len()).step_by(EVENTS_PER_LINE) {
+        let spans: Vec<OpSpan> = rec.ops.iter().skip(start).take(EVENTS_PER_LINE).collect();
+        line(&PackLine::Ops(ops.encode(&spans)))?;
     }
     for steps in rec.steps.chunks(EVENTS_PER_LINE) {
         line(&PackLine::Steps(

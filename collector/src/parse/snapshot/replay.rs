@@ -41,7 +41,7 @@ impl Gathered {
                 }));
         }
         r.rec.notes.sort_by_key(|n| n.time_ns);
-        r.rec.ops = annotations;
+        r.rec.ops = annotations.into();
         r.rec.steps = steps_from(&r.rec);
         r.rec.allocator = Some(AllocatorState {
             time_ns: None,

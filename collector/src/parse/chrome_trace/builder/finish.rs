@@ -56,10 +56,7 @@ impl Builder {
             for e in &mut self.mem_events {
                 e.time_ns = e.time_ns.saturating_add(base);
             }
-            for o in &mut self.ops {
-                o.start_ns = o.start_ns.saturating_add(base);
-                o.end_ns = o.end_ns.saturating_add(base);
-            }
+            self.ops.shift_times(base);
             self.compact_ops.shift(base);
             for s in &mut self.steps {
                 s.start_ns = s.start_ns.saturating_add(base);

@@ -150,7 +150,7 @@ fn separate_strings_thread_names_and_cuda_records() {
             ("fx_kernel", OpCategory::Kernel)
         ]
     );
-    let kernel_lane = &rec.threads[rec.ops[1].thread as usize];
+    let kernel_lane = &rec.threads[rec.ops.get(1).expect("an op").thread as usize];
     assert_eq!(kernel_lane.tid, "cuda:1 stream 7");
     let mem: Vec<(i64, MemEventKind, String)> = rec
         .mem_events
