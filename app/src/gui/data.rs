@@ -6,10 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use collector::analysis::decimate::{Curve, curve};
+use collector::analysis::decimate::{Curve, curve, curve_values};
 use collector::analysis::lanes::{LaneRow, lanes};
 use collector::analysis::markers::{Marker, markers};
-use collector::analysis::pyramid::CurvePyramid;
+use collector::analysis::pyramid::{CurvePyramid, Times};
 use collector::analysis::samples::{SampleCurve, gpu_curve};
 use collector::analysis::{OpRow, Summary, key_averages, summarize};
 use collector::model::{DeviceId, DeviceIdx, OpCategory};
@@ -43,6 +43,26 @@ impl DeviceCurves {
         };
         let pyramid =
             |points: Vec<(i64, i64)>| (!points.is_empty()).then(|| CurvePyramid::build(&points));
+        // Allocated, reserved and cache share their times when each has a point at every
+        // event (Chrome traces with both totals): 8 bytes a point once instead of thrice.
+        let times = Times::new(d.points.iter().map(|p| p.time_ns).collect());
+        let every = |v: Option<Vec<i64>>| {
+            v.filter(|v| !v.is_empty())
+                .map(|v| CurvePyramid::with_times(&times, v))
+        };
+        let reserved_everywhere = d.points.iter().all(|p| p.reserved_bytes.is_some());
+        let at_every_point = |which: Curve| -> Option<Vec<i64>> {
+            let known = match which {
+                Curve::Allocated => d.allocated_known,
+                Curve::Reserved => d.reserved_known && reserved_everywhere,
+                Curve::Cache => d.allocated_known && d.reserved_known && reserved_everywhere,
+            };
+            known.then(|| curve_values(d, which))
+        };
+        let shared_or_own = |which: Curve| match at_every_point(which) {
+            Some(values) => every(Some(values)),
+            None => pyramid(curve(d, which)),
+        };
         let info = rec.devices.get(device);
         let sampled_total = rec
             .gpu_samples
@@ -50,9 +70,9 @@ impl DeviceCurves {
             .filter(|s| s.device as usize == device)
             .find_map(|s| s.total_bytes);
         DeviceCurves {
-            allocated: pyramid(curve(d, Curve::Allocated)),
-            reserved: pyramid(curve(d, Curve::Reserved)),
-            cache: pyramid(curve(d, Curve::Cache)),
+            allocated: shared_or_own(Curve::Allocated),
+            reserved: shared_or_own(Curve::Reserved),
+            cache: shared_or_own(Curve::Cache),
             nvml_used: pyramid(gpu_curve(rec, device as DeviceIdx, SampleCurve::DeviceUsed)),
             total_bytes: info.and_then(|i| i.total_memory_bytes).or(sampled_total),
             categories: CategoryCurves::build(rec, timeline, d),

@@ -39,6 +39,20 @@ pub fn curve(d: &DeviceTimeline, which: Curve) -> Vec<(i64, i64)> {
     }
 }
 
+/// The values of `which` at every point of `d` (for a curve known at each of them: see
+/// [`curve`], whose times these are then).
+pub fn curve_values(d: &DeviceTimeline, which: Curve) -> Vec<i64> {
+    let reserved = |p: &crate::timeline::SeriesPoint| p.reserved_bytes.unwrap_or(0);
+    d.points
+        .iter()
+        .map(|p| match which {
+            Curve::Allocated => p.allocated_bytes,
+            Curve::Reserved => reserved(p),
+            Curve::Cache => reserved(p) - p.allocated_bytes,
+        })
+        .collect()
+}
+
 /// Keep at most two points per bucket of equal time — each bucket's minimum and maximum, in
 /// time order — plus the last point, so the result has at most `2 × buckets + 1` points
 /// and the same maximum and minimum as the input. Points are (time_ns, value) in time
