@@ -213,12 +213,17 @@ pub(super) fn stretches(
 ) -> usize {
     let (left, right) = (frame.rect.left(), frame.rect.right());
     let end = a.free_ns.unwrap_or(layout.end_ns);
-    let starts = std::iter::once((a.alloc_ns, layout.start_offset(i))).chain(
-        layout
-            .moves(d, i)
-            .into_iter()
-            .map(|m| (m.time_ns, m.offset_bytes)),
+    // The view's range and a point's width in ns: the band's moves come at most one a
+    // point, from its offset where the view (or the band) begins.
+    let (t0, t1) = (
+        origin + frame.t0_ns as i64,
+        origin + frame.t1_ns.ceil() as i64,
     );
+    let resolution_ns = ((t1 - t0) as f64 / frame.rect.width().max(1.0) as f64) as i64;
+    let from = a.alloc_ns.max(t0);
+    let moves = layout.moves_in(d, i, (from, t1), resolution_ns);
+    let starts = std::iter::once((from, layout.offset_at(d, i, from)))
+        .chain(moves.into_iter().map(|m| (m.time_ns, m.offset_bytes)));
     let mut starts = starts.peekable();
     let mut n = 0;
     let mut drawn_to = f32::NEG_INFINITY;

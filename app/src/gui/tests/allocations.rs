@@ -289,7 +289,8 @@ fn dimmed_vertices(h: &Harness<'_, ViewerApp>) -> usize {
 
 /// The allocation each band rectangle of the frame shows, with its colour: the plain
 /// (untextured) quads of the last mesh drawn on the plot (the bands come after the grey
-/// columns and the bytes from before the trace), by the band under their centre.
+/// columns and the bytes from before the trace) at least two points wide, by the band
+/// under their centre.
 fn drawn_band_colors(h: &Harness<'_, ViewerApp>) -> Vec<(usize, egui::Color32)> {
     let doc = h.state().active_doc().expect("doc");
     let d = &doc.data.timeline.devices[doc.device as usize];
@@ -309,8 +310,11 @@ fn drawn_band_colors(h: &Harness<'_, ViewerApp>) -> Vec<(usize, egui::Color32)> 
             if quad.iter().any(|v| v.uv != egui::epaint::WHITE_UV) {
                 continue;
             }
-            let c = egui::Rect::from_two_pos(quad[0].pos, quad[3].pos).center();
-            if !frame.rect.contains(c) {
+            let r = egui::Rect::from_two_pos(quad[0].pos, quad[3].pos);
+            let c = r.center();
+            // A band's moves within a pixel column are drawn as one (at the offset after
+            // the last): only a stretch two columns wide is its band at its centre.
+            if !frame.rect.contains(c) || r.width() < 2.0 {
                 continue;
             }
             let t = origin + frame.t_at(c.x).round() as i64;

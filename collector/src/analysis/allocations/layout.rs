@@ -57,6 +57,19 @@ pub struct BandLayout {
     pub index: BandIndex,
 }
 
+/// A band's life in the walk: the removals while it lives are `from..to`.
+struct Life {
+    alloc_step: u32,
+    end_step: u32,
+    from: usize,
+    to: usize,
+}
+
+/// A band's bytes.
+fn bytes(d: &DeviceTimeline, band: u32) -> i64 {
+    d.allocations.get(band as usize).map_or(0, |a| a.bytes)
+}
+
 impl BandLayout {
     /// Walk `d`'s events once and stack its allocations. O(events).
     pub fn build(rec: &Recording, d: &DeviceTimeline) -> BandLayout {
@@ -100,7 +113,7 @@ impl BandLayout {
                 if let Some(r) = layout.removed_at.get_mut(id as usize) {
                     *r = layout.removals.band.len() as u32;
                 }
-                layout.removals.push(id, step, p.time_ns);
+                layout.removals.push(id, bytes_of(id), step, p.time_ns);
             }
             let plus = added.map_or(0, bytes_of);
             seen_bytes += plus - removed.map_or(0, bytes_of);
@@ -202,13 +215,106 @@ impl BandLayout {
     }
 
     /// Band `i`'s offset (bytes below it) at `time_ns` (its offset when allocated before any
-    /// move).
+    /// move): O(blocks of removals since it was allocated).
     pub fn offset_at(&self, d: &DeviceTimeline, i: usize, time_ns: i64) -> i64 {
-        let moves = self.moves(d, i);
-        let n = moves.partition_point(|m| m.time_ns <= time_ns);
-        n.checked_sub(1)
-            .and_then(|k| moves.get(k))
-            .map_or(self.start_offset(i), |m| m.offset_bytes)
+        let Some(life) = self.life(i) else {
+            return self.start_offset(i);
+        };
+        let upto = life.from
+            + self.removals.time_ns[life.from..life.to].partition_point(|&t| t <= time_ns);
+        self.start_offset(i) + self.rest_shift(&life, time_ns)
+            - self
+                .removals
+                .bytes_below(life.from, upto, i as u32, |b| bytes(d, b))
+    }
+
+    /// Band `i`'s moves between `t0_ns` and `t1_ns`, at most one per `resolution_ns` (a
+    /// pixel's width): the moves of each such column merged into its first, with the offset
+    /// after its last. What a view draws, at O(columns with a move + blocks of removals).
+    pub fn moves_in(
+        &self,
+        d: &DeviceTimeline,
+        i: usize,
+        (t0_ns, t1_ns): (i64, i64),
+        resolution_ns: i64,
+    ) -> Vec<Move> {
+        let Some(life) = self.life(i) else {
+            return Vec::new();
+        };
+        let times = &self.removals.time_ns;
+        let after = |t: i64| life.from + times[life.from..life.to].partition_point(|&x| x <= t);
+        let (mut k, end) = (after(t0_ns), after(t1_ns));
+        let res = resolution_ns.max(1);
+        let column_end = |t: i64| t0_ns + (t.saturating_sub(t0_ns) / res + 1).saturating_mul(res);
+        let mut changes: Vec<(i64, i64)> = Vec::new();
+        while let Some(first) = self.removals.next_below(k, end, i as u32) {
+            let t = times[first];
+            let group_end = first + times[first..end].partition_point(|&x| x < column_end(t));
+            let gone = self
+                .removals
+                .bytes_below(first, group_end, i as u32, |b| bytes(d, b));
+            changes.push((t, -gone));
+            k = group_end;
+        }
+        let first_rest = self
+            .before_trace_steps
+            .partition_point(|&s| s <= life.alloc_step);
+        let last_rest = self
+            .before_trace_steps
+            .partition_point(|&s| s < life.end_step);
+        for k in first_rest..last_rest.max(first_rest) {
+            let t = self.before_trace[k].0;
+            if t > t0_ns && t <= t1_ns {
+                let previous = k.checked_sub(1).map_or(0, |j| self.before_trace[j].1);
+                changes.push((t, self.before_trace[k].1 - previous));
+            }
+        }
+        changes.sort_by_key(|c| c.0);
+        let mut offset = self.offset_at(d, i, t0_ns);
+        let mut moves: Vec<Move> = Vec::with_capacity(changes.len());
+        for (time_ns, shift) in changes {
+            offset += shift;
+            match moves.last_mut() {
+                Some(last) if column_end(last.time_ns) > time_ns => last.offset_bytes = offset,
+                _ => moves.push(Move {
+                    time_ns,
+                    offset_bytes: offset,
+                }),
+            }
+        }
+        moves
+    }
+
+    /// Band `i`'s run of removals while it lives, and its walk steps.
+    fn life(&self, i: usize) -> Option<Life> {
+        let alloc_step = *self.alloc_steps.get(i)?;
+        let removed_at = self.removed_at.get(i).copied().unwrap_or(NEVER);
+        let to = if removed_at == NEVER {
+            self.removals.band.len()
+        } else {
+            removed_at as usize
+        };
+        Some(Life {
+            alloc_step,
+            end_step: self.removals.step.get(to).copied().unwrap_or(NEVER),
+            from: self.removals.first_after(alloc_step).min(to),
+            to,
+        })
+    }
+
+    /// How far the bytes before the trace moved a band between its allocation and
+    /// `time_ns` (changes at later walk steps than its allocation only).
+    fn rest_shift(&self, life: &Life, time_ns: i64) -> i64 {
+        let first = self
+            .before_trace_steps
+            .partition_point(|&s| s <= life.alloc_step);
+        let last = self
+            .before_trace_steps
+            .partition_point(|&s| s < life.end_step);
+        let upto =
+            first + self.before_trace[first..last.max(first)].partition_point(|s| s.0 <= time_ns);
+        let at = |k: usize| k.checked_sub(1).map_or(0, |j| self.before_trace[j].1);
+        at(upto) - at(first)
     }
 
     /// The bytes allocated before the trace at `time_ns`: the bottom band's height.

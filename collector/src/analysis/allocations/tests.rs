@@ -263,3 +263,87 @@ fn each_bands_moves_are_the_ones_memory_vizs_walk_records() {
         assert!(total > 0, "{}", path.display());
     }
 }
+
+#[test]
+fn a_views_moves_are_the_bands_moves_one_a_column() {
+    let (rec, timeline, device) = load(
+        &repo().join("../shared/traces/real/hta-df-index-resolver-rank1/df_index_resolver.json.gz"),
+    );
+    let d = &timeline.devices[device];
+    let layout = BandLayout::build(&rec, d);
+    let (start, end) = (d.points[0].time_ns, layout.end_ns);
+    let mut checked = 0;
+    for i in (0..layout.len()).step_by(97) {
+        let exact = layout.moves(d, i);
+        // At a nanosecond a column: every move, those at one instant as one.
+        let mut by_time: Vec<Move> = Vec::new();
+        for m in &exact {
+            match by_time.last_mut() {
+                Some(last) if last.time_ns == m.time_ns => *last = *m,
+                _ => by_time.push(*m),
+            }
+        }
+        assert_eq!(layout.moves_in(d, i, (start, end), 1), by_time, "band {i}");
+        // Coarser: just before each column's end, the drawn offset is the band's offset.
+        for (t0, t1, columns) in [
+            (start, end, 1_600),
+            (start + (end - start) / 3, start + (end - start) / 2, 700),
+        ] {
+            let res = (t1 - t0) / columns;
+            let drawn = layout.moves_in(d, i, (t0, t1), res);
+            assert!(
+                drawn.len() <= columns as usize + 1,
+                "band {i}: {}",
+                drawn.len()
+            );
+            let a = &d.allocations[i];
+            let life_end = a.free_ns.unwrap_or(end).min(t1);
+            let mut t = t0 + res - 1;
+            while t < life_end {
+                if t >= a.alloc_ns {
+                    let n = drawn.partition_point(|m| m.time_ns <= t);
+                    let shown = n
+                        .checked_sub(1)
+                        .map_or_else(|| layout.offset_at(d, i, t0), |k| drawn[k].offset_bytes);
+                    assert_eq!(shown, layout.offset_at(d, i, t), "band {i} at {t}");
+                    checked += 1;
+                }
+                t += res;
+            }
+        }
+    }
+    assert!(checked > 5_000, "{checked}");
+}
+
+#[test]
+fn a_bands_offset_at_any_time_is_where_its_moves_left_it() {
+    for (path, every) in [
+        (repo().join("samples/cs336-transformer-snapshot.pickle"), 1),
+        (
+            repo().join(
+                "../shared/traces/real/hta-df-index-resolver-rank1/df_index_resolver.json.gz",
+            ),
+            53,
+        ),
+    ] {
+        let (rec, timeline, device) = load(&path);
+        let d = &timeline.devices[device];
+        let layout = BandLayout::build(&rec, d);
+        let mut checked = 0;
+        for i in (0..layout.len()).step_by(every) {
+            let moves = layout.moves(d, i);
+            let walked = |t: i64| {
+                let n = moves.partition_point(|m| m.time_ns <= t);
+                n.checked_sub(1)
+                    .map_or(layout.start_offset(i), |k| moves[k].offset_bytes)
+            };
+            let alloc_ns = d.allocations[i].alloc_ns;
+            let times = moves.iter().flat_map(|m| [m.time_ns - 1, m.time_ns]);
+            for t in std::iter::once(alloc_ns).chain(times) {
+                assert_eq!(layout.offset_at(d, i, t), walked(t), "band {i} at {t}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 1_000, "{}: {checked}", path.display());
+    }
+}
