@@ -43,10 +43,12 @@
 //! A [`Fold`] may take dicts over as they are completed (the snapshot reader folds its
 //! millions of trace entries into 32-byte records), so they need no room in the arena.
 //!
+//! Equal strings are one value ([`shared`]): a `str` is immutable, so nothing can tell.
+//!
 //! Files: [`arena`] (the values and their accessors), [`reader`] (the machine's state and
 //! its input window), [`opcodes`] (opcode values and dispatch), [`stack`] (stack, containers,
 //! memo), [`fold`] (dicts taken over as they are completed, the usual dict shape read in
-//! one go), [`scalars`] (numbers, strings, framing), [`errors`] (every error, with its
+//! one go), [`shared`] (equal strings sharing one slot), [`scalars`] (numbers, strings, framing), [`errors`] (every error, with its
 //! offset).
 
 mod arena;
@@ -55,6 +57,7 @@ mod fold;
 mod opcodes;
 mod reader;
 mod scalars;
+mod shared;
 mod stack;
 
 use std::io::{self, Read};

@@ -6,6 +6,7 @@ use std::io::{self, Read};
 use super::arena::{Pickle, Slot};
 use super::errors::PickleError;
 use super::opcodes as op;
+use super::shared::SharedStrs;
 use super::{Fold, FoldValue, NodeId};
 
 /// `None`, `False` and `True` are made once, at these ids, and shared by every use; so are
@@ -88,6 +89,8 @@ pub(super) struct Parser<R, F> {
     pub(super) newest_contained: u32,
     /// Reused buffer for the pairs offered to the folder.
     pub(super) fold_pairs: Vec<(NodeId, FoldValue)>,
+    /// Strings by text, so that equal ones share a value ([`SharedStrs`]).
+    pub(super) shared: SharedStrs,
 }
 
 impl<R: Read, F: Fold> Parser<R, F> {
@@ -128,6 +131,7 @@ impl<R: Read, F: Fold> Parser<R, F> {
             newest_repushed: 0,
             newest_contained: 0,
             fold_pairs: Vec::new(),
+            shared: SharedStrs::default(),
         }
     }
 
