@@ -88,8 +88,12 @@ impl<R: Read, F: Fold> Parser<R, F> {
         let range = self.take(n)?;
         let bytes = self.data.get(range).unwrap_or_default();
         let (slot, hash) = {
-            // Borrowed when valid UTF-8 (a snapshot's strings all are).
-            let text = String::from_utf8_lossy(bytes);
+            // Borrowed when valid UTF-8 (a snapshot's strings all are; `from_utf8` checks
+            // that faster than `from_utf8_lossy`).
+            let text = match std::str::from_utf8(bytes) {
+                Ok(text) => std::borrow::Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(bytes),
+            };
             match self.shared.find(&self.p, &text) {
                 Lookup::Found(id) => (Err(id), None),
                 Lookup::New(hash) => (Ok(self.p.add_str(&text)), Some(hash)),
