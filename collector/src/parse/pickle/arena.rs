@@ -49,6 +49,8 @@ pub(super) enum Slot {
     Dict(Seq),
     /// A dict taken over by the [`super::Fold`] as it was completed: the folder's index.
     Folded(u32),
+    /// A list taken over by the [`super::Fold`] as it was filled: the folder's index.
+    FoldedList(u32),
 }
 
 const _: () = assert!(std::mem::size_of::<Slot>() == 16);
@@ -62,7 +64,7 @@ impl Slot {
             Slot::Float(_) => "float",
             Slot::Str { .. } | Slot::LongStr(_) => "str",
             Slot::Bytes { .. } | Slot::LongBytes(_) => "bytes",
-            Slot::List(_) => "list",
+            Slot::List(_) | Slot::FoldedList(_) => "list",
             Slot::Tuple(_) => "tuple",
             Slot::Dict(_) | Slot::Folded(_) => "dict",
             Slot::Set(_) => "set",
@@ -129,6 +131,7 @@ impl Pickle {
             Slot::Set(_) => Node::Set(self.items(id)),
             Slot::Dict(_) => Node::Dict(self.entries(id)),
             Slot::Folded(index) => Node::Folded(index),
+            Slot::FoldedList(index) => Node::FoldedList(index),
         }
     }
 

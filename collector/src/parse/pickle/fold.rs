@@ -29,11 +29,42 @@ pub trait Fold {
     /// The arena dropped every value from `len` on (only numbers made for the last folded
     /// dict, which nothing else refers to): forget what was noted about those ids.
     fn forget_from(&mut self, len: usize);
+
+    /// `items` are all a list that was empty will hold (a batch shorter than Python's 1,000,
+    /// which its pickler writes last): take them over and return an index (the list becomes
+    /// [`Node::FoldedList`]), or `None` to leave the list to the arena. Appending to a
+    /// folded list later is an error.
+    fn fold_list(&mut self, _p: &Pickle, _items: &[NodeId]) -> Option<u32> {
+        None
+    }
+
+    /// Dicts folded to `index` are all equal (the folder gives equal dicts one index): one
+    /// slot may stand for them all (see `Parser::share_folded`).
+    fn shares(&self, _index: u32) -> bool {
+        false
+    }
+
+    /// [`Fold::shares`] for the lists folded to `index`.
+    fn shares_list(&self, _index: u32) -> bool {
+        false
+    }
 }
 
 impl<T: Fold + ?Sized> Fold for &mut T {
     fn fold(&mut self, p: &Pickle, pairs: &[(NodeId, FoldValue)]) -> Option<u32> {
         (**self).fold(p, pairs)
+    }
+
+    fn fold_list(&mut self, p: &Pickle, items: &[NodeId]) -> Option<u32> {
+        (**self).fold_list(p, items)
+    }
+
+    fn shares(&self, index: u32) -> bool {
+        (**self).shares(index)
+    }
+
+    fn shares_list(&self, index: u32) -> bool {
+        (**self).shares_list(index)
     }
 
     fn forget_from(&mut self, len: usize) {
@@ -84,6 +115,14 @@ impl Pickle {
         }
     }
 
+    /// The index the [`Fold`] gave list `id` when it took it over.
+    pub fn folded_list(&self, id: NodeId) -> Option<u32> {
+        match self.slot(id) {
+            Slot::FoldedList(index) => Some(index),
+            _ => None,
+        }
+    }
+
     /// [`Pickle::as_u64`] of a folded dict's value.
     pub fn fold_u64(&self, v: FoldValue) -> Option<u64> {
         match v {
@@ -128,6 +167,12 @@ impl<R: Read, F: Fold> Parser<R, F> {
         self.push(Slot::Folded(index))?;
         self.put((self.memo.len() + self.sparse_memo.len()) as u64)?;
         self.pos += 2 + read;
+        if self.folder.shares(index)
+            && let Some(at) = self.stack.len().checked_sub(1)
+            && let Some(&target) = self.stack.get(at)
+        {
+            self.share_folded(target, at, u64::from(index));
+        }
         Ok(true)
     }
 
@@ -158,13 +203,15 @@ impl<R: Read, F: Fold> Parser<R, F> {
         }
         self.stack.truncate(base);
         let after = target.index() + 1;
-        let unreferenced = self.newest_memoized <= target.0
+        let unreferenced = self.memo_records.newest() <= target.0
             && self.newest_repushed < target.0
             && self.newest_contained <= target.0;
         let made = self.p.nodes.get(after..).unwrap_or_default();
         if unreferenced && !made.is_empty() && made.iter().all(Slot::is_number) {
-            self.p.nodes.truncate(after);
-            self.folder.forget_from(after);
+            self.drop_from(after);
+        }
+        if self.folder.shares(index) {
+            self.share_folded(target, base - 1, u64::from(index));
         }
         true
     }

@@ -41,13 +41,19 @@
 //! `pickle.load` and replay; 1.7 GB before trace entries were folded).
 //!
 //! A [`Fold`] may take dicts over as they are completed (the snapshot reader folds its
-//! millions of trace entries into 32-byte records), so they need no room in the arena.
+//! millions of trace entries into 32-byte records), and lists as they are filled (its
+//! frames lists, as interned stacks), so their pairs and items need no room in the arena.
+//!
+//! Values are shared where nothing can tell ([`shared`]): equal strings are one value (a
+//! `str` is immutable), and a folded dict or list the folder says equals an earlier one
+//! gives its slot back to that one when nothing but the stack and one memo key refers to
+//! it. On the 537 MB snapshot the arena went from 30M values to 6.9M.
 //!
 //! Files: [`arena`] (the values and their accessors), [`reader`] (the machine's state and
 //! its input window), [`opcodes`] (opcode values and dispatch), [`stack`] (stack, containers,
 //! memo), [`fold`] (dicts taken over as they are completed, the usual dict shape read in
-//! one go), [`scalars`] (numbers, strings, framing), [`errors`] (every error, with its
-//! offset).
+//! one go), [`shared`] (equal strings and folded values sharing one slot), [`scalars`]
+//! (numbers, strings, framing), [`errors`] (every error, with its offset).
 
 mod arena;
 mod errors;
@@ -55,6 +61,7 @@ mod fold;
 mod opcodes;
 mod reader;
 mod scalars;
+mod shared;
 mod stack;
 
 use std::io::{self, Read};
@@ -114,6 +121,8 @@ pub enum Node<'p> {
     Set(&'p [NodeId]),
     /// A dict the reader's [`Fold`] took over when it was complete: the folder's index.
     Folded(u32),
+    /// A list the reader's [`Fold`] took over when it was filled: the folder's index.
+    FoldedList(u32),
 }
 
 impl Node<'_> {
@@ -126,7 +135,7 @@ impl Node<'_> {
             Node::Float(_) => "float",
             Node::Str(_) => "str",
             Node::Bytes(_) => "bytes",
-            Node::List(_) => "list",
+            Node::List(_) | Node::FoldedList(_) => "list",
             Node::Tuple(_) => "tuple",
             Node::Dict(_) | Node::Folded(_) => "dict",
             Node::Set(_) => "set",

@@ -6,7 +6,9 @@ use std::io::{self, Read};
 use super::arena::{Pickle, Slot};
 use super::errors::PickleError;
 use super::opcodes as op;
+use super::shared::{MemoRecords, SharedStrs};
 use super::{Fold, FoldValue, NodeId};
+use rustc_hash::FxHashMap;
 
 /// `None`, `False` and `True` are made once, at these ids, and shared by every use; so are
 /// the ints `0..=255`, at `SMALL_INTS + value`.
@@ -83,11 +85,18 @@ pub(super) struct Parser<R, F> {
     /// ones existed, the newest value put in an older container. The values after a
     /// folded dict are dropped only when all three are older than the dict (see
     /// `Parser::fold_setitems`).
-    pub(super) newest_memoized: u32,
+    pub(super) memo_records: MemoRecords,
     pub(super) newest_repushed: u32,
     pub(super) newest_contained: u32,
+    /// The newest value re-pushed at all (a value shared by [`Parser::share_folded`] must
+    /// have been pushed once only).
+    pub(super) newest_repushed_ever: u32,
+    /// The first slot of each folded value the folder shares, by `fold index | list << 32`.
+    pub(super) canonical: FxHashMap<u64, NodeId>,
     /// Reused buffer for the pairs offered to the folder.
     pub(super) fold_pairs: Vec<(NodeId, FoldValue)>,
+    /// Strings by text, so that equal ones share a value ([`SharedStrs`]).
+    pub(super) shared: SharedStrs,
 }
 
 impl<R: Read, F: Fold> Parser<R, F> {
@@ -124,10 +133,13 @@ impl<R: Read, F: Fold> Parser<R, F> {
             memo: Vec::with_capacity(slots / 2),
             sparse_memo: HashMap::new(),
             folder,
-            newest_memoized: 0,
+            memo_records: MemoRecords::default(),
             newest_repushed: 0,
             newest_contained: 0,
+            newest_repushed_ever: 0,
+            canonical: FxHashMap::default(),
             fold_pairs: Vec::new(),
+            shared: SharedStrs::default(),
         }
     }
 

@@ -6,6 +6,7 @@ use super::arena::Slot;
 use super::errors::shown;
 use super::opcodes as op;
 use super::reader::{FALSE_ID, Parser, Res, SMALL_INTS, TRUE_ID};
+use super::shared::Lookup;
 use super::{Fold, NodeId};
 
 impl<R: Read, F: Fold> Parser<R, F> {
@@ -86,11 +87,27 @@ impl<R: Read, F: Fold> Parser<R, F> {
         let n = self.length(width)?;
         let range = self.take(n)?;
         let bytes = self.data.get(range).unwrap_or_default();
-        let slot = match std::str::from_utf8(bytes) {
-            Ok(text) => self.p.add_str(text),
-            Err(_) => self.p.add_str(&String::from_utf8_lossy(bytes)),
+        let (slot, hash) = {
+            // Borrowed when valid UTF-8 (a snapshot's strings all are; `from_utf8` checks
+            // that faster than `from_utf8_lossy`).
+            let text = match std::str::from_utf8(bytes) {
+                Ok(text) => std::borrow::Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(bytes),
+            };
+            match self.shared.find(&self.p, &text) {
+                Lookup::Found(id) => (Err(id), None),
+                Lookup::New(hash) => (Ok(self.p.add_str(&text)), Some(hash)),
+                Lookup::Unshared => (Ok(self.p.add_str(&text)), None),
+            }
         };
-        self.push_added(slot)
+        match slot {
+            Err(id) => return self.repush(id),
+            Ok(slot) => self.push_added(slot)?,
+        }
+        if let (Some(hash), Some(&id)) = (hash, self.stack.last()) {
+            self.shared.remember(hash, id);
+        }
+        Ok(())
     }
 
     pub(super) fn bytes(&mut self, width: usize) -> Res<()> {

@@ -200,14 +200,38 @@ impl<R: Read, F: Fold> Parser<R, F> {
         self.add_items(target, base, true)
     }
 
-    /// Moves the values above stack position `base` into list (or set) `target`.
+    /// Moves the values above stack position `base` into list (or set) `target`, or hands
+    /// them to the folder when they are all an empty list will hold ([`Fold::fold_list`]).
     pub(super) fn add_items(&mut self, target: NodeId, base: usize, set: bool) -> Res<()> {
         let values = self.stack.get(base..).unwrap_or_default();
         let newest = values.iter().map(|v| v.0).max().unwrap_or(0);
         if newest > target.0 {
             self.newest_contained = self.newest_contained.max(newest);
         }
+        let empty_list =
+            matches!(self.p.nodes.get(target.index()), Some(Slot::List(seq)) if seq.len == 0);
+        if !set
+            && empty_list
+            && (1..PYTHON_BATCH_ITEMS).contains(&values.len())
+            && let Some(index) = self.folder.fold_list(&self.p, values)
+        {
+            if let Some(slot) = self.p.nodes.get_mut(target.index()) {
+                *slot = Slot::FoldedList(index);
+            }
+            self.stack.truncate(base);
+            if self.folder.shares_list(index) {
+                self.share_folded(target, base - 1, u64::from(index) | 1 << 32);
+            }
+            return Ok(());
+        }
         let grown = match self.p.nodes.get_mut(target.index()) {
+            Some(Slot::FoldedList(_)) if !set => {
+                return Err(self.malformed(
+                    "appends to a list already read whole (a stack of frames, read as soon as \
+                 it is filled)"
+                        .into(),
+                ));
+            }
             Some(Slot::List(seq)) if !set => {
                 extend(&mut self.p.items, seq, values.iter().copied(), NONE_ID)
             }
@@ -250,6 +274,7 @@ impl<R: Read, F: Fold> Parser<R, F> {
         if (id.0 as usize) + 1 < self.p.nodes.len() {
             self.newest_repushed = self.newest_repushed.max(id.0);
         }
+        self.newest_repushed_ever = self.newest_repushed_ever.max(id.0);
         self.push_id(id)
     }
 
@@ -299,7 +324,8 @@ impl<R: Read, F: Fold> Parser<R, F> {
 
     pub(super) fn put(&mut self, key: u64) -> Res<()> {
         let value = self.top()?;
-        self.newest_memoized = self.newest_memoized.max(value.0);
+        let newest = value.index() + 1 == self.p.nodes.len();
+        self.memo_records.note(value, key, newest);
         let dense_len = self.memo.len();
         match usize::try_from(key) {
             Ok(k) if k < dense_len => {
@@ -349,6 +375,9 @@ impl<R: Read, F: Fold> Parser<R, F> {
         }
     }
 }
+
+/// Items Python's pickler writes in one `APPENDS` at most: a shorter batch is a list's last.
+const PYTHON_BATCH_ITEMS: usize = 1000;
 
 fn pair(chunk: &[NodeId]) -> (NodeId, NodeId) {
     match *chunk {

@@ -11,21 +11,12 @@
 use rustc_hash::FxHashMap;
 
 use super::entry::{Action, Entry, Key};
+use super::frames::{FRAME_TAG, FoldedStacks};
 use crate::parse::pickle::{self, FoldValue, NodeId, Pickle};
 
-/// Per-node cache entries (see [`key_of`]): 0 until computed. A `str` node caches
-/// `CACHED | key | action << 4` (what it means as a key and as an action) and, once it was
-/// interned, `INTERNED | StrId << 8` — a million trace entries name the same few hundred
-/// file and function strings, so each is validated and hashed once (measured: 6 % of a
-/// 1M-entry snapshot's load). A list node caches its stack as `CACHED | (StackId + 1)`, or
-/// `CACHED` alone for none.
+/// Per-node cache entries of the keys (see [`key_of`]): 0 until computed, then
+/// `CACHED | key | action << 4` (what a `str` node means as a key and as an action).
 pub(super) const CACHED: u32 = 1 << 31;
-/// A `str` node's interned id is cached (see [`CACHED`]).
-pub(super) const INTERNED: u32 = 1 << 30;
-/// Interned ids that fit in the cache entry; larger ones are looked up each time.
-pub(super) const STR_ID_MASK: u32 = (1 << 22) - 1;
-/// The key and action bits of a `str` node's entry.
-pub(super) const KEY_ACTION_MASK: u32 = 0xff;
 
 /// What an entry dict says, before its stack and device are known.
 pub(super) struct Decoded {
@@ -54,11 +45,13 @@ impl Extra {
     }
 }
 
-/// The trace entries taken over while the pickle is parsed.
+/// The trace entries, frames and stacks taken over while the pickle is parsed.
 #[derive(Default)]
 pub(super) struct EntryFolder {
-    /// Per node, what a string means (see [`CACHED`]); grown as ids are looked up.
+    /// Per node, what a string means as a key (see [`CACHED`]); grown as ids are looked up.
     pub(super) cache: Vec<u32>,
+    /// The frame dicts and the lists of them.
+    pub(super) stacks: FoldedStacks,
     /// Every folded entry, by fold index.
     pub(super) entries: Vec<Entry>,
     /// The [`Extra`]s of the entries that have any, by fold index.
@@ -67,17 +60,21 @@ pub(super) struct EntryFolder {
 
 impl pickle::Fold for EntryFolder {
     fn fold(&mut self, p: &Pickle, pairs: &[(NodeId, FoldValue)]) -> Option<u32> {
-        // torch writes `action` first: the millions of frame dicts are turned away after
-        // one key (a trace entry with its action elsewhere is read from the arena).
+        // torch writes `action` first in a trace entry and `name` first in a frame (a dict
+        // with them elsewhere is read from the arena).
         let &(first, _) = pairs.first()?;
-        if key_of(&mut self.cache, p, first).0 != Key::Action {
-            return None;
+        match key_of(&mut self.cache, p, first).0 {
+            Key::Action => {}
+            Key::Name => return self.stacks.frame(&mut self.cache, p, pairs),
+            _ => return None,
         }
         let decoded = decode(&mut self.cache, p, pairs.iter().copied());
         if !decoded.is_entry {
             return None;
         }
-        let index = u32::try_from(self.entries.len()).ok()?;
+        let index = u32::try_from(self.entries.len())
+            .ok()
+            .filter(|&i| i < FRAME_TAG)?;
         // As the arena's, every growth may fail: the dict then stays in the arena, whose
         // own growth reports the memory refused.
         self.entries.try_reserve(1).ok()?;
@@ -91,6 +88,19 @@ impl pickle::Fold for EntryFolder {
 
     fn forget_from(&mut self, len: usize) {
         self.cache.truncate(len);
+    }
+
+    fn fold_list(&mut self, p: &Pickle, items: &[NodeId]) -> Option<u32> {
+        self.stacks.stack(p, items)
+    }
+
+    /// Equal frames have one index, and so do equal stacks.
+    fn shares(&self, index: u32) -> bool {
+        index & FRAME_TAG != 0
+    }
+
+    fn shares_list(&self, _index: u32) -> bool {
+        true
     }
 }
 
@@ -145,28 +155,38 @@ pub(super) fn decode(
     }
 }
 
-/// What string node `id` means as a trace-entry key and as an action.
+/// What string node `id` means as a trace-entry key and as an action. Inlined: it runs for
+/// every key of every dict folded (about 90M times on the 537 MB snapshot), and all but the
+/// first time for each key string the answer is cached.
+#[inline]
 pub(super) fn key_of(cache: &mut Vec<u32>, p: &Pickle, id: NodeId) -> (Key, Action) {
     let cached = cache.get(id.index()).copied().unwrap_or(0);
     let code = if cached & CACHED != 0 {
         cached
     } else {
-        let (key, action) = match p.as_str(id) {
-            Some(s) => (Key::parse(s), Action::parse(s)),
-            None => (Key::Other, Action::Unknown),
-        };
-        let code = CACHED | key as u32 | (action as u32) << 4;
-        // Ids below the arena's count only: 4 bytes per 16-byte slot at most.
-        let missing = (id.index() + 1).saturating_sub(cache.len());
-        if missing > 0 && id.index() < p.node_count() && cache.try_reserve(missing).is_ok() {
-            cache.resize(id.index() + 1, 0);
-        }
-        if let Some(slot) = cache.get_mut(id.index()) {
-            *slot = code | (*slot & (INTERNED | STR_ID_MASK << 8));
-        }
-        code
+        key_code(cache, p, id)
     };
     let key = Key::ALL.get((code & 15) as usize).copied();
     let action = Action::ALL.get((code >> 4 & 15) as usize).copied();
     (key.unwrap_or(Key::Other), action.unwrap_or(Action::Unknown))
+}
+
+/// [`key_of`] of a string not met before: its meaning, cached.
+#[cold]
+#[inline(never)]
+fn key_code(cache: &mut Vec<u32>, p: &Pickle, id: NodeId) -> u32 {
+    let (key, action) = match p.as_str(id) {
+        Some(s) => (Key::parse(s), Action::parse(s)),
+        None => (Key::Other, Action::Unknown),
+    };
+    let code = CACHED | key as u32 | (action as u32) << 4;
+    // Ids below the arena's count only: 4 bytes per 16-byte slot at most.
+    let missing = (id.index() + 1).saturating_sub(cache.len());
+    if missing > 0 && id.index() < p.node_count() && cache.try_reserve(missing).is_ok() {
+        cache.resize(id.index() + 1, 0);
+    }
+    if let Some(slot) = cache.get_mut(id.index()) {
+        *slot = code;
+    }
+    code
 }

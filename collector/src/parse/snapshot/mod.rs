@@ -9,12 +9,14 @@
 //! with allocator totals. A block counts as allocated from `alloc` to `free_completed`;
 //! segments (`segment_alloc`/`segment_map` … `segment_free`/`segment_unmap`) are reserved.
 //!
-//! `fold` decodes each trace entry as the pickle is read, `parse` gathers them into
+//! `fold` decodes each trace entry as the pickle is read (and `frames` each frame dict and
+//! frames list, as interned frames and stacks), `parse` gathers them into
 //! per-device `entry` lists (and `segments` the allocator state); `replay` walks each
 //! history back and replays it.
 
 mod entry;
 mod fold;
+mod frames;
 mod parse;
 mod replay;
 mod segments;

@@ -7,9 +7,8 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 
 use super::entry::{Action, Entry, Key, Trace};
-use super::fold::{
-    CACHED, Decoded, EntryFolder, Extra, INTERNED, KEY_ACTION_MASK, STR_ID_MASK, decode, key_of,
-};
+use super::fold::{CACHED, Decoded, EntryFolder, Extra, decode, key_of};
+use super::frames::{FRAME_TAG, FoldedStacks};
 use crate::model::{Frame, OpCategory, OpSpan, Recording, Segment, SourceFormat, StackId, StrId};
 use crate::parse::SourceError;
 use crate::parse::pickle::{FoldValue, NodeId, Pickle};
@@ -18,9 +17,17 @@ use crate::parse::pickle::{FoldValue, NodeId, Pickle};
 pub(super) struct Reader<'p> {
     pub(super) p: &'p Pickle,
     pub(super) rec: Recording,
-    /// Per node (by [`NodeId::index`]): what a string means, or a list's stack; see
-    /// [`CACHED`].
-    cache: Vec<u32>,
+    /// Per node (by [`NodeId::index`]): what a string means as a key; see [`CACHED`].
+    keys: Vec<u32>,
+    /// The interned id of each string node met (a million trace entries name the same few
+    /// hundred file and function strings: each is validated and hashed once).
+    strs: FxHashMap<u32, StrId>,
+    /// The stack of each arena list met (`StackId + 1`, or 0 for none).
+    lists: FxHashMap<u32, u32>,
+    /// The frames and stacks folded as the pickle was read, and per folded stack its
+    /// `CACHED | (StackId + 1)` once met (0 before).
+    folded: FoldedStacks,
+    folded_ids: Vec<u32>,
     stack_by_content: FxHashMap<Vec<Frame>, StackId>,
     /// Reused buffer for building a stack before it is looked up.
     scratch: Vec<Frame>,
@@ -50,18 +57,18 @@ pub(super) fn gather(p: &Pickle, folder: EntryFolder) -> Result<Gathered, Source
     };
     let EntryFolder {
         cache: keys,
+        stacks,
         entries: mut folded,
         extras,
     } = folder;
-    // Zeroed by the allocator (pages untouched until used), the keys' entries copied in.
-    let mut cache = vec![0; p.node_count().max(keys.len())];
-    if let Some(prefix) = cache.get_mut(..keys.len()) {
-        prefix.copy_from_slice(&keys);
-    }
     let mut r = Reader {
         p,
         rec: Recording::empty(SourceFormat::TorchSnapshot, ""),
-        cache,
+        keys,
+        strs: FxHashMap::default(),
+        lists: FxHashMap::default(),
+        folded_ids: vec![0; stacks.stack_count()],
+        folded: stacks,
         stack_by_content: FxHashMap::default(),
         scratch: Vec::new(),
     };
@@ -126,20 +133,63 @@ impl Reader<'_> {
         self.p.get(dict, key).and_then(|v| self.p.as_u64(v))
     }
 
-    /// Intern a frames list (shared lists in the pickle are interned once); 0 for none,
-    /// else `StackId + 1`.
+    /// Intern a frames list (shared lists in the pickle, and folded stacks, are interned
+    /// once); 0 for none, else `StackId + 1`.
     pub(super) fn stack(&mut self, frames: Option<NodeId>) -> u32 {
         let Some(frames) = frames else { return 0 };
-        let cached = self.cache.get(frames.index()).copied().unwrap_or(0);
-        if cached & CACHED != 0 {
-            return cached & !CACHED;
-        }
         let p = self.p;
+        if let Some(index) = p.folded_list(frames) {
+            return self.folded_stack(index);
+        }
+        if let Some(&encoded) = self.lists.get(&(frames.index() as u32)) {
+            return encoded;
+        }
         let mut list = std::mem::take(&mut self.scratch);
         list.clear();
         for &f in p.items(frames) {
             list.push(self.frame(f));
         }
+        let encoded = self.intern_stack(list);
+        if self.lists.try_reserve(1).is_ok() {
+            self.lists.insert(frames.index() as u32, encoded);
+        }
+        encoded
+    }
+
+    /// [`Reader::stack`] of a folded stack: its frames met in the order of the list's.
+    fn folded_stack(&mut self, index: u32) -> u32 {
+        let cached = self.folded_ids.get(index as usize).copied().unwrap_or(0);
+        if cached & CACHED != 0 {
+            return cached & !CACHED;
+        }
+        let mut list = std::mem::take(&mut self.scratch);
+        list.clear();
+        for i in 0..self.folded.frames_of(index).len() {
+            let frame = self.folded.frames_of(index).get(i).copied();
+            if let Some(frame) = frame.and_then(|f| self.folded_frame(f)) {
+                list.push(frame);
+            }
+        }
+        let encoded = self.intern_stack(list);
+        if let Some(slot) = self.folded_ids.get_mut(index as usize) {
+            *slot = CACHED | encoded;
+        }
+        encoded
+    }
+
+    /// A folded frame, its name interned before its file (the order of the dict's keys).
+    fn folded_frame(&mut self, index: u32) -> Option<Frame> {
+        let f = *self.folded.frames.get(index as usize)?;
+        Some(Frame {
+            name: self.interned(f.name)?,
+            file: self.interned(f.file)?,
+            line: f.line,
+        })
+    }
+
+    /// `StackId + 1` of the stack `list` holds (0 when empty), which is kept as the
+    /// scratch buffer.
+    fn intern_stack(&mut self, list: Vec<Frame>) -> u32 {
         // Equal stacks in different list objects share one id.
         let id = if list.is_empty() {
             None
@@ -152,18 +202,18 @@ impl Reader<'_> {
             Some(id)
         };
         self.scratch = list;
-        let encoded = id.map_or(0, |id| id.0 + 1);
-        if let Some(slot) = self.cache.get_mut(frames.index()) {
-            *slot = CACHED | encoded;
-        }
-        encoded
+        id.map_or(0, |id| id.0 + 1)
     }
 
     fn frame(&mut self, f: NodeId) -> Frame {
         let p = self.p;
+        let folded = p.folded(f).filter(|&i| i & FRAME_TAG != 0);
+        if let Some(frame) = folded.and_then(|i| self.folded_frame(i & !FRAME_TAG)) {
+            return frame;
+        }
         let (mut name, mut file, mut line) = (None, None, 0u32);
         for &(k, v) in p.entries(f) {
-            match key_of(&mut self.cache, p, k).0 {
+            match key_of(&mut self.keys, p, k).0 {
                 Key::Name => name = self.interned(v),
                 Key::Filename => file = self.interned(v),
                 Key::Line => line = p.as_u64(v).unwrap_or(0).min(u64::from(u32::MAX)) as u32,
@@ -179,15 +229,12 @@ impl Reader<'_> {
 
     /// The interned id of string node `id` (`None` if it is not a string).
     fn interned(&mut self, id: NodeId) -> Option<StrId> {
-        let cached = self.cache.get(id.index()).copied().unwrap_or(0);
-        if cached & INTERNED != 0 {
-            return Some(StrId(cached >> 8 & STR_ID_MASK));
+        if let Some(&sid) = self.strs.get(&(id.index() as u32)) {
+            return Some(sid);
         }
         let sid = self.rec.strings.intern(self.p.as_str(id)?);
-        if sid.0 <= STR_ID_MASK
-            && let Some(slot) = self.cache.get_mut(id.index())
-        {
-            *slot = (*slot & (CACHED | KEY_ACTION_MASK)) | INTERNED | sid.0 << 8;
+        if self.strs.try_reserve(1).is_ok() {
+            self.strs.insert(id.index() as u32, sid);
         }
         Some(sid)
     }
@@ -237,7 +284,7 @@ impl Reader<'_> {
                 }),
                 None => {
                     let pairs = p.entries(e).iter().map(|&(k, v)| (k, FoldValue::Node(v)));
-                    Some(decode(&mut self.cache, p, pairs))
+                    Some(decode(&mut self.keys, p, pairs))
                 }
             };
             if let Some(mut d) = decoded

@@ -5,6 +5,7 @@ mod folding;
 mod limits;
 mod reading;
 mod refusing;
+mod sharing;
 
 use super::*;
 pub(super) use super::{
