@@ -267,8 +267,8 @@ fn a_cut_pack_is_a_clear_error_and_salvage_keeps_what_is_complete() {
     // The raw (uncompressed) pack cut after its memory records keeps every memory event.
     let raw = read_maybe_gz(&out);
     let end = raw
-        .windows(8)
-        .position(|w| w == b"\n{\"ops\":")
+        .windows(12)
+        .position(|w| w == b"\n{\"ops_vlq\":")
         .expect("ops after mem")
         + 1;
     let raw_cut = dir.join("raw-cut.vsr");

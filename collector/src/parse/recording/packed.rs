@@ -8,6 +8,10 @@
 //! stored as their difference from what the event's size predicts (almost always 0). The
 //! whole file is gzip-compressed; the reader recognises it by content like any other.
 //!
+//! Format version 3 (written since issue 16) writes the memory-event and op columns, nearly
+//! all of a trace's pack, as strings of base-64 variable-length numbers ([`vlq`]) instead
+//! of JSON arrays, so reading them parses no JSON numbers; the reader reads both versions.
+//!
 //! Everything an analysis reads survives the round trip exactly: reading a pack gives the
 //! same memory events, ops, steps, stacks, allocator state, samples, metadata and
 //! diagnostics, in the same order and with the same ids, so every report on the pack
@@ -20,6 +24,8 @@ mod decode;
 mod lines;
 mod read;
 mod references;
+mod vlq;
+mod vlq_columns;
 
 pub(super) use read::read_body;
 
@@ -80,8 +86,14 @@ enum PackLine {
     Devices(Vec<DeviceLine>),
     Threads(Vec<ThreadLine>),
     Stacks(Vec<StackLine>),
+    /// Memory events of a version-2 pack (JSON arrays).
     Mem(MemColumns),
+    /// Ops of a version-2 pack (JSON arrays).
     Ops(OpColumns),
+    /// Memory events of a version-3 pack.
+    MemVlq(vlq_columns::MemVlq),
+    /// Ops of a version-3 pack.
+    OpsVlq(vlq_columns::OpsVlq),
     Steps(Vec<[i64; 3]>),
     Allocator(AllocatorLine),
     Segments(Vec<SegmentLine>),
@@ -163,11 +175,15 @@ fn write_events(
 ) -> io::Result<()> {
     let mut mem = columns::MemEncoder::default();
     for events in rec.mem_events.chunks(EVENTS_PER_LINE) {
-        line(&PackLine::Mem(mem.encode(events)))?;
+        line(&PackLine::MemVlq(vlq_columns::MemVlq::from_columns(
+            &mem.encode(events),
+        )))?;
     }
     let mut ops = columns::OpEncoder::default();
     for spans in rec.ops.chunks(EVENTS_PER_LINE) {
-        line(&PackLine::Ops(ops.encode(spans)))?;
+        line(&PackLine::OpsVlq(vlq_columns::OpsVlq::from_columns(
+            &ops.encode(spans),
+        )))?;
     }
     for steps in rec.steps.chunks(EVENTS_PER_LINE) {
         line(&PackLine::Steps(
@@ -234,3 +250,5 @@ fn write_samples(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_v3;

@@ -48,7 +48,11 @@ fn parse_lines(
     loop {
         let (line, n) = match read_line(reader, &mut buf, offset) {
             Ok(0) => return,
-            Ok(n) => (Ok((n, serde_json::from_slice::<PackLine>(&buf))), n),
+            Ok(n) => match serde_json::from_slice::<PackLine>(&buf).map(decode_text) {
+                Ok(Err(why)) => (Err(SourceError::shape(Some(offset), why)), n),
+                Ok(Ok(line)) => (Ok((n, Ok(line))), n),
+                Err(e) => (Ok((n, Err(e))), n),
+            },
             Err(e) => (Err(e), 0),
         };
         let stop = !matches!(line, Ok((_, Ok(_))));
@@ -57,6 +61,16 @@ fn parse_lines(
         }
         offset += n as u64;
     }
+}
+
+/// A record whose columns are text numbers as the same record with them decoded (on the
+/// parsing thread, beside the parsing); any other record as it is.
+fn decode_text(line: PackLine) -> Result<PackLine, String> {
+    Ok(match line {
+        PackLine::MemVlq(text) => PackLine::Mem(text.into_columns()?),
+        PackLine::OpsVlq(text) => PackLine::Ops(text.into_columns()?),
+        other => other,
+    })
 }
 
 /// Apply the parsed lines in order, then check the end record.
@@ -171,7 +185,8 @@ fn apply(
                 rec.storage_tags.push(t.into_tag()?);
             }
         }
-        PackLine::End(_) => {}
+        // Decoded into `Mem` and `Ops` on the parsing thread.
+        PackLine::End(_) | PackLine::MemVlq(_) | PackLine::OpsVlq(_) => {}
     }
     Ok(())
 }
