@@ -24,10 +24,13 @@ mod decode;
 mod lines;
 mod read;
 mod references;
+mod stored;
+mod summary_spans;
 mod vlq;
 mod vlq_columns;
 
 pub(super) use read::read_body;
+pub use stored::{StoredTable, TABLE_REVISION, stored_table};
 
 use std::io::{self, Write};
 
@@ -103,7 +106,17 @@ enum PackLine {
     GpuProcessSamples(ProcessColumns),
     /// `record --torch-memory`'s storage tags.
     StorageTags(Vec<lines::TagLine>),
+    /// The per-op table of the whole recording ([`stored`]); the full reader skips it.
+    Table(stored::TableLine),
+    /// The spans `summary` reads ([`summary_spans`]), ahead of the memory events and ops.
+    SummarySpans(summary_spans::SelectionLine),
     End(EndLine),
+    /// A usable `summary_spans` record, decoded by the reader's parsing thread.
+    #[serde(skip)]
+    Selected(summary_spans::Selection),
+    /// An `ops` record a reader that took a selection counts without decoding.
+    #[serde(skip)]
+    OpsCounted(usize),
 }
 
 /// Write `rec` as a packed recording (uncompressed lines; the caller chooses the
@@ -124,6 +137,9 @@ pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Resu
     };
     line(&PackLine::Meta(MetaLine::from_meta(rec)))?;
     write_tables(rec, &mut line)?;
+    if let Some(selection) = summary_spans::selection_record(rec) {
+        line(&selection)?;
+    }
     write_events(rec, &mut line)?;
     write_allocator(rec, &mut line)?;
     write_samples(rec, &mut line)?;
@@ -131,6 +147,9 @@ pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Resu
         line(&PackLine::StorageTags(
             tags.iter().map(lines::TagLine::from_tag).collect(),
         ))?;
+    }
+    if let Some(table) = stored::table_record(rec) {
+        line(&table)?;
     }
     line(&PackLine::End(EndLine::counting(rec)))
 }
@@ -250,5 +269,7 @@ fn write_samples(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_stored;
 #[cfg(test)]
 mod tests_v3;

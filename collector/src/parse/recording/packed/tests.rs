@@ -21,7 +21,7 @@ pub(super) fn packed_bytes(rec: &Recording) -> Vec<u8> {
     out
 }
 
-fn gzip(bytes: &[u8]) -> Vec<u8> {
+pub(super) fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     enc.write_all(bytes).expect("gzip");
     enc.finish().expect("gzip")

@@ -112,6 +112,11 @@ impl MemVlq {
 }
 
 impl OpsVlq {
+    /// Ops in the record, as it says (for a reader that counts them without decoding).
+    pub fn count(&self) -> usize {
+        self.n
+    }
+
     /// The text of `c`.
     pub fn from_columns(c: &OpColumns) -> OpsVlq {
         OpsVlq {
