@@ -299,15 +299,20 @@ fn table_of_a_pack_prints_its_stored_table_unless_a_window_is_asked() {
     let calls = original[0]["calls"].as_u64().expect("calls");
     let edit = |revision: u64| {
         let text = String::from_utf8(read_maybe_gz(&out)).expect("a pack is text");
-        let from = "{\"table\":{\"revision\":1,";
-        assert!(text.contains(from), "a stored table");
-        let to = format!("{{\"table\":{{\"revision\":{revision},");
-        let text = text.replace(from, &to);
-        let row = format!("[{:?},{calls},", original[0]["name"].as_str().expect("n"));
-        assert!(text.contains(&row), "{row}");
-        let text = text.replace(&row, &row.replace(&format!(",{calls},"), ",424242,"));
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        let at = lines.iter().position(|l| l.starts_with("{\"table\":"));
+        let line = &mut lines[at.expect("a stored table")];
+        let mut record: Value = serde_json::from_str(line).expect("JSON");
+        assert_eq!(
+            record["table"]["rows"][0][1], calls,
+            "row 0 is the first row"
+        );
+        record["table"]["rows"][0][1] = 424242.into();
+        record["table"]["revision"] = revision.into();
+        *line = record.to_string();
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all(text.as_bytes()).expect("gzip");
+        gz.write_all((lines.join("\n") + "\n").as_bytes())
+            .expect("gzip");
         let edited = dir.join(format!("edited-{revision}.vsr"));
         std::fs::write(&edited, gz.finish().expect("gzip")).expect("write");
         edited

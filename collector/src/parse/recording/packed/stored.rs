@@ -45,7 +45,17 @@ pub struct TableLine {
 }
 
 /// A row: `[name, calls, self CPU, CPU, self device, device, on device, user annotation]`.
-type RowLine = (String, u64, i64, i64, i64, i64, bool, bool);
+type RowLine = (RowName, u64, i64, i64, i64, i64, bool, bool);
+
+/// A row's name: the id of the pack's string that spells it (most rows: op names), else
+/// the text (`ProfilerStep*`, `[memory]`). Ids keep the record small: on a small trace
+/// the names written out were a fifth of the pack.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum RowName {
+    Id(u32),
+    Text(String),
+}
 
 /// The table of a whole recording, as `vramscope table` shows it without a window.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,7 +79,10 @@ pub(super) fn table_record(rec: &Recording) -> Option<PackLine> {
         .into_iter()
         .map(|r| {
             (
-                r.name,
+                match rec.strings.find(&r.name) {
+                    Some(id) => RowName::Id(id.0),
+                    None => RowName::Text(r.name),
+                },
                 r.calls,
                 r.self_cpu_memory_usage,
                 r.cpu_memory_usage,
@@ -94,23 +107,29 @@ pub(super) fn table_record(rec: &Recording) -> Option<PackLine> {
 }
 
 impl TableLine {
-    /// The table, if this vramscope may trust it.
-    fn into_table(self) -> Option<StoredTable> {
+    /// The table, if this vramscope may trust it, its names looked up in `strings`.
+    fn into_table(self, strings: &[String]) -> Option<StoredTable> {
         if self.revision != TABLE_REVISION || self.vramscope_version != env!("CARGO_PKG_VERSION") {
             return None;
         }
-        let rows = self.rows.into_iter().map(|r| OpRow {
-            name: r.0,
-            calls: r.1,
-            self_cpu_memory_usage: r.2,
-            cpu_memory_usage: r.3,
-            self_device_memory_usage: r.4,
-            device_memory_usage: r.5,
-            on_device: r.6,
-            user_annotation: r.7,
+        let rows = self.rows.into_iter().map(|r| {
+            let name = match r.0 {
+                RowName::Id(id) => strings.get(id as usize)?.clone(),
+                RowName::Text(text) => text,
+            };
+            Some(OpRow {
+                name,
+                calls: r.1,
+                self_cpu_memory_usage: r.2,
+                cpu_memory_usage: r.3,
+                self_device_memory_usage: r.4,
+                device_memory_usage: r.5,
+                on_device: r.6,
+                user_annotation: r.7,
+            })
         });
         Some(StoredTable {
-            rows: rows.collect(),
+            rows: rows.collect::<Option<_>>()?,
             start_ns: self.start_ns,
             format: SourceFormat::from_id(&self.format)?,
             has_memory: self.has_memory,
@@ -134,18 +153,20 @@ pub fn stored_table(path: &Path, options: LoadOptions) -> Option<StoredTable> {
     let mut buf = Vec::new();
     read_header(&mut reader, &mut buf).ok()?;
     serde_json::from_slice::<PackedProbe>(&buf).ok()?.packed?;
-    let table = table_and_end(&mut reader, &mut buf)?;
+    let (table, strings) = table_and_end(&mut reader, &mut buf)?;
     gzip.read_to_end().ok()?;
     let report = gzip.report();
     if report.damage.is_some() || report.trailing.is_some() {
         return None;
     }
-    table.into_table()
+    table.into_table(&strings)
 }
 
-/// The lines after the header: the table record, if the end record is the last line.
-fn table_and_end(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> Option<TableLine> {
+/// The lines after the header: the table record and the strings, if the end record is the
+/// last line.
+fn table_and_end(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> Option<(TableLine, Vec<String>)> {
     let mut table = None;
+    let mut strings = Vec::new();
     let mut ended = false;
     loop {
         if read_line(reader, buf, 0).ok()? == 0 {
@@ -154,7 +175,12 @@ fn table_and_end(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> Option<TableLi
         if ended {
             return None;
         }
-        if buf.starts_with(b"{\"table\":") {
+        if buf.starts_with(b"{\"strings\":") {
+            match serde_json::from_slice(buf).ok()? {
+                PackLine::Strings(more) => strings.extend(more),
+                _ => return None,
+            }
+        } else if buf.starts_with(b"{\"table\":") {
             match serde_json::from_slice(buf).ok()? {
                 PackLine::Table(t) => table = Some(t),
                 _ => return None,
@@ -163,5 +189,5 @@ fn table_and_end(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> Option<TableLi
             ended = matches!(serde_json::from_slice(buf).ok()?, PackLine::End(_));
         }
     }
-    if ended { table } else { None }
+    if ended { Some((table?, strings)) } else { None }
 }

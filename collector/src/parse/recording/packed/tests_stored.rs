@@ -61,7 +61,23 @@ fn a_stored_table_is_used_only_from_a_whole_gzip_pack_of_this_revision() {
     let bytes = packed_bytes(&rec);
     let all = lines(&bytes);
     let whole = write("whole.vsr", &gzip(&bytes));
-    assert!(stored_table(&whole, LoadOptions::default()).is_some());
+    let rows = stored_table(&whole, LoadOptions::default())
+        .expect("stored")
+        .rows;
+    // Names by string id and, where no string spells them, as text.
+    let table = all
+        .iter()
+        .find(|l| l.starts_with(b"{\"table\""))
+        .expect("table");
+    let table: serde_json::Value = serde_json::from_slice(table).expect("JSON");
+    let names: Vec<&serde_json::Value> = table["table"]["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| &r[0])
+        .collect();
+    assert!(names.iter().any(|n| n.is_u64()) && names.iter().any(|n| n.is_string()));
+    assert!(rows.iter().any(|r| r.name == "ProfilerStep*"));
     let gz = gzip(&bytes);
     let refused = [
         ("plain.vsr", bytes.clone()),
@@ -69,6 +85,12 @@ fn a_stored_table_is_used_only_from_a_whole_gzip_pack_of_this_revision() {
             "revision.vsr",
             gzip(&edited(&all, "{\"table\"", |v| {
                 v["table"]["revision"] = 999.into()
+            })),
+        ),
+        (
+            "no-such-name.vsr",
+            gzip(&edited(&all, "{\"table\"", |v| {
+                v["table"]["rows"][0][0] = 4_000_000.into()
             })),
         ),
         ("after-end.vsr", gzip(&[bytes.as_slice(), b"{}\n"].concat())),
