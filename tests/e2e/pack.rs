@@ -267,8 +267,8 @@ fn a_cut_pack_is_a_clear_error_and_salvage_keeps_what_is_complete() {
     // The raw (uncompressed) pack cut after its memory records keeps every memory event.
     let raw = read_maybe_gz(&out);
     let end = raw
-        .windows(8)
-        .position(|w| w == b"\n{\"ops\":")
+        .windows(12)
+        .position(|w| w == b"\n{\"ops_vlq\":")
         .expect("ops after mem")
         + 1;
     let raw_cut = dir.join("raw-cut.vsr");
@@ -283,4 +283,48 @@ fn a_cut_pack_is_a_clear_error_and_salvage_keeps_what_is_complete() {
         salvaged["devices"][0]["peak_allocated_bytes"],
         original["devices"][0]["peak_allocated_bytes"]
     );
+}
+
+/// `table` of a whole pack prints the table the pack stores (an edited one shows), and
+/// with a window computes from the events; a pack whose stored table is of another
+/// revision is computed too.
+#[test]
+fn table_of_a_pack_prints_its_stored_table_unless_a_window_is_asked() {
+    use std::io::Write;
+    let dir = temp_dir("pack-stored-table");
+    let input = fixtures().join("torch-cpu/k02_mlp_stack.json.gz");
+    let out = dir.join("p.vsr");
+    pack(&input, &out, &[]);
+    let original = vramscope_json(&["table", input.to_str().expect("p"), "--sort", "none"]);
+    let calls = original[0]["calls"].as_u64().expect("calls");
+    let edit = |revision: u64| {
+        let text = String::from_utf8(read_maybe_gz(&out)).expect("a pack is text");
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        let at = lines.iter().position(|l| l.starts_with("{\"table\":"));
+        let line = &mut lines[at.expect("a stored table")];
+        let mut record: Value = serde_json::from_str(line).expect("JSON");
+        assert_eq!(
+            record["table"]["rows"][0][1], calls,
+            "row 0 is the first row"
+        );
+        record["table"]["rows"][0][1] = 424242.into();
+        record["table"]["revision"] = revision.into();
+        *line = record.to_string();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all((lines.join("\n") + "\n").as_bytes())
+            .expect("gzip");
+        let edited = dir.join(format!("edited-{revision}.vsr"));
+        std::fs::write(&edited, gz.finish().expect("gzip")).expect("write");
+        edited
+    };
+    let table = |path: &Path, extra: &[&str]| {
+        let mut args = vec!["table", path.to_str().expect("p"), "--sort", "none"];
+        args.extend(extra);
+        vramscope_json(&args)
+    };
+    let edited = edit(1);
+    assert_eq!(table(&edited, &[])[0]["calls"], 424242, "the stored rows");
+    assert_eq!(table(&edited, &["--from-us", "0"])[0]["calls"], calls);
+    assert_eq!(table(&edit(2), &[]), original, "another revision: computed");
+    assert_eq!(table(&out, &[]), original);
 }

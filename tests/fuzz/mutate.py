@@ -35,6 +35,9 @@ SEEDS = [
     F / "snapshot" / "multi_gpu.pickle",
     F / "recording" / "v1-train.vsr",
     F / "recording" / "v1-killed.vsr",
+    # Packs of format version 2 (JSON-array columns), which this version still reads.
+    F / "pack" / "oom.v2.vsr",
+    F / "pack" / "k02_mlp_stack.v2.vsr",
     F / "nsight" / "cuda-memory.sqlite",
     ROOT / "samples" / "cs336-transformer-snapshot.pickle",
 ]

@@ -110,6 +110,7 @@ impl Recording {
                 properties: BTreeMap::new(),
                 events_read: 0,
                 spans_left_out: 0,
+                memory_events_in_ops: None,
             },
             strings: StringTable::default(),
             devices: Vec::new(),

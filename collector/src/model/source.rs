@@ -52,6 +52,9 @@ pub struct Meta {
     pub events_read: u64,
     /// Op spans read but not kept ([`crate::parse::SpanFilter::Summary`]).
     pub spans_left_out: u64,
+    /// Memory events inside a span naming work, as a pack counted them when its spans are
+    /// not read (`summary` of a pack that stores the spans its answer reads); else `None`.
+    pub memory_events_in_ops: Option<u64>,
 }
 
 /// Recoverable oddities met while reading: counted, reported, never fatal.

@@ -79,9 +79,10 @@ pub const MAGIC: &[u8] = b"{\"vramscope_recording\":";
 /// that version-1 readers skip, so recordings stay version 1.
 pub const VERSION: u32 = 1;
 /// The version of packed recordings ([`packed`]): a version-1 reader would take a pack's
-/// records for empty samples, so packs say 2 and such a reader refuses them. This reader
-/// reads both.
-pub const PACKED_VERSION: u32 = 2;
+/// records for empty samples, so packs say 2 and such a reader refuses them. Version 3
+/// packs write their event columns as text numbers, which a version-2 reader would fail
+/// on record by record; it refuses them up front instead. This reader reads all three.
+pub const PACKED_VERSION: u32 = 3;
 /// Longest time a written line may sit in memory before it reaches the file.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
 /// Longest line the reader accepts; a sample of 64 GPUs is a few KiB, a snapshot chunk

@@ -52,6 +52,7 @@ pub(crate) fn recording(
             properties: Default::default(),
             events_read: 0,
             spans_left_out: 0,
+            memory_events_in_ops: None,
         },
         strings,
         devices: vec![DeviceInfo {

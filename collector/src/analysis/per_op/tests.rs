@@ -21,6 +21,7 @@ impl Fixture {
                     properties: Default::default(),
                     events_read: 0,
                     spans_left_out: 0,
+                    memory_events_in_ops: None,
                 },
                 strings: StringTable::default(),
                 devices: vec![

@@ -22,7 +22,12 @@ use crate::timeline::{OpIndex, Timeline, names_work};
 pub fn summarize_compact(rec: &mut Recording) -> (Timeline, Summary) {
     let mut timeline = Timeline::build(rec);
     if rec.compact_ops.is_empty() {
-        let summary = summarize(rec, &timeline);
+        let mut summary = summarize(rec, &timeline);
+        // A pack that stored the spans the answer reads stored this count too: the spans
+        // it counts over were not read.
+        if let Some(n) = rec.meta.memory_events_in_ops {
+            summary.memory_events_in_ops = n;
+        }
         return (timeline, summary);
     }
     let compact = std::mem::take(&mut rec.compact_ops);

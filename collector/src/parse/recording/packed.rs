@@ -8,6 +8,10 @@
 //! stored as their difference from what the event's size predicts (almost always 0). The
 //! whole file is gzip-compressed; the reader recognises it by content like any other.
 //!
+//! Format version 3 (written since issue 16) writes the memory-event and op columns, nearly
+//! all of a trace's pack, as strings of base-64 variable-length numbers ([`vlq`]) instead
+//! of JSON arrays, so reading them parses no JSON numbers; the reader reads both versions.
+//!
 //! Everything an analysis reads survives the round trip exactly: reading a pack gives the
 //! same memory events, ops, steps, stacks, allocator state, samples, metadata and
 //! diagnostics, in the same order and with the same ids, so every report on the pack
@@ -20,8 +24,13 @@ mod decode;
 mod lines;
 mod read;
 mod references;
+mod stored;
+mod summary_spans;
+mod vlq;
+mod vlq_columns;
 
 pub(super) use read::read_body;
+pub use stored::{StoredTable, TABLE_REVISION, stored_table};
 
 use std::io::{self, Write};
 
@@ -80,8 +89,14 @@ enum PackLine {
     Devices(Vec<DeviceLine>),
     Threads(Vec<ThreadLine>),
     Stacks(Vec<StackLine>),
+    /// Memory events of a version-2 pack (JSON arrays).
     Mem(MemColumns),
+    /// Ops of a version-2 pack (JSON arrays).
     Ops(OpColumns),
+    /// Memory events of a version-3 pack.
+    MemVlq(vlq_columns::MemVlq),
+    /// Ops of a version-3 pack.
+    OpsVlq(vlq_columns::OpsVlq),
     Steps(Vec<[i64; 3]>),
     Allocator(AllocatorLine),
     Segments(Vec<SegmentLine>),
@@ -91,7 +106,17 @@ enum PackLine {
     GpuProcessSamples(ProcessColumns),
     /// `record --torch-memory`'s storage tags.
     StorageTags(Vec<lines::TagLine>),
+    /// The per-op table of the whole recording ([`stored`]); the full reader skips it.
+    Table(stored::TableLine),
+    /// The spans `summary` reads ([`summary_spans`]), ahead of the memory events and ops.
+    SummarySpans(summary_spans::SelectionLine),
     End(EndLine),
+    /// A usable `summary_spans` record, decoded by the reader's parsing thread.
+    #[serde(skip)]
+    Selected(summary_spans::Selection),
+    /// An `ops` record a reader that took a selection counts without decoding.
+    #[serde(skip)]
+    OpsCounted(usize),
 }
 
 /// Write `rec` as a packed recording (uncompressed lines; the caller chooses the
@@ -112,6 +137,9 @@ pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Resu
     };
     line(&PackLine::Meta(MetaLine::from_meta(rec)))?;
     write_tables(rec, &mut line)?;
+    if let Some(selection) = summary_spans::selection_record(rec) {
+        line(&selection)?;
+    }
     write_events(rec, &mut line)?;
     write_allocator(rec, &mut line)?;
     write_samples(rec, &mut line)?;
@@ -119,6 +147,9 @@ pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Resu
         line(&PackLine::StorageTags(
             tags.iter().map(lines::TagLine::from_tag).collect(),
         ))?;
+    }
+    if let Some(table) = stored::table_record(rec) {
+        line(&table)?;
     }
     line(&PackLine::End(EndLine::counting(rec)))
 }
@@ -163,12 +194,16 @@ fn write_events(
 ) -> io::Result<()> {
     let mut mem = columns::MemEncoder::default();
     for events in rec.mem_events.chunks(EVENTS_PER_LINE) {
-        line(&PackLine::Mem(mem.encode(events)))?;
+        line(&PackLine::MemVlq(vlq_columns::MemVlq::from_columns(
+            &mem.encode(events),
+        )))?;
     }
     let mut ops = columns::OpEncoder::default();
     for start in (0..rec.ops.len()).step_by(EVENTS_PER_LINE) {
         let spans: Vec<OpSpan> = rec.ops.iter().skip(start).take(EVENTS_PER_LINE).collect();
-        line(&PackLine::Ops(ops.encode(&spans)))?;
+        line(&PackLine::OpsVlq(vlq_columns::OpsVlq::from_columns(
+            &ops.encode(&spans),
+        )))?;
     }
     for steps in rec.steps.chunks(EVENTS_PER_LINE) {
         line(&PackLine::Steps(
@@ -235,3 +270,7 @@ fn write_samples(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_stored;
+#[cfg(test)]
+mod tests_v3;

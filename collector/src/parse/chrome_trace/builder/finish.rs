@@ -93,6 +93,7 @@ impl Builder {
                 properties: self.properties,
                 events_read: self.events_read,
                 spans_left_out: self.spans_left_out,
+                memory_events_in_ops: None,
             },
             strings: self.strings,
             devices: self.devices,

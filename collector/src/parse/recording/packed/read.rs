@@ -29,7 +29,12 @@ pub(in crate::parse::recording) fn read_body(
 ) -> Result<(), SourceError> {
     let (lines, parsed) = crossbeam_channel::bounded::<Parsed>(LINES_AHEAD);
     std::thread::scope(|scope| {
-        scope.spawn(move || parse_lines(reader, offset, &lines));
+        let decoder = TextDecoder {
+            spans: options.spans,
+            selected: false,
+            ops_seen: false,
+        };
+        scope.spawn(move || parse_lines(reader, offset, decoder, &lines));
         let applied = apply_lines(&parsed, rec, info, offset, options);
         // Before the scope waits for the parsing thread: its next send fails and it stops
         // (were it still held, a thread blocked on a full channel would wait for ever).
@@ -42,13 +47,21 @@ pub(in crate::parse::recording) fn read_body(
 fn parse_lines(
     reader: &mut impl BufRead,
     mut offset: u64,
+    mut decoder: TextDecoder,
     lines: &crossbeam_channel::Sender<Parsed>,
 ) {
     let mut buf = Vec::new();
     loop {
         let (line, n) = match read_line(reader, &mut buf, offset) {
             Ok(0) => return,
-            Ok(n) => (Ok((n, serde_json::from_slice::<PackLine>(&buf))), n),
+            Ok(n) => match decoder.counted(&buf) {
+                Some(count) => (Ok((n, Ok(PackLine::OpsCounted(count)))), n),
+                None => match serde_json::from_slice(&buf).map(|l| decoder.decode(l)) {
+                    Ok(Err(why)) => (Err(SourceError::shape(Some(offset), why)), n),
+                    Ok(Ok(line)) => (Ok((n, Ok(line))), n),
+                    Err(e) => (Ok((n, Err(e))), n),
+                },
+            },
             Err(e) => (Err(e), 0),
         };
         let stop = !matches!(line, Ok((_, Ok(_))));
@@ -56,6 +69,59 @@ fn parse_lines(
             return;
         }
         offset += n as u64;
+    }
+}
+
+/// What the parsing thread does to each record before handing it over: text columns
+/// decoded beside the parsing; for `summary`, a usable stored selection of spans decoded and
+/// every `ops` record after it only counted.
+struct TextDecoder {
+    spans: SpanFilter,
+    /// A selection was taken: spans are counted, not decoded.
+    selected: bool,
+    /// An `ops` record was seen (a selection must come before them all).
+    ops_seen: bool,
+}
+
+impl TextDecoder {
+    /// After a selection: the count of an `ops_vlq` record, read from the line's start
+    /// (`pack` writes the count first) without parsing the columns it will not decode.
+    /// `None` for any other line, which is parsed.
+    fn counted(&self, line: &[u8]) -> Option<usize> {
+        const START: &[u8] = b"{\"ops_vlq\":{\"n\":";
+        if !self.selected || !line.ends_with(b"}}\n") {
+            return None;
+        }
+        let rest = line.strip_prefix(START)?;
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        if rest.get(digits) != Some(&b',') {
+            return None;
+        }
+        std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
+    }
+
+    fn decode(&mut self, line: PackLine) -> Result<PackLine, String> {
+        Ok(match line {
+            PackLine::MemVlq(text) => PackLine::Mem(text.into_columns()?),
+            PackLine::OpsVlq(text) if self.selected => PackLine::OpsCounted(text.count()),
+            PackLine::Ops(cols) if self.selected => PackLine::OpsCounted(cols.n.len()),
+            PackLine::OpsVlq(text) => {
+                self.ops_seen = true;
+                PackLine::Ops(text.into_columns()?)
+            }
+            PackLine::Ops(cols) => {
+                self.ops_seen = true;
+                PackLine::Ops(cols)
+            }
+            PackLine::SummarySpans(_) if self.selected || self.ops_seen => {
+                return Err("a summary_spans record after the ops or a second one".into());
+            }
+            PackLine::SummarySpans(s) if s.usable(self.spans) => {
+                self.selected = true;
+                PackLine::Selected(s.into_selection()?)
+            }
+            other => other,
+        })
     }
 }
 
@@ -115,6 +181,12 @@ fn apply(
 ) -> Result<(), String> {
     match line {
         PackLine::Meta(m) => m.apply(rec)?,
+        PackLine::Selected(s) => {
+            decode::Decoder::default().ops(s.ops, rec, SpanFilter::All)?;
+            rec.meta.spans_left_out = s.left_out;
+            rec.meta.memory_events_in_ops = Some(s.in_ops);
+        }
+        PackLine::OpsCounted(n) => state.ops_read += n,
         PackLine::Strings(strings) => {
             for s in &strings {
                 let before = rec.strings.len();
@@ -171,7 +243,13 @@ fn apply(
                 rec.storage_tags.push(t.into_tag()?);
             }
         }
-        PackLine::End(_) => {}
+        // Decoded into `Mem` and `Ops` on the parsing thread; the table is for `table`; a
+        // selection this read does not use is skipped.
+        PackLine::End(_)
+        | PackLine::MemVlq(_)
+        | PackLine::OpsVlq(_)
+        | PackLine::Table(_)
+        | PackLine::SummarySpans(_) => {}
     }
     Ok(())
 }

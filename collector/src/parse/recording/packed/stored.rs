@@ -1,0 +1,193 @@
+//! The per-op table a pack stores beside its events: [`key_averages`] of the whole
+//! recording, a pure function of what the pack holds, computed once by `pack` so `table`
+//! of a pack need not decode millions of spans and nest them again (on the pack of a 2 GB
+//! trace that was 1.1 s of `table`'s 1.1 s beside the original's 2.8 s).
+//!
+//! The stored rows are used only when the pack is whole: a gzip file whose every member's
+//! CRC checks, with the end record last, and a table of this vramscope's
+//! [`TABLE_REVISION`] and version. Anything else — an older or damaged pack, a window
+//! asked for — and `table` reads the pack in full and computes, as for any input (so a
+//! damaged pack still gets the full reader's error).
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use serde::{Deserialize, Serialize};
+
+use super::super::reader::{read_header, read_line};
+use super::{PackLine, PackedProbe};
+use crate::analysis::{OpRow, key_averages};
+use crate::model::{Recording, SourceFormat};
+use crate::parse::{LoadOptions, input};
+
+/// The revision of the rows a pack stores. Bump it whenever [`key_averages`] of the same
+/// recording changes (a rule of torch's reproduced differently, a row field added): packs
+/// of another revision are then recomputed from their events, never trusted.
+pub const TABLE_REVISION: u32 = 1;
+
+/// Most bytes of a stored table's record, half the longest line a reader accepts
+/// ([`super::super::MAX_LINE_BYTES`]): what the reader holds for it. A larger table (a trace
+/// with hundreds of thousands of distinct op names) is not stored; `table` computes it.
+const MAX_TABLE_RECORD_BYTES: usize = super::super::MAX_LINE_BYTES / 2;
+
+/// The `table` record: the rows and what `table`'s text says of the recording.
+#[derive(Serialize, Deserialize)]
+pub struct TableLine {
+    revision: u32,
+    vramscope_version: String,
+    start_ns: i64,
+    format: String,
+    has_memory: bool,
+    has_ops: bool,
+    rows: Vec<RowLine>,
+}
+
+/// A row: `[name, calls, self CPU, CPU, self device, device, on device, user annotation]`.
+type RowLine = (RowName, u64, i64, i64, i64, i64, bool, bool);
+
+/// A row's name: the id of the pack's string that spells it (most rows: op names), else
+/// the text (`ProfilerStep*`, `[memory]`). Ids keep the record small: on a small trace
+/// the names written out were a fifth of the pack.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum RowName {
+    Id(u32),
+    Text(String),
+}
+
+/// The table of a whole recording, as `vramscope table` shows it without a window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredTable {
+    /// [`key_averages`] of the whole recording, in its order.
+    pub rows: Vec<OpRow>,
+    /// The recording's first timestamp.
+    pub start_ns: i64,
+    /// The original's format.
+    pub format: SourceFormat,
+    /// Whether the recording has memory events.
+    pub has_memory: bool,
+    /// Whether it has op spans.
+    pub has_ops: bool,
+}
+
+/// The `table` record of `rec`, or `None` when it would be larger than
+/// [`MAX_TABLE_RECORD_BYTES`].
+pub(super) fn table_record(rec: &Recording) -> Option<PackLine> {
+    let rows = key_averages(rec, None)
+        .into_iter()
+        .map(|r| {
+            (
+                match rec.strings.find(&r.name) {
+                    Some(id) => RowName::Id(id.0),
+                    None => RowName::Text(r.name),
+                },
+                r.calls,
+                r.self_cpu_memory_usage,
+                r.cpu_memory_usage,
+                r.self_device_memory_usage,
+                r.device_memory_usage,
+                r.on_device,
+                r.user_annotation,
+            )
+        })
+        .collect();
+    let line = PackLine::Table(TableLine {
+        revision: TABLE_REVISION,
+        vramscope_version: env!("CARGO_PKG_VERSION").to_owned(),
+        start_ns: rec.meta.start_ns,
+        format: rec.meta.format.as_str().to_owned(),
+        has_memory: !rec.mem_events.is_empty(),
+        has_ops: !rec.ops.is_empty(),
+        rows,
+    });
+    let bytes = serde_json::to_vec(&line).ok()?.len();
+    (bytes <= MAX_TABLE_RECORD_BYTES).then_some(line)
+}
+
+impl TableLine {
+    /// The table, if this vramscope may trust it, its names looked up in `strings`.
+    fn into_table(self, strings: &[String]) -> Option<StoredTable> {
+        if self.revision != TABLE_REVISION || self.vramscope_version != env!("CARGO_PKG_VERSION") {
+            return None;
+        }
+        let rows = self.rows.into_iter().map(|r| {
+            let name = match r.0 {
+                RowName::Id(id) => strings.get(id as usize)?.clone(),
+                RowName::Text(text) => text,
+            };
+            Some(OpRow {
+                name,
+                calls: r.1,
+                self_cpu_memory_usage: r.2,
+                cpu_memory_usage: r.3,
+                self_device_memory_usage: r.4,
+                device_memory_usage: r.5,
+                on_device: r.6,
+                user_annotation: r.7,
+            })
+        });
+        Some(StoredTable {
+            rows: rows.collect::<Option<_>>()?,
+            start_ns: self.start_ns,
+            format: SourceFormat::from_id(&self.format)?,
+            has_memory: self.has_memory,
+            has_ops: self.has_ops,
+        })
+    }
+}
+
+/// The table stored in the pack at `path`, read as `options` say (its decompressed limit),
+/// when the pack is whole and of this vramscope's table revision; `None` for anything else,
+/// whatever the file is. Reads every line but parses only the table and the end record.
+pub fn stored_table(path: &Path, options: LoadOptions) -> Option<StoredTable> {
+    let options = LoadOptions {
+        salvage_truncated: false,
+        ..options
+    };
+    let opened = input::open_watched(path, Arc::new(AtomicU64::new(0)), None, options).ok()?;
+    // Only gzip packs (all `pack` writes): their CRC vouches for every line not parsed.
+    let gzip = opened.gzip?;
+    let mut reader = BufReader::new(opened.input.reader);
+    let mut buf = Vec::new();
+    read_header(&mut reader, &mut buf).ok()?;
+    serde_json::from_slice::<PackedProbe>(&buf).ok()?.packed?;
+    let (table, strings) = table_and_end(&mut reader, &mut buf)?;
+    gzip.read_to_end().ok()?;
+    let report = gzip.report();
+    if report.damage.is_some() || report.trailing.is_some() {
+        return None;
+    }
+    table.into_table(&strings)
+}
+
+/// The lines after the header: the table record and the strings, if the end record is the
+/// last line.
+fn table_and_end(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> Option<(TableLine, Vec<String>)> {
+    let mut table = None;
+    let mut strings = Vec::new();
+    let mut ended = false;
+    loop {
+        if read_line(reader, buf, 0).ok()? == 0 {
+            break;
+        }
+        if ended {
+            return None;
+        }
+        if buf.starts_with(b"{\"strings\":") {
+            match serde_json::from_slice(buf).ok()? {
+                PackLine::Strings(more) => strings.extend(more),
+                _ => return None,
+            }
+        } else if buf.starts_with(b"{\"table\":") {
+            match serde_json::from_slice(buf).ok()? {
+                PackLine::Table(t) => table = Some(t),
+                _ => return None,
+            }
+        } else if buf.starts_with(b"{\"end\":") && buf.ends_with(b"\n") {
+            ended = matches!(serde_json::from_slice(buf).ok()?, PackLine::End(_));
+        }
+    }
+    if ended { Some((table?, strings)) } else { None }
+}
