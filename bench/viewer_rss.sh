@@ -5,6 +5,9 @@
 #
 #   bench/viewer_rss.sh FILE [SCREENSHOT.png]     # needs Xvfb and ImageMagick's import
 #   VS=path/to/vramscope bench/viewer_rss.sh FILE
+#   EARLY_S=3 bench/viewer_rss.sh FILE   # also a screenshot EARLY_S seconds after start
+#                                          # (the overview while the file is read), to
+#                                          # SCREENSHOT with -early before .png
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FILE=$1
@@ -23,6 +26,11 @@ HOME=$(mktemp -d) "$VS" view "$FILE" >/dev/null 2>&1 &
 APP=$!
 previous=0
 quiet=0
+if [[ -n "${EARLY_S:-}" ]]; then
+    sleep "$EARLY_S"
+    import -window root "${SHOT%.png}-early.png"
+    echo "screenshot ${EARLY_S} s after start: ${SHOT%.png}-early.png"
+fi
 for i in $(seq 1 "$MAX_POLLS"); do
     sleep "$POLL_S"
     ticks=$(awk '{print $14 + $15}' "/proc/$APP/stat")

@@ -272,25 +272,6 @@ pub fn warnings_window_ui(ctx: &egui::Context, doc: &Document, open: &mut bool) 
         });
 }
 
-/// What the window shows while the first files load: the window stays live (the tabs
-/// bar has the progress and Cancel).
-pub fn loading_ui(ui: &mut Ui, loads: &[PendingLoad]) {
-    ui.vertical_centered(|ui| {
-        ui.add_space(ui.available_height() * 0.3);
-        ui.spinner();
-        for l in loads {
-            let pct = l
-                .fraction()
-                .map_or(String::new(), |f| format!(" · {:.0}%", 100.0 * f));
-            let phase = match l.phase() {
-                LoadPhase::Reading => "reading",
-                LoadPhase::Analysing => "building the timeline and analyses",
-            };
-            ui.label(RichText::new(format!("{} — {phase}{pct}", l.path.display())).size(15.0));
-        }
-    });
-}
-
 /// What the window shows with nothing open.
 pub fn welcome_ui(ui: &mut Ui, recent: &Recent, cmds: &mut Vec<Command>) {
     ui.vertical_centered(|ui| {

@@ -140,6 +140,11 @@ impl PendingLoad {
             .then(|| (read as f64 / self.file_bytes as f64).clamp(0.0, 1.0) as f32)
     }
 
+    /// Memory over time as far as the file has been read.
+    pub fn preview(&self) -> collector::parse::preview::PreviewState {
+        self.progress.preview.snapshot()
+    }
+
     /// Ask the loader to stop; it fails soon with a "cancelled" error.
     pub fn cancel(&self) {
         self.progress.cancel.store(true, Ordering::Relaxed);

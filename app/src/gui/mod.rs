@@ -18,6 +18,7 @@ mod files;
 mod follow;
 mod jobs;
 mod loader;
+mod loading;
 mod multiples;
 mod oom;
 mod paint;

@@ -13,6 +13,7 @@ pub mod input;
 pub mod json_stream;
 pub mod nsight;
 pub mod pickle;
+pub mod preview;
 pub mod recording;
 pub mod snapshot;
 
@@ -149,6 +150,9 @@ pub struct LoadProgress {
     pub file_bytes_read: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// Set to make the load fail soon with an I/O error saying it was cancelled.
     pub cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Memory over time so far, for a view while the file is read (Chrome traces, the
+    /// format of multi-gigabyte files; other readers leave it empty).
+    pub preview: std::sync::Arc<preview::Preview>,
 }
 
 /// [`load`], reporting the bytes read into `progress` and stopping when it is cancelled.

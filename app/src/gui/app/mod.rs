@@ -24,7 +24,7 @@ use super::loader::PendingLoad;
 use super::panels::{self, PanelContext};
 use super::ranks::{self as rank_grid, FolderDialog, RankGrid};
 use super::theme::{self, Palette, ThemeChoice};
-use super::{Command, chrome, compare, follow, summary, timeline};
+use super::{Command, chrome, compare, follow, loading, summary, timeline};
 
 const KEY_RECENT: &str = "recent_files";
 const KEY_THEME: &str = "theme";
@@ -216,7 +216,8 @@ impl ViewerApp {
             }
             Some(i) => self.document_ui(ui, i, &palette, &mut cmds),
             None if !self.loads.is_empty() => {
-                CentralPanel::default().show(ui, |ui| chrome::loading_ui(ui, &self.loads));
+                CentralPanel::default()
+                    .show(ui, |ui| loading::loading_ui(ui, &self.loads, &palette));
             }
             None => {
                 CentralPanel::default()

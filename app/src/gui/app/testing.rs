@@ -31,6 +31,11 @@ impl ViewerApp {
         &self.browser
     }
 
+    /// What each file being loaded has shown of its memory so far.
+    pub fn loading_previews(&self) -> Vec<collector::parse::preview::PreviewState> {
+        self.loads.iter().map(|l| l.preview()).collect()
+    }
+
     /// The errors shown.
     pub fn errors(&self) -> &[String] {
         &self.errors

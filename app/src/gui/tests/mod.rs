@@ -27,6 +27,7 @@ mod files;
 mod heights;
 mod keys;
 mod layout;
+mod loading;
 mod memviz;
 mod ranks;
 mod timeline;

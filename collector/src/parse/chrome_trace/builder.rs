@@ -5,6 +5,7 @@
 mod finish;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -16,6 +17,7 @@ use crate::model::{
     ThreadInfo,
 };
 use crate::parse::SpanFilter;
+use crate::parse::preview::{PREVIEW_EVERY_EVENTS, Preview};
 
 /// A `B` event waiting for its `E`: name, category, start.
 type OpenBegin = (Option<String>, Option<String>, i64);
@@ -52,6 +54,10 @@ pub(super) struct Builder {
     saw_legacy_category: bool,
     saw_fractional_ts: bool,
     saw_hip: bool,
+    /// Where the memory events go as they come, for a view while the file is read.
+    pub(super) preview: Option<Arc<Preview>>,
+    /// Memory events already added to `preview`.
+    previewed: usize,
 }
 
 impl Builder {
@@ -83,6 +89,17 @@ impl Builder {
             saw_legacy_category: false,
             saw_fractional_ts: false,
             saw_hip: false,
+            preview: None,
+            previewed: 0,
+        }
+    }
+
+    /// Add the memory events since the last call to the preview, if any.
+    pub(super) fn update_preview(&mut self) {
+        if let Some(preview) = &self.preview {
+            let devices: Vec<DeviceId> = self.devices.iter().map(|d| d.key).collect();
+            preview.add(&self.mem_events[self.previewed..], &devices);
+            self.previewed = self.mem_events.len();
         }
     }
 
@@ -329,6 +346,9 @@ impl Builder {
             kind,
             stack: None,
         });
+        if self.mem_events.len() - self.previewed >= PREVIEW_EVERY_EVENTS {
+            self.update_preview();
+        }
     }
 
     fn add_metadata(&mut self, ev: &Fields<'_>) {

@@ -16,6 +16,7 @@ mod trailing;
 
 use std::borrow::Cow;
 use std::io::Read;
+use std::sync::Arc;
 
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
@@ -23,6 +24,7 @@ use serde_json::value::RawValue;
 use super::LoadOptions;
 use super::input::Input;
 use super::json_stream::{JsonStream, StreamError, ValueError, parse_one};
+use super::preview::Preview;
 use crate::model::Recording;
 use builder::Builder;
 pub use importer::ChromeTraceImporter;
@@ -52,9 +54,15 @@ impl From<StreamError> for TraceError {
     }
 }
 
-/// Read a Chrome trace from an opened input.
-pub fn read(input: Input, options: LoadOptions) -> Result<Recording, TraceError> {
-    read_with(input, options, parallel::Config::for_this_machine())
+/// Read a Chrome trace from an opened input, adding its memory events to `preview` as
+/// they come.
+pub fn read(
+    input: Input,
+    options: LoadOptions,
+    preview: Option<&Arc<Preview>>,
+) -> Result<Recording, TraceError> {
+    let config = parallel::Config::for_this_machine();
+    read_with(input, options, config, preview.cloned())
 }
 
 /// [`read`], with the event array split up as `parallel` says (`None`: on this thread).
@@ -62,10 +70,12 @@ fn read_with(
     input: Input,
     options: LoadOptions,
     parallel: Option<parallel::Config>,
+    preview: Option<Arc<Preview>>,
 ) -> Result<Recording, TraceError> {
     let compressed = input.compressed;
     let mut stream = JsonStream::new(input.reader);
     let mut builder = Builder::new(options.spans);
+    builder.preview = preview;
     let outcome = read_document(&mut stream, &mut builder, parallel);
     match outcome {
         Ok(()) => trailing::after_document(&mut stream, &mut builder, options)?,

@@ -52,6 +52,7 @@ impl Builder {
         compressed: bool,
         content_bytes: u64,
     ) -> Recording {
+        self.update_preview();
         if let Some(base) = self.base_time_ns {
             for e in &mut self.mem_events {
                 e.time_ns = e.time_ns.saturating_add(base);

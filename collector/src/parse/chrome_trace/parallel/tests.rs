@@ -76,7 +76,7 @@ fn outcome_failing(
         salvage_truncated: salvage,
         ..LoadOptions::default()
     };
-    match read_with(input(data, step, fail), options, config) {
+    match read_with(input(data, step, fail), options, config, None) {
         Ok(rec) => fingerprint(&rec),
         Err(e) => format!("error: {e:?}"),
     }
