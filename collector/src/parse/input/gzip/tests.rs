@@ -179,7 +179,8 @@ fn a_cut_member_is_truncated_and_corrupt_data_is_corrupt() {
 fn content_past_the_limit_fails_even_with_salvage() {
     let content = vec![b' '; 4 << 20];
     let file = gzip(&content);
-    assert!(file.len() < 20_000, "{}", file.len());
+    // A small file (flate2's zlib-rs at the default level: ~40 KB) that would expand 100×.
+    assert!(file.len() < 64 << 10, "{}", file.len());
     for salvage in [false, true] {
         let (read, report) = read_all(&file, Some(1 << 20), salvage);
         let damage = GzipDamage::from_io(&read.expect_err("too large")).expect("damage");
