@@ -228,10 +228,11 @@ impl Recording {
             }
         };
         self.for_each_time_mut(&mut clamp);
-        self.ops.update(|op| {
-            clamp(&mut op.start_ns);
-            clamp(&mut op.end_ns);
-        });
+        self.ops
+            .update_outside((*limit.start(), *limit.end()), |op| {
+                clamp(&mut op.start_ns);
+                clamp(&mut op.end_ns);
+            });
         // Compact spans clamp as they are read back; counted here like the others.
         clamped += self.compact_ops.times_out_of_range();
         // The time range is derived from the times above: clamped, not counted again.
