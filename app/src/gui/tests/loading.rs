@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use collector::parse::preview::PREVIEW_EVERY_EVENTS;
 use crossbeam_channel::bounded;
 
+use super::layout::{SMALL, layout_faults};
 use super::settle;
 use crate::gui::units;
 
@@ -85,7 +86,7 @@ fn a_trace_shows_its_memory_while_it_is_still_being_read() {
         collector::LoadOptions::default(),
     );
     let mut h = egui_kittest::Harness::builder()
-        .with_size([1000.0, 700.0])
+        .with_size(SMALL)
         .with_max_steps(4)
         .build_ui_state(|ui, app: &mut crate::gui::ViewerApp| app.show(ui), app);
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -109,6 +110,8 @@ fn a_trace_shows_its_memory_while_it_is_still_being_read() {
     assert_eq!(preview.events, PREVIEW_EVERY_EVENTS as u64);
     let curve = &preview.devices[0];
     assert_eq!(curve.peak_bytes, peak1);
+    // In the smallest window: every text inside it, uncut, over no other.
+    assert_eq!(layout_faults(&h, SMALL), Vec::<String>::new());
     go_on.send(()).expect("writer waits");
     writer.join().expect("writer");
     settle(&mut h);
