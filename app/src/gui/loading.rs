@@ -8,7 +8,7 @@ use egui::{Align2, FontId, Mesh, Rect, RichText, Sense, Ui, pos2, vec2};
 
 use super::loader::{LoadPhase, PendingLoad};
 use super::theme::Palette;
-use super::units;
+use super::{axis, units};
 
 /// The overview's height at least, and the room each file's header takes.
 const MIN_PLOT_HEIGHT: f32 = 160.0;
@@ -103,36 +103,26 @@ fn overview_ui(ui: &Ui, rect: Rect, preview: &PreviewState, palette: &Palette) {
     let plot = Rect::from_min_max(rect.min + vec2(64.0, 18.0), rect.max - vec2(8.0, 18.0));
     let x = |t: i64| plot.left() + ((t - t0) as f64 / (t1 - t0) as f64) as f32 * plot.width();
     let y = |b: i64| plot.bottom() - (b as f64 / top as f64) as f32 * plot.height() * 0.95;
-    for k in 0..=4 {
-        let bytes = top * k / 4;
-        let at = y(bytes);
+    let top_shown = top as f64 / 0.95;
+    for (bytes, label) in axis::byte_ticks(0.0, top_shown, 5) {
+        let at = y(bytes as i64);
         p.hline(plot.x_range(), at, (1.0, palette.grid));
-        let text = units::bytes(bytes);
+        let (at_text, font) = (pos2(plot.left() - 6.0, at), font.clone());
         p.text(
-            pos2(plot.left() - 6.0, at),
+            at_text,
             Align2::RIGHT_CENTER,
-            text,
-            font.clone(),
+            label,
+            font,
             palette.weak_text,
         );
     }
-    let span = (t1 - t0) as f64;
-    let below = plot.bottom() + 3.0;
-    p.text(
-        pos2(plot.left(), below),
-        Align2::LEFT_TOP,
-        "0 s",
-        font.clone(),
-        palette.weak_text,
-    );
-    let end = units::format_duration_ns(span);
-    p.text(
-        pos2(plot.right(), below),
-        Align2::RIGHT_TOP,
-        end,
-        font.clone(),
-        palette.weak_text,
-    );
+    // Times since the first memory event read, at about one label per 120 points.
+    let max_ticks = (plot.width() / 120.0).max(2.0) as usize;
+    for (t, label) in axis::time_ticks(0.0, (t1 - t0) as f64, max_ticks) {
+        let at = x(t0 + t as i64);
+        let (at_text, font) = (pos2(at, plot.bottom() + 3.0), font.clone());
+        p.text(at_text, Align2::CENTER_TOP, label, font, palette.weak_text);
+    }
     let colours = [
         palette.allocated,
         palette.other_run,
