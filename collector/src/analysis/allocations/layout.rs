@@ -256,13 +256,7 @@ impl BandLayout {
             changes.push((t, -gone));
             k = group_end;
         }
-        let first_rest = self
-            .before_trace_steps
-            .partition_point(|&s| s <= life.alloc_step);
-        let last_rest = self
-            .before_trace_steps
-            .partition_point(|&s| s < life.end_step);
-        for k in first_rest..last_rest.max(first_rest) {
+        for k in self.rest_changes(&life) {
             let t = self.before_trace[k].0;
             if t > t0_ns && t <= t1_ns {
                 let previous = k.checked_sub(1).map_or(0, |j| self.before_trace[j].1);
@@ -305,16 +299,19 @@ impl BandLayout {
     /// How far the bytes before the trace moved a band between its allocation and
     /// `time_ns` (changes at later walk steps than its allocation only).
     fn rest_shift(&self, life: &Life, time_ns: i64) -> i64 {
-        let first = self
-            .before_trace_steps
-            .partition_point(|&s| s <= life.alloc_step);
-        let last = self
-            .before_trace_steps
-            .partition_point(|&s| s < life.end_step);
-        let upto =
-            first + self.before_trace[first..last.max(first)].partition_point(|s| s.0 <= time_ns);
+        let changes = self.rest_changes(life);
+        let first = changes.start;
+        let upto = first + self.before_trace[changes].partition_point(|s| s.0 <= time_ns);
         let at = |k: usize| k.checked_sub(1).map_or(0, |j| self.before_trace[j].1);
         at(upto) - at(first)
+    }
+
+    /// The changes of the bytes before the trace while band `life` lives: those at later
+    /// walk steps than its allocation and earlier than its removal.
+    fn rest_changes(&self, life: &Life) -> std::ops::Range<usize> {
+        let steps = &self.before_trace_steps;
+        let first = steps.partition_point(|&s| s <= life.alloc_step);
+        first..steps.partition_point(|&s| s < life.end_step).max(first)
     }
 
     /// The bytes allocated before the trace at `time_ns`: the bottom band's height.
