@@ -20,8 +20,8 @@ use crate::timeline::{OpIndex, Timeline, names_work};
 /// into `rec.ops` (the rest are counted in `Meta::spans_left_out`). A recording with no
 /// compressed spans is summarised as it is.
 pub fn summarize_compact(rec: &mut Recording) -> (Timeline, Summary) {
-    let mut timeline = Timeline::build(rec);
     if rec.compact_ops.is_empty() {
+        let timeline = Timeline::build(rec);
         let mut summary = summarize(rec, &timeline);
         // A pack that stored the spans the answer reads stored this count too: the spans
         // it counts over were not read.
@@ -31,8 +31,43 @@ pub fn summarize_compact(rec: &mut Recording) -> (Timeline, Summary) {
         return (timeline, summary);
     }
     let compact = std::mem::take(&mut rec.compact_ops);
-    let in_ops = memory_events_in_ops(rec, &compact);
+    // The count of memory events in ops reads every span but nothing the rest changes: it
+    // runs on a second thread while this one builds the timeline and takes the spans the
+    // answer reads (the serial tail of `summary` after the parallel parse).
+    // Taken by whichever thread counts (a second one, or this one if none can start).
+    let event_times = std::sync::Mutex::new(Some(thread_event_times(rec)));
+    let kept: Vec<OpSpan> = rec.ops.iter().filter(|s| names_work(s.category)).collect();
+    let count = || {
+        let taken = event_times.lock().ok().and_then(|mut t| t.take());
+        let mut times = taken.unwrap_or_default();
+        for list in &mut times {
+            list.sort_unstable();
+        }
+        memory_events_in_ops(&times, kept.iter().copied().chain(compact.iter()))
+    };
+    let (timeline, in_ops) = std::thread::scope(|scope| {
+        let counting = std::thread::Builder::new()
+            .name("vramscope-in-ops".into())
+            .spawn_scoped(scope, count);
+        let timeline = take_what_the_answer_reads(rec, &compact);
+        let in_ops = match counting {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => count(),
+        };
+        (timeline, in_ops)
+    });
+    let mut summary = summarize(rec, &timeline);
+    summary.memory_events_in_ops = in_ops;
+    (timeline, summary)
+}
 
+/// Build the timeline and take into `rec.ops` the spans the answer reads (those at each
+/// device's peak and the instants the categories ask about, then those starting in the
+/// windows they ask about); the rest are counted in `Meta::spans_left_out`.
+fn take_what_the_answer_reads(rec: &mut Recording, compact: &CompactSpans) -> Timeline {
+    let mut timeline = Timeline::build(rec);
     let mut times: Vec<i64> = Vec::new();
     for d in &timeline.devices {
         times.extend(
@@ -46,7 +81,7 @@ pub fn summarize_compact(rec: &mut Recording) -> (Timeline, Summary) {
     times.dedup();
     let kept_before = rec.ops.len();
     let no_windows = Windows::default();
-    take_spans(rec, &compact, &times, &no_windows);
+    take_spans(rec, compact, &times, &no_windows);
     timeline.ops = OpIndex::build(rec);
 
     let asked: Vec<(ThreadIdx, i64, i64)> = timeline
@@ -56,15 +91,12 @@ pub fn summarize_compact(rec: &mut Recording) -> (Timeline, Summary) {
         .collect();
     if !asked.is_empty() {
         rec.ops.truncate(kept_before);
-        take_spans(rec, &compact, &times, &Windows::new(asked));
+        take_spans(rec, compact, &times, &Windows::new(asked));
         timeline.ops = OpIndex::build(rec);
     }
     let taken = (rec.ops.len() - kept_before) as u64;
     rec.meta.spans_left_out += compact.len() - taken;
-
-    let mut summary = summarize(rec, &timeline);
-    summary.memory_events_in_ops = in_ops;
-    (timeline, summary)
+    timeline
 }
 
 /// Append to `rec.ops`, in source order, the spans the answer reads: those containing one
@@ -124,33 +156,41 @@ impl Windows {
     }
 }
 
-/// Memory events that a span naming work on their own thread encloses (closed interval),
-/// as [`OpIndex::enclosed_on_thread`] answers for each: per thread, each span marks the run
-/// of that thread's event times it covers.
-fn memory_events_in_ops(rec: &Recording, compact: &CompactSpans) -> u64 {
+/// Each thread's memory event times, in file order.
+fn thread_event_times(rec: &Recording) -> Vec<Vec<i64>> {
     let mut times: Vec<Vec<i64>> = vec![Vec::new(); rec.threads.len()];
     for e in &rec.mem_events {
         if let Some(list) = times.get_mut(e.thread as usize) {
             list.push(e.time_ns);
         }
     }
-    for list in &mut times {
-        list.sort_unstable();
-    }
+    times
+}
+
+/// Memory events that a span naming work on their own thread encloses (closed interval),
+/// as [`OpIndex::enclosed_on_thread`] answers for each: per thread, each span marks the run
+/// of that thread's event times (`times`, sorted) it covers.
+fn memory_events_in_ops(times: &[Vec<i64>], spans: impl Iterator<Item = OpSpan>) -> u64 {
     // Per thread: +1 where a span's run of events begins, −1 after it ends.
     let mut cover: Vec<Vec<i32>> = times.iter().map(|t| vec![0; t.len() + 1]).collect();
-    for s in rec.ops.iter().chain(compact.iter()) {
+    // Where the thread's last span began: a thread's spans come mostly in start order, so
+    // the next one's run is searched for from there outwards.
+    let mut cursors: Vec<usize> = vec![0; times.len()];
+    for s in spans {
         if !names_work(s.category) {
             continue;
         }
-        let (Some(list), Some(marks)) = (
-            times.get(s.thread as usize),
-            cover.get_mut(s.thread as usize),
+        let thread = s.thread as usize;
+        let (Some(list), Some(marks), Some(cursor)) = (
+            times.get(thread),
+            cover.get_mut(thread),
+            cursors.get_mut(thread),
         ) else {
             continue;
         };
-        let from = list.partition_point(|&t| t < s.start_ns);
-        let to = list.partition_point(|&t| t <= s.end_ns);
+        let from = search_from(list, *cursor, |t| t < s.start_ns);
+        let to = from + search_from(&list[from..], 0, |t| t <= s.end_ns);
+        *cursor = from;
         if from < to {
             marks[from] += 1;
             marks[to] -= 1;
@@ -169,4 +209,60 @@ fn memory_events_in_ops(rec: &Recording, compact: &CompactSpans) -> u64 {
                 .count() as u64
         })
         .sum()
+}
+
+/// `list.partition_point(before)` (`before` true on a prefix of the sorted `list`), found by
+/// galloping from `hint` in the direction the answer lies: O(log distance).
+fn search_from(list: &[i64], hint: usize, before: impl Fn(i64) -> bool) -> usize {
+    let hint = hint.min(list.len());
+    let (mut lo, mut hi);
+    if hint < list.len() && before(list[hint]) {
+        // The answer is after `hint`: gallop right.
+        let mut step = 1;
+        lo = hint + 1;
+        hi = lo;
+        while hi < list.len() && before(list[hi]) {
+            lo = hi + 1;
+            hi = (hi + step).min(list.len());
+            step *= 2;
+        }
+    } else {
+        // The answer is at or before `hint`: gallop left.
+        let mut step = 1;
+        hi = hint;
+        lo = hint;
+        while lo > 0 && !before(list[lo - 1]) {
+            hi = lo - 1;
+            lo = lo.saturating_sub(step);
+            step *= 2;
+        }
+    }
+    lo + list[lo..hi].partition_point(|&t| before(t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::search_from;
+
+    #[test]
+    fn a_search_from_any_hint_finds_the_partition_point() {
+        let list: Vec<i64> = (0..200).map(|i| i / 3 * 10).collect();
+        for x in [-5, 0, 5, 10, 11, 300, 660, 661, 10_000] {
+            let want = list.partition_point(|&t| t < x);
+            let want_le = list.partition_point(|&t| t <= x);
+            for hint in [0, 1, 2, 50, 99, 150, 199, 200, 500] {
+                assert_eq!(
+                    search_from(&list, hint, |t| t < x),
+                    want,
+                    "< {x} from {hint}"
+                );
+                assert_eq!(
+                    search_from(&list, hint, |t| t <= x),
+                    want_le,
+                    "<= {x} from {hint}"
+                );
+            }
+        }
+        assert_eq!(search_from(&[], 3, |t| t < 1), 0);
+    }
 }
