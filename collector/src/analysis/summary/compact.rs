@@ -33,8 +33,8 @@ pub fn summarize_compact(rec: &mut Recording) -> (Timeline, Summary) {
     let compact = std::mem::take(&mut rec.compact_ops);
     // The count of memory events in ops reads every span but nothing the rest changes: it
     // runs on a second thread while this one builds the timeline and takes the spans the
-    // answer reads (the serial tail of `summary` after the parallel parse).
-    // Taken by whichever thread counts (a second one, or this one if none can start).
+    // answer reads (the serial tail of `summary` after the parallel parse). The event
+    // times go to whichever thread counts: the second, or this one if none can start.
     let event_times = std::sync::Mutex::new(Some(thread_event_times(rec)));
     let kept: Vec<OpSpan> = rec.ops.iter().filter(|s| names_work(s.category)).collect();
     let count = || {
