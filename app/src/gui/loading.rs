@@ -83,12 +83,12 @@ fn extent(preview: &PreviewState) -> Option<(i64, i64, i64)> {
         span = Some(span.map_or((t0, t1), |(a, b)| (a.min(t0), b.max(t1))));
         top = top.max(c.peak_bytes);
     }
-    span.map(|(t0, t1)| (t0, t1.max(t0 + 1), top.max(1)))
+    span.map(|(t0, t1)| (t0, t1.max(t0.saturating_add(1)), top.max(1)))
 }
 
 fn bucket_start(c: &DeviceCurve, k: usize) -> i64 {
-    c.origin_ns
-        .saturating_add(c.bucket_ns.saturating_mul(k as i64))
+    let t = i128::from(c.origin_ns) + i128::from(c.bucket_ns) * k as i128;
+    t.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }
 
 /// Each device's buckets, from its first event to the last read, as a filled area up to
@@ -101,7 +101,11 @@ fn overview_ui(ui: &Ui, rect: Rect, preview: &PreviewState, palette: &Palette) {
     let p = ui.painter_at(rect);
     let font = FontId::proportional(11.0);
     let plot = Rect::from_min_max(rect.min + vec2(64.0, 18.0), rect.max - vec2(8.0, 18.0));
-    let x = |t: i64| plot.left() + ((t - t0) as f64 / (t1 - t0) as f64) as f32 * plot.width();
+    // Times as read, before any clamping: a hostile file's can span all of i64, so the
+    // offsets are taken in f64.
+    let span_ns = t1 as f64 - t0 as f64;
+    let x_at = |offset_ns: f64| plot.left() + (offset_ns / span_ns) as f32 * plot.width();
+    let x = |t: i64| x_at(t as f64 - t0 as f64);
     let y = |b: i64| plot.bottom() - (b as f64 / top as f64) as f32 * plot.height() * 0.95;
     let top_shown = top as f64 / 0.95;
     for (bytes, label) in axis::byte_ticks(0.0, top_shown, 5) {
@@ -118,8 +122,8 @@ fn overview_ui(ui: &Ui, rect: Rect, preview: &PreviewState, palette: &Palette) {
     }
     // Times since the first memory event read, at about one label per 120 points.
     let max_ticks = (plot.width() / 120.0).max(2.0) as usize;
-    for (t, label) in axis::time_ticks(0.0, (t1 - t0) as f64, max_ticks) {
-        let at = x(t0 + t as i64);
+    for (t, label) in axis::time_ticks(0.0, span_ns, max_ticks) {
+        let at = x_at(t);
         let (at_text, font) = (pos2(at, plot.bottom() + 3.0), font.clone());
         p.text(at_text, Align2::CENTER_TOP, label, font, palette.weak_text);
     }
@@ -153,5 +157,62 @@ fn overview_ui(ui: &Ui, rect: Rect, preview: &PreviewState, palette: &Palette) {
         let text = format!("{}: peak so far {}", c.device, units::bytes(c.peak_bytes));
         let drawn = p.text(at, Align2::LEFT_TOP, text, font.clone(), line);
         at.x = drawn.right() + 16.0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use collector::model::{DeviceId, DeviceType, MemEvent, MemEventKind};
+    use collector::parse::preview::Preview;
+
+    use super::*;
+
+    /// A hostile file's times span all of `i64` before the load clamps them: the overview
+    /// of them still draws.
+    #[test]
+    fn an_overview_of_times_across_all_of_i64_draws() {
+        let event = |time_ns: i64, total: i64| MemEvent {
+            time_ns,
+            bytes: 512,
+            addr: None,
+            total_allocated_bytes: Some(total),
+            total_reserved_bytes: None,
+            device: 0,
+            thread: 0,
+            kind: MemEventKind::Alloc,
+            stack: None,
+        };
+        let preview = Preview::default();
+        let events = [event(i64::MIN, 1), event(0, i64::MAX), event(i64::MAX, 7)];
+        let cuda = DeviceId {
+            device_type: DeviceType::CUDA,
+            index: 0,
+        };
+        preview.add(&events, &[cuda]);
+        let state = preview.snapshot();
+        assert_eq!(state.devices[0].peak_bytes, i64::MAX);
+        let palette = Palette::for_theme(crate::gui::theme::ThemeChoice::Dark);
+        let ctx = egui::Context::default();
+        let rect = Rect::from_min_size(pos2(0.0, 0.0), vec2(800.0, 400.0));
+        let mut output = ctx.run_ui(egui::RawInput::default(), |ui| {
+            overview_ui(ui, rect, &state, &palette);
+        });
+        output.textures_delta.clear();
+        // The buckets drawn from the plot's left edge (i64::MIN) to its right (i64::MAX):
+        // an offset that wrapped around would land outside.
+        let xs: Vec<f32> = (output.shapes.iter())
+            .filter_map(|c| match &c.shape {
+                egui::Shape::Mesh(mesh) => Some(mesh.vertices.iter().map(|v| v.pos.x)),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let (left, right) = (
+            xs.iter().copied().fold(f32::INFINITY, f32::min),
+            xs.iter().copied().fold(f32::NEG_INFINITY, f32::max),
+        );
+        // The plot spans x 64..792 of the 800-point rect (margins for the labels).
+        assert!((63.0..=65.0).contains(&left), "{left}");
+        assert!((790.0..=793.0).contains(&right), "{right}");
     }
 }

@@ -12,6 +12,10 @@ use crate::model::{DeviceId, MemEvent, MemEventKind};
 /// of a full-width plot.
 pub const PREVIEW_BUCKETS: usize = 1024;
 
+/// The widest bucket: 2^64 ns / [`PREVIEW_BUCKETS`], so that the buckets can span every
+/// time an `i64` holds (a hostile file's, before the load clamps them).
+const WIDEST_BUCKET_NS: i64 = ((1u128 << 64) / PREVIEW_BUCKETS as u128) as i64;
+
 /// Memory events a reader gathers before adding them under the lock: one lock a batch
 /// (~16 k events, well under a millisecond of reading), so the reader never waits on
 /// the viewer for long, and the overview is at most this many events behind.
@@ -105,10 +109,17 @@ impl DeviceCurve {
         }
     }
 
-    /// The time span the buckets cover.
+    /// The time span the buckets cover (the end clamped to `i64::MAX`).
     pub fn span_ns(&self) -> (i64, i64) {
-        let end = i128::from(self.origin_ns) + i128::from(self.bucket_ns) * PREVIEW_BUCKETS as i128;
-        (self.origin_ns, end.min(i128::from(i64::MAX)) as i64)
+        (
+            self.origin_ns,
+            self.end_ns().min(i128::from(i64::MAX)) as i64,
+        )
+    }
+
+    /// Where the last bucket ends, past `i64::MAX` once the buckets cover every time.
+    fn end_ns(&self) -> i128 {
+        i128::from(self.origin_ns) + i128::from(self.bucket_ns) * PREVIEW_BUCKETS as i128
     }
 
     /// Bucket `k`'s smallest and largest bytes, if any event fell in it.
@@ -143,9 +154,10 @@ impl DeviceCurve {
         if self.bucket_ns == 0 {
             (self.origin_ns, self.bucket_ns) = (time_ns, 1);
         }
-        // Each doubling at least halves the distance to `time_ns` in buckets; past
-        // i64::MAX / PREVIEW_BUCKETS a bucket covers any time an i64 holds.
-        while !self.covers(time_ns) && self.bucket_ns < i64::MAX / PREVIEW_BUCKETS as i64 {
+        // Each doubling at least halves the distance to `time_ns` in buckets; at 2^64 /
+        // PREVIEW_BUCKETS the buckets span every time an i64 holds (the clamp below only
+        // guards that).
+        while !self.covers(time_ns) && self.bucket_ns < WIDEST_BUCKET_NS {
             self.widen(time_ns < self.origin_ns);
         }
         let k = (i128::from(time_ns) - i128::from(self.origin_ns)) / i128::from(self.bucket_ns);
@@ -159,8 +171,7 @@ impl DeviceCurve {
     }
 
     fn covers(&self, time_ns: i64) -> bool {
-        let (start, end) = self.span_ns();
-        time_ns >= start && time_ns < end
+        time_ns >= self.origin_ns && i128::from(time_ns) < self.end_ns()
     }
 
     /// Twice as wide a bucket: pairs merge into the lower half (to reach later times) or

@@ -150,3 +150,25 @@ fn a_trace_read_with_a_preview_leaves_the_overview_of_its_memory_events() {
     }
     assert!(checked > 20_000, "{checked}");
 }
+
+#[test]
+fn times_across_all_of_i64_fall_in_their_own_buckets() {
+    let cuda = DeviceId {
+        device_type: DeviceType::CUDA,
+        index: 0,
+    };
+    let preview = Preview::default();
+    let events = [
+        event(0, 512, Some(5), 0),
+        event(i64::MAX, 512, Some(9), 0),
+        event(i64::MIN, 512, Some(1), 0),
+    ];
+    preview.add(&events, &[cuda]);
+    let curve = &preview.snapshot().devices[0];
+    assert_eq!(curve.origin_ns, i64::MIN);
+    assert_eq!(curve.bucket_ns, 1 << 54);
+    assert_eq!(curve.bucket(0), Some((1, 1)));
+    assert_eq!(curve.bucket(PREVIEW_BUCKETS / 2), Some((5, 5)));
+    assert_eq!(curve.bucket(PREVIEW_BUCKETS - 1), Some((9, 9)));
+    assert_eq!(curve.peak_bytes, 9);
+}
