@@ -10,7 +10,7 @@ use super::export::ExportKind;
 use super::files::{Recent, portal_available};
 use super::loader::{LoadPhase, PendingLoad};
 use super::theme::{Palette, ThemeChoice};
-use super::{Command, units};
+use super::{Command, loading, units};
 
 /// The menu bar.
 pub fn menu_bar_ui(
@@ -162,6 +162,7 @@ pub fn tabs_ui(
     docs: &[Document],
     active: Option<u64>,
     loads: &[PendingLoad],
+    palette: &Palette,
     cmds: &mut Vec<Command>,
 ) {
     ui.horizontal_wrapped(|ui| {
@@ -192,7 +193,8 @@ pub fn tabs_ui(
                 LoadPhase::Analysing => format!("{name}: building the timeline"),
             };
             let what = format!("{what} · {}", units::format_elapsed(l.elapsed()));
-            ui.label(what);
+            ui.label(what)
+                .on_hover_ui(|ui| loading::overview_tooltip_ui(ui, l, palette));
             if let Some(f) = l.fraction().filter(|_| l.phase() == LoadPhase::Reading) {
                 ui.add(
                     egui::ProgressBar::new(f)

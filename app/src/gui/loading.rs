@@ -69,6 +69,22 @@ fn load_ui(ui: &mut Ui, l: &PendingLoad, palette: &Palette, height: f32) {
     overview_ui(ui, rect, &preview, palette);
 }
 
+/// The memory read so far of a file loading while others are open: the tabs bar shows it
+/// when its progress is hovered.
+pub fn overview_tooltip_ui(ui: &mut Ui, l: &PendingLoad, palette: &Palette) {
+    let preview = l.preview();
+    if preview.devices.is_empty() {
+        ui.label("No memory events read yet.");
+        return;
+    }
+    ui.label(format!(
+        "Memory allocated so far ({} memory events)",
+        preview.events
+    ));
+    let (rect, _) = ui.allocate_exact_size(vec2(420.0, 180.0), Sense::hover());
+    overview_ui(ui, rect, &preview, palette);
+}
+
 /// The curves' time span (from the first to the last bucket with an event) and top.
 fn extent(preview: &PreviewState) -> Option<(i64, i64, i64)> {
     let mut span: Option<(i64, i64)> = None;

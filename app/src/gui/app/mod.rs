@@ -202,7 +202,14 @@ impl ViewerApp {
                     if let Some(g) = &self.grid {
                         rank_grid::grid_tab_ui(ui, g, &mut cmds);
                     }
-                    chrome::tabs_ui(ui, &self.docs, self.active, &self.loads, &mut cmds);
+                    chrome::tabs_ui(
+                        ui,
+                        &self.docs,
+                        self.active,
+                        &self.loads,
+                        &palette,
+                        &mut cmds,
+                    );
                 });
             }
             chrome::errors_ui(ui, &self.errors, &mut cmds);

@@ -2,14 +2,18 @@
 //! two parts, the viewer drawing the first part's memory before the second is written.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use collector::parse::preview::PREVIEW_EVERY_EVENTS;
-use crossbeam_channel::bounded;
+use crossbeam_channel::{Sender, bounded};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
 
 use super::layout::{SMALL, layout_faults};
-use super::settle;
+use super::{sample, settle};
+use crate::gui::ViewerApp;
 use crate::gui::units;
 
 /// `n` memory events from `start`: 512-byte-aligned tensors allocated at 1 µs steps, every
@@ -36,7 +40,7 @@ fn memory_events(start: usize, n: usize, total: &mut i64) -> (String, i64) {
 }
 
 /// The text of the painted shapes of the last frame.
-fn painted_text(h: &egui_kittest::Harness<'_, crate::gui::ViewerApp>) -> Vec<String> {
+fn painted_text(h: &Harness<'_, ViewerApp>) -> Vec<String> {
     h.output()
         .shapes
         .iter()
@@ -47,25 +51,35 @@ fn painted_text(h: &egui_kittest::Harness<'_, crate::gui::ViewerApp>) -> Vec<Str
         .collect()
 }
 
-#[test]
-fn a_trace_shows_its_memory_while_it_is_still_being_read() {
-    let dir = std::env::temp_dir().join(format!("vramscope-loading-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let pipe = dir.join("growing.json");
-    let _ = std::fs::remove_file(&pipe);
-    let made = Command::new("mkfifo").arg(&pipe).status().expect("mkfifo");
-    assert!(made.success());
-    let mut total = 0i64;
-    // A batch and some: the overview shows the batch while the rest waits for more.
-    let (batch, peak1) = memory_events(0, PREVIEW_EVERY_EVENTS, &mut total);
-    let (some, _) = memory_events(PREVIEW_EVERY_EVENTS, 3_000, &mut total);
-    let part1 = batch + &some;
-    let (part2, peak2) = memory_events(PREVIEW_EVERY_EVENTS + 3_000, 3_000, &mut total);
-    let (go_on, wait) = bounded::<()>(0);
-    let writer = {
-        let pipe = pipe.clone();
+/// A trace written into a named pipe in two parts: the first (a batch of memory events
+/// and some) at once, the second when [`PipeTrace::finish`] is called.
+struct PipeTrace {
+    dir: PathBuf,
+    path: PathBuf,
+    /// The largest `Total Allocated` of the first batch, and of the whole trace.
+    peaks: (i64, i64),
+    go_on: Sender<()>,
+    writer: std::thread::JoinHandle<()>,
+}
+
+impl PipeTrace {
+    fn new(name: &str) -> PipeTrace {
+        let dir = std::env::temp_dir().join(format!("vramscope-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("growing.json");
+        let _ = std::fs::remove_file(&path);
+        let made = Command::new("mkfifo").arg(&path).status().expect("mkfifo");
+        assert!(made.success());
+        let mut total = 0i64;
+        // A batch and some: the overview shows the batch while the rest waits for more.
+        let (batch, peak1) = memory_events(0, PREVIEW_EVERY_EVENTS, &mut total);
+        let (some, _) = memory_events(PREVIEW_EVERY_EVENTS, 3_000, &mut total);
+        let part1 = batch + &some;
+        let (part2, peak2) = memory_events(PREVIEW_EVERY_EVENTS + 3_000, 3_000, &mut total);
+        let (go_on, wait) = bounded::<()>(0);
+        let pipe = path.clone();
         let spawned = std::thread::Builder::new().name("pipe-writer".into());
-        spawned
+        let writer = spawned
             .spawn(move || {
                 let mut f = std::fs::File::create(&pipe).expect("opened by the viewer");
                 f.write_all(b"{\"traceEvents\":[").expect("write");
@@ -76,34 +90,62 @@ fn a_trace_shows_its_memory_while_it_is_still_being_read() {
                 f.write_all(b"{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{}}]}")
                     .expect("write");
             })
-            .expect("a thread")
-    };
-    // Few steps a run: while the pipe waits the viewer keeps asking for frames.
-    let app = crate::gui::ViewerApp::new(
-        &egui::Context::default(),
-        None,
-        vec![pipe.clone()],
-        collector::LoadOptions::default(),
-    );
-    let mut h = egui_kittest::Harness::builder()
+            .expect("a thread");
+        PipeTrace {
+            dir,
+            path,
+            peaks: (peak1, peak2),
+            go_on,
+            writer,
+        }
+    }
+
+    /// Write the rest of the trace.
+    fn finish(self) {
+        self.go_on.send(()).expect("writer waits");
+        self.writer.join().expect("writer");
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A viewer opening `paths`, a few steps a run: while a pipe waits the viewer keeps asking
+/// for frames.
+fn viewer(paths: Vec<PathBuf>) -> Harness<'static, ViewerApp> {
+    let ctx = egui::Context::default();
+    let app = ViewerApp::new(&ctx, None, paths, collector::LoadOptions::default());
+    Harness::builder()
         .with_size(SMALL)
         .with_max_steps(4)
-        .build_ui_state(|ui, app: &mut crate::gui::ViewerApp| app.show(ui), app);
+        .build_ui_state(|ui, app: &mut ViewerApp| app.show(ui), app)
+}
+
+/// Step until `done`, at most a minute.
+fn step_until(h: &mut Harness<'_, ViewerApp>, done: impl Fn(&Harness<'_, ViewerApp>) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(60);
-    let shown = format!("cuda:0: peak so far {}", units::bytes(peak1));
     loop {
         h.step();
-        let events = h.state().loading_previews().first().map_or(0, |p| p.events);
-        if events >= PREVIEW_EVERY_EVENTS as u64 && painted_text(&h).contains(&shown) {
-            break;
+        if done(h) {
+            return;
         }
         assert!(
             Instant::now() < deadline,
-            "no overview after 60 s: {:?}",
-            painted_text(&h)
+            "not after 60 s: {:?}",
+            painted_text(h)
         );
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+#[test]
+fn a_trace_shows_its_memory_while_it_is_still_being_read() {
+    let pipe = PipeTrace::new("loading");
+    let (peak1, peak2) = pipe.peaks;
+    let mut h = viewer(vec![pipe.path.clone()]);
+    let shown = format!("cuda:0: peak so far {}", units::bytes(peak1));
+    step_until(&mut h, |h| {
+        let events = h.state().loading_previews().first().map_or(0, |p| p.events);
+        events >= PREVIEW_EVERY_EVENTS as u64 && painted_text(h).contains(&shown)
+    });
     // Still reading: what is drawn is the first batch.
     let preview = h.state().loading_previews().remove(0);
     assert!(h.state().docs().is_empty());
@@ -112,8 +154,7 @@ fn a_trace_shows_its_memory_while_it_is_still_being_read() {
     assert_eq!(curve.peak_bytes, peak1);
     // In the smallest window: every text inside it, uncut, over no other.
     assert_eq!(layout_faults(&h, SMALL), Vec::<String>::new());
-    go_on.send(()).expect("writer waits");
-    writer.join().expect("writer");
+    pipe.finish();
     settle(&mut h);
     let doc = h.state().docs().first().expect("opened");
     assert!(peak2 > peak1);
@@ -121,5 +162,22 @@ fn a_trace_shows_its_memory_while_it_is_still_being_read() {
         doc.data.summary.devices[0].peak_allocated_bytes,
         Some(peak2)
     );
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_file_loading_beside_an_open_one_shows_its_memory_on_hover() {
+    let pipe = PipeTrace::new("loading-beside");
+    let mut h = viewer(vec![sample(), pipe.path.clone()]);
+    step_until(&mut h, |h| {
+        let events = h.state().loading_previews().first().map_or(0, |p| p.events);
+        events >= PREVIEW_EVERY_EVENTS as u64 && !h.state().docs().is_empty()
+    });
+    // The open file is shown (a CPU trace); the pipe's cuda:0 only in the tooltip.
+    let shown = format!("cuda:0: peak so far {}", units::bytes(pipe.peaks.0));
+    assert!(!painted_text(&h).contains(&shown));
+    h.get_by_label_contains("growing.json: reading").hover();
+    step_until(&mut h, |h| painted_text(h).contains(&shown));
+    pipe.finish();
+    settle(&mut h);
+    assert_eq!(h.state().docs().len(), 2);
 }
