@@ -119,8 +119,12 @@ fn viewer(paths: Vec<PathBuf>) -> Harness<'static, ViewerApp> {
         .build_ui_state(|ui, app: &mut ViewerApp| app.show(ui), app)
 }
 
-/// Step until `done`, at most a minute.
-fn step_until(h: &mut Harness<'_, ViewerApp>, done: impl Fn(&Harness<'_, ViewerApp>) -> bool) {
+/// Step until `done` (`what` it waits for), at most a minute.
+fn step_until(
+    h: &mut Harness<'_, ViewerApp>,
+    what: &str,
+    done: impl Fn(&Harness<'_, ViewerApp>) -> bool,
+) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         h.step();
@@ -129,7 +133,7 @@ fn step_until(h: &mut Harness<'_, ViewerApp>, done: impl Fn(&Harness<'_, ViewerA
         }
         assert!(
             Instant::now() < deadline,
-            "not after 60 s: {:?}",
+            "not {what} after 60 s: {:?}",
             painted_text(h)
         );
         std::thread::sleep(Duration::from_millis(5));
@@ -142,7 +146,7 @@ fn a_trace_shows_its_memory_while_it_is_still_being_read() {
     let (peak1, peak2) = pipe.peaks;
     let mut h = viewer(vec![pipe.path.clone()]);
     let shown = format!("cuda:0: peak so far {}", units::bytes(peak1));
-    step_until(&mut h, |h| {
+    step_until(&mut h, "the first batch shown", |h| {
         let events = h.state().loading_previews().first().map_or(0, |p| p.events);
         events >= PREVIEW_EVERY_EVENTS as u64 && painted_text(h).contains(&shown)
     });
@@ -168,15 +172,20 @@ fn a_trace_shows_its_memory_while_it_is_still_being_read() {
 fn a_file_loading_beside_an_open_one_shows_its_memory_on_hover() {
     let pipe = PipeTrace::new("loading-beside");
     let mut h = viewer(vec![sample(), pipe.path.clone()]);
-    step_until(&mut h, |h| {
+    step_until(&mut h, "the sample open, the first batch read", |h| {
         let events = h.state().loading_previews().first().map_or(0, |p| p.events);
         events >= PREVIEW_EVERY_EVENTS as u64 && !h.state().docs().is_empty()
     });
     // The open file is shown (a CPU trace); the pipe's cuda:0 only in the tooltip.
     let shown = format!("cuda:0: peak so far {}", units::bytes(pipe.peaks.0));
     assert!(!painted_text(&h).contains(&shown));
+    // A frame more, so that the label is found where the tabs bar now draws it (the open
+    // file's tab came in after the frame that drew the last one).
+    h.run_steps(2);
     h.get_by_label_contains("growing.json: reading").hover();
-    step_until(&mut h, |h| painted_text(h).contains(&shown));
+    step_until(&mut h, "the tooltip shown", |h| {
+        painted_text(h).contains(&shown)
+    });
     pipe.finish();
     settle(&mut h);
     assert_eq!(h.state().docs().len(), 2);
