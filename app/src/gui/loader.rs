@@ -62,7 +62,10 @@ impl PendingLoad {
     /// Start loading `path` on a new thread; `ctx` is woken when it is done.
     pub fn start(path: &Path, options: LoadOptions, ctx: &egui::Context) -> PendingLoad {
         let (tx, rx) = bounded(1);
-        let progress = Arc::new(LoadProgress::default());
+        let progress = Arc::new(LoadProgress {
+            preview: Some(Arc::default()),
+            ..LoadProgress::default()
+        });
         let phase = Arc::new(AtomicU8::new(PHASE_READING));
         let file_bytes = std::fs::metadata(path).map_or(0, |m| m.len());
         let thread_name = format!(
@@ -142,7 +145,7 @@ impl PendingLoad {
 
     /// Memory over time as far as the file has been read.
     pub fn preview(&self) -> collector::parse::preview::PreviewState {
-        self.progress.preview.snapshot()
+        (self.progress.preview.as_ref()).map_or_else(Default::default, |p| p.snapshot())
     }
 
     /// Ask the loader to stop; it fails soon with a "cancelled" error.

@@ -150,9 +150,10 @@ pub struct LoadProgress {
     pub file_bytes_read: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// Set to make the load fail soon with an I/O error saying it was cancelled.
     pub cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    /// Memory over time so far, for a view while the file is read (Chrome traces, the
-    /// format of multi-gigabyte files; other readers leave it empty).
-    pub preview: std::sync::Arc<preview::Preview>,
+    /// Where to keep memory over time so far, for a view while the file is read (Chrome
+    /// traces, the format of multi-gigabyte files; other readers leave it empty). `None`,
+    /// the default: nobody looks, so the reader does not keep it.
+    pub preview: Option<std::sync::Arc<preview::Preview>>,
 }
 
 /// [`load`], reporting the bytes read into `progress` and stopping when it is cancelled.

@@ -21,7 +21,7 @@ impl Importer for ChromeTraceImporter {
 
     fn read(&self, input: Input, context: &ReadContext<'_>) -> Result<Recording, SourceError> {
         // A gzip reader's error is its symptom here: the loader names the damage itself.
-        read(input, context.options, Some(&context.progress.preview)).map_err(|e| {
+        read(input, context.options, context.progress.preview.as_ref()).map_err(|e| {
             let (kind, offset) = match e {
                 TraceError::Stream(StreamError::Io(io_err, offset)) => {
                     (LoadErrorKind::Io(io_err), Some(offset))

@@ -117,9 +117,12 @@ fn buckets_hold_the_extremes_of_their_events_in_any_order() {
 fn a_trace_read_with_a_preview_leaves_the_overview_of_its_memory_events() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/traces/real/hta-df-index-resolver-rank1/df_index_resolver.json.gz");
-    let progress = LoadProgress::default();
+    let progress = LoadProgress {
+        preview: Some(std::sync::Arc::default()),
+        ..LoadProgress::default()
+    };
     let rec = crate::load_watched(&path, LoadOptions::default(), &progress).expect("loads");
-    let state = progress.preview.snapshot();
+    let state = progress.preview.as_ref().expect("asked for").snapshot();
     assert_eq!(state.events, rec.mem_events.len() as u64);
     // More than a batch: the overview was added to while the file was read, and at its end.
     assert!(
