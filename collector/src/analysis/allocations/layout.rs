@@ -8,7 +8,9 @@
 //! allocations of one HTA trace, ~230 M at 10 GB), memory_viz's walk records them all.
 //! The walk keeps each band's offset when it was allocated and the removals in order
 //! ([`Removals`]); a band's moves are the removals of older bands while it lives and the
-//! changes below the trace then, found when a view asks ([`BandLayout::moves`]).
+//! changes below the trace then, found when a view asks: its offset at an instant
+//! ([`BandLayout::offset_at`]) and its moves in view, one a pixel column at most
+//! ([`BandLayout::moves_in`]). [`BandLayout::moves`] lists every one, as the walk would.
 
 use super::lod::{BandIndex, BandQuery};
 use super::removals::{NEVER, Removals};
@@ -151,38 +153,24 @@ impl BandLayout {
     /// device the layout was built from. O(moves) and a scan of the removals meanwhile that
     /// skips 64 at a time where none is older than `i`.
     pub fn moves(&self, d: &DeviceTimeline, i: usize) -> Vec<Move> {
-        let Some(&alloc_step) = self.alloc_steps.get(i) else {
+        let Some(life) = self.life(i) else {
             return Vec::new();
         };
-        let from = self.removals.first_after(alloc_step);
-        let removed_at = self.removed_at.get(i).copied().unwrap_or(NEVER);
-        let to = if removed_at == NEVER {
-            self.removals.band.len()
-        } else {
-            removed_at as usize
-        };
-        let end_step = self.removals.step.get(to).copied().unwrap_or(NEVER);
         // (step, time, shift) of the older bands' removals, then of the rest's changes.
         let mut shifts: Vec<(u32, i64, i64)> = Vec::new();
-        self.removals.each_below(from, to, i as u32, |k| {
-            let band = self.removals.band.get(k).copied().unwrap_or(0);
-            let bytes = d.allocations.get(band as usize).map_or(0, |a| a.bytes);
-            let step = self.removals.step.get(k).copied().unwrap_or(0);
-            let time = self.removals.time_ns.get(k).copied().unwrap_or(0);
-            shifts.push((step, time, -bytes));
+        let removals = &self.removals;
+        removals.each_below(life.from, life.to, i as u32, |k| {
+            let gone = bytes(d, removals.band[k]);
+            shifts.push((removals.step[k], removals.time_ns[k], -gone));
         });
-        let first = self
-            .before_trace_steps
-            .partition_point(|&s| s <= alloc_step);
-        let last = self.before_trace_steps.partition_point(|&s| s < end_step);
-        let mut previous_rest = first.checked_sub(1).map_or(0, |k| self.before_trace[k].1);
-        for k in first..last.max(first) {
-            let (Some(&step), Some(&(time, rest))) =
-                (self.before_trace_steps.get(k), self.before_trace.get(k))
-            else {
-                continue;
-            };
-            shifts.push((step, time, rest - previous_rest));
+        let changes = self.rest_changes(&life);
+        let mut previous_rest = changes
+            .start
+            .checked_sub(1)
+            .map_or(0, |k| self.before_trace[k].1);
+        for k in changes {
+            let (time, rest) = self.before_trace[k];
+            shifts.push((self.before_trace_steps[k], time, rest - previous_rest));
             previous_rest = rest;
         }
         shifts.sort_by_key(|s| s.0);
