@@ -221,8 +221,8 @@ pub(super) fn stretches(
     );
     let resolution_ns = ((t1 - t0) as f64 / frame.rect.width().max(1.0) as f64) as i64;
     let from = a.alloc_ns.max(t0);
-    let moves = layout.moves_in(d, i, (from, t1), resolution_ns);
-    let starts = std::iter::once((from, layout.offset_at(d, i, from)))
+    let (at_start, moves) = layout.moves_in(d, i, (from, t1), resolution_ns);
+    let starts = std::iter::once((from, at_start))
         .chain(moves.into_iter().map(|m| (m.time_ns, m.offset_bytes)));
     let mut starts = starts.peekable();
     let mut n = 0;

@@ -216,18 +216,19 @@ impl BandLayout {
                 .bytes_below(life.from, upto, i as u32, |b| bytes(d, b))
     }
 
-    /// Band `i`'s moves between `t0_ns` and `t1_ns`, at most one per `resolution_ns` (a
-    /// pixel's width): the moves of each such column merged into its first, with the offset
-    /// after its last. What a view draws, at O(columns with a move + blocks of removals).
+    /// Band `i`'s offset at `t0_ns`, and its moves after it up to `t1_ns`, at most one per
+    /// `resolution_ns` (a pixel's width): the moves of each such column merged into its
+    /// first, with the offset after its last. What a view draws, at O(columns with a move
+    /// + blocks of removals).
     pub fn moves_in(
         &self,
         d: &DeviceTimeline,
         i: usize,
         (t0_ns, t1_ns): (i64, i64),
         resolution_ns: i64,
-    ) -> Vec<Move> {
+    ) -> (i64, Vec<Move>) {
         let Some(life) = self.life(i) else {
-            return Vec::new();
+            return (self.start_offset(i), Vec::new());
         };
         let times = &self.removals.time_ns;
         let after = |t: i64| life.from + times[life.from..life.to].partition_point(|&x| x <= t);
@@ -252,7 +253,8 @@ impl BandLayout {
             }
         }
         changes.sort_by_key(|c| c.0);
-        let mut offset = self.offset_at(d, i, t0_ns);
+        let at_start = self.offset_at(d, i, t0_ns);
+        let mut offset = at_start;
         let mut moves: Vec<Move> = Vec::with_capacity(changes.len());
         for (time_ns, shift) in changes {
             offset += shift;
@@ -264,7 +266,7 @@ impl BandLayout {
                 }),
             }
         }
-        moves
+        (at_start, moves)
     }
 
     /// Band `i`'s run of removals while it lives, and its walk steps.

@@ -283,14 +283,16 @@ fn a_views_moves_are_the_bands_moves_one_a_column() {
                 _ => by_time.push(*m),
             }
         }
-        assert_eq!(layout.moves_in(d, i, (start, end), 1), by_time, "band {i}");
+        let (at_start, moves) = layout.moves_in(d, i, (start, end), 1);
+        assert_eq!(moves, by_time, "band {i}");
+        assert_eq!(at_start, layout.offset_at(d, i, start), "band {i}");
         // Coarser: just before each column's end, the drawn offset is the band's offset.
         for (t0, t1, columns) in [
             (start, end, 1_600),
             (start + (end - start) / 3, start + (end - start) / 2, 700),
         ] {
             let res = (t1 - t0) / columns;
-            let drawn = layout.moves_in(d, i, (t0, t1), res);
+            let (at_t0, drawn) = layout.moves_in(d, i, (t0, t1), res);
             assert!(
                 drawn.len() <= columns as usize + 1,
                 "band {i}: {}",
@@ -302,9 +304,7 @@ fn a_views_moves_are_the_bands_moves_one_a_column() {
             while t < life_end {
                 if t >= a.alloc_ns {
                     let n = drawn.partition_point(|m| m.time_ns <= t);
-                    let shown = n
-                        .checked_sub(1)
-                        .map_or_else(|| layout.offset_at(d, i, t0), |k| drawn[k].offset_bytes);
+                    let shown = n.checked_sub(1).map_or(at_t0, |k| drawn[k].offset_bytes);
                     assert_eq!(shown, layout.offset_at(d, i, t), "band {i} at {t}");
                     checked += 1;
                 }
