@@ -3,7 +3,7 @@
 //! multi-gigabyte trace a second or two after opening it, filling in as the rest is read
 //! (`collector::parse::preview`). The window stays live; the tabs bar has Cancel.
 
-use collector::parse::preview::{DeviceCurve, PREVIEW_BUCKETS, PreviewState};
+use collector::parse::preview::PreviewState;
 use egui::{Align2, FontId, Mesh, Rect, RichText, Sense, Ui, pos2, vec2};
 
 use super::loader::{LoadPhase, PendingLoad};
@@ -90,26 +90,18 @@ fn extent(preview: &PreviewState) -> Option<(i64, i64, i64)> {
     let mut span: Option<(i64, i64)> = None;
     let mut top = 0i64;
     for c in &preview.devices {
-        let mut filled = (0..PREVIEW_BUCKETS).filter(|&k| c.bucket(k).is_some());
-        let Some(first) = filled.next() else {
+        let Some((t0, t1)) = c.filled_span_ns() else {
             continue;
         };
-        let last = filled.next_back().unwrap_or(first);
-        let (t0, t1) = (bucket_start(c, first), bucket_start(c, last + 1));
         span = Some(span.map_or((t0, t1), |(a, b)| (a.min(t0), b.max(t1))));
         top = top.max(c.peak_bytes);
     }
     span.map(|(t0, t1)| (t0, t1.max(t0.saturating_add(1)), top.max(1)))
 }
 
-fn bucket_start(c: &DeviceCurve, k: usize) -> i64 {
-    let t = i128::from(c.origin_ns) + i128::from(c.bucket_ns) * k as i128;
-    t.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
-}
-
 /// Each device's buckets, from its first event to the last read, as a filled area up to
-/// the bucket's largest bytes and its range (smallest to largest) in the line colour; bytes on the left, time since the first
-/// memory event below.
+/// the bucket's largest bytes and its range (smallest to largest) in the line colour;
+/// bytes on the left, time since the first memory event below.
 fn overview_ui(ui: &Ui, rect: Rect, preview: &PreviewState, palette: &Palette) {
     let Some((t0, t1, top)) = extent(preview) else {
         return;
@@ -157,11 +149,11 @@ fn overview_ui(ui: &Ui, rect: Rect, preview: &PreviewState, palette: &Palette) {
             line.gamma_multiply(0.25)
         };
         for (k, level) in c.levels().into_iter().enumerate() {
-            let Some((lo, hi)) = level.filter(|_| bucket_start(c, k) < t1) else {
+            let Some((lo, hi)) = level.filter(|_| c.bucket_start_ns(k) < t1) else {
                 continue;
             };
-            let a = x(bucket_start(c, k));
-            let b = x(bucket_start(c, k + 1).min(t1)).max(a + 1.0);
+            let a = x(c.bucket_start_ns(k));
+            let b = x(c.bucket_start_ns(k + 1).min(t1)).max(a + 1.0);
             mesh.add_colored_rect(Rect::from_x_y_ranges(a..=b, y(hi)..=y(0)), fill);
             let (yh, yl) = (y(hi), y(lo).max(y(hi) + 1.5));
             mesh.add_colored_rect(Rect::from_x_y_ranges(a..=b, yh..=yl), line);

@@ -111,15 +111,27 @@ impl DeviceCurve {
 
     /// The time span the buckets cover (the end clamped to `i64::MAX`).
     pub fn span_ns(&self) -> (i64, i64) {
-        (
-            self.origin_ns,
-            self.end_ns().min(i128::from(i64::MAX)) as i64,
-        )
+        (self.origin_ns, self.bucket_start_ns(PREVIEW_BUCKETS))
     }
 
-    /// Where the last bucket ends, past `i64::MAX` once the buckets cover every time.
-    fn end_ns(&self) -> i128 {
-        i128::from(self.origin_ns) + i128::from(self.bucket_ns) * PREVIEW_BUCKETS as i128
+    /// The time span from the first bucket with an event to the end of the last, if any.
+    pub fn filled_span_ns(&self) -> Option<(i64, i64)> {
+        let mut filled = (0..PREVIEW_BUCKETS).filter(|&k| self.bucket(k).is_some());
+        let first = filled.next()?;
+        let last = filled.next_back().unwrap_or(first);
+        Some((self.bucket_start_ns(first), self.bucket_start_ns(last + 1)))
+    }
+
+    /// Where bucket `k` starts (bucket [`PREVIEW_BUCKETS`]: where the last ends), clamped
+    /// to the `i64` range.
+    pub fn bucket_start_ns(&self, k: usize) -> i64 {
+        let t = self.bucket_start(k);
+        t.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+    }
+
+    /// Where bucket `k` starts, past the `i64` range once the buckets cover every time.
+    fn bucket_start(&self, k: usize) -> i128 {
+        i128::from(self.origin_ns) + i128::from(self.bucket_ns) * k as i128
     }
 
     /// Bucket `k`'s smallest and largest bytes, if any event fell in it.
@@ -171,7 +183,7 @@ impl DeviceCurve {
     }
 
     fn covers(&self, time_ns: i64) -> bool {
-        time_ns >= self.origin_ns && i128::from(time_ns) < self.end_ns()
+        time_ns >= self.origin_ns && i128::from(time_ns) < self.bucket_start(PREVIEW_BUCKETS)
     }
 
     /// Twice as wide a bucket: pairs merge into the lower half (to reach later times) or

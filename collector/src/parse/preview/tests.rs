@@ -174,4 +174,7 @@ fn times_across_all_of_i64_fall_in_their_own_buckets() {
     assert_eq!(curve.bucket(PREVIEW_BUCKETS / 2), Some((5, 5)));
     assert_eq!(curve.bucket(PREVIEW_BUCKETS - 1), Some((9, 9)));
     assert_eq!(curve.peak_bytes, 9);
+    // From the first bucket's start to the last one's end, clamped to the i64 range.
+    assert_eq!(curve.filled_span_ns(), Some((i64::MIN, i64::MAX)));
+    assert_eq!(curve.bucket_start_ns(PREVIEW_BUCKETS / 2), 0);
 }
