@@ -119,6 +119,13 @@ enum PackLine {
     OpsCounted(usize),
 }
 
+/// Whether an analysis result a pack stores (stamped with its `revision` and the
+/// `vramscope_version` that wrote it) may be trusted by this build, whose revision of that
+/// result is `expected`: only one written by this very version and revision.
+fn written_by_this_build(revision: u32, vramscope_version: &str, expected: u32) -> bool {
+    revision == expected && vramscope_version == env!("CARGO_PKG_VERSION")
+}
+
 /// Write `rec` as a packed recording (uncompressed lines; the caller chooses the
 /// container — `vramscope pack` gzips them).
 pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Result<()> {

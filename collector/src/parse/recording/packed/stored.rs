@@ -109,7 +109,7 @@ pub(super) fn table_record(rec: &Recording) -> Option<PackLine> {
 impl TableLine {
     /// The table, if this vramscope may trust it, its names looked up in `strings`.
     fn into_table(self, strings: &[String]) -> Option<StoredTable> {
-        if self.revision != TABLE_REVISION || self.vramscope_version != env!("CARGO_PKG_VERSION") {
+        if !super::written_by_this_build(self.revision, &self.vramscope_version, TABLE_REVISION) {
             return None;
         }
         let rows = self.rows.into_iter().map(|r| {

@@ -55,8 +55,11 @@ impl SelectionLine {
     /// Whether a read with `spans` may use the selection (else it reads the spans).
     pub fn usable(&self, spans: SpanFilter) -> bool {
         spans == SpanFilter::SummaryCompact
-            && self.revision == SELECTION_REVISION
-            && self.vramscope_version == env!("CARGO_PKG_VERSION")
+            && super::written_by_this_build(
+                self.revision,
+                &self.vramscope_version,
+                SELECTION_REVISION,
+            )
     }
 
     /// The selection, decoded.
