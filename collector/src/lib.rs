@@ -9,6 +9,7 @@ pub mod model;
 pub mod parse;
 pub mod redact;
 pub mod sampler;
+mod threads;
 pub mod timeline;
 pub mod units;
 

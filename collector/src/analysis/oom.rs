@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::fragmentation::fragmentation_at;
 use super::live::{GroupBy, LiveGroup, live_at};
-use crate::model::{DeviceId, MemEventKind, Recording};
+use crate::model::{DeviceId, Recording};
 use crate::timeline::Timeline;
 use crate::units::bytes_iec;
 
@@ -59,18 +59,29 @@ pub struct OomVerdict {
 /// Explain every OOM event of the recording.
 pub fn oom_verdicts(rec: &Recording, timeline: &Timeline) -> Vec<OomVerdict> {
     let mut out = Vec::new();
-    for (i, e) in rec.mem_events.iter().enumerate() {
-        if e.kind != MemEventKind::OutOfMemory {
+    // In file order, as the events are: the timeline holds each device's.
+    let mut ooms: Vec<u32> = timeline
+        .devices
+        .iter()
+        .flat_map(|d| d.ooms.clone())
+        .collect();
+    ooms.sort_unstable();
+    // The first detail of each event, found by a binary search.
+    let mut details: Vec<(u32, Option<u64>)> = (rec.oom_details.iter())
+        .map(|o| (o.event, o.device_free_bytes))
+        .collect();
+    details.sort_by_key(|&(event, _)| event);
+    for i in ooms {
+        let Some(e) = rec.mem_events.get(i as usize) else {
             continue;
-        }
+        };
         let Some(d) = timeline.devices.get(e.device as usize) else {
             continue;
         };
-        let device_free = rec
-            .oom_details
-            .iter()
-            .find(|o| o.event as usize == i)
-            .and_then(|o| o.device_free_bytes);
+        let first = details.partition_point(|&(event, _)| event < i);
+        let device_free = (details.get(first))
+            .filter(|&&(event, _)| event == i)
+            .and_then(|&(_, free)| free);
         let point = d.at(e.time_ns);
         let allocated = point.map_or(0, |p| p.allocated_bytes);
         let reserved = point.and_then(|p| p.reserved_bytes);

@@ -52,8 +52,10 @@ pub struct Meta {
     pub events_read: u64,
     /// Op spans read but not kept ([`crate::parse::SpanFilter::Summary`]).
     pub spans_left_out: u64,
-    /// Memory events inside a span naming work, as a pack counted them when its spans are
-    /// not read (`summary` of a pack that stores the spans its answer reads); else `None`.
+    /// Memory events inside a span naming work, counted over spans that are not all kept:
+    /// as a pack stored the count when its spans are not read (`summary` of a pack that
+    /// stores the spans its answer reads), or as `summarize_compact` counted over the
+    /// compressed spans; else `None` (`summarize` counts over `Recording::ops`).
     pub memory_events_in_ops: Option<u64>,
 }
 

@@ -22,12 +22,9 @@ use crate::timeline::{OpIndex, Timeline, names_work};
 pub fn summarize_compact(rec: &mut Recording) -> (Timeline, Summary) {
     if rec.compact_ops.is_empty() {
         let timeline = Timeline::build(rec);
-        let mut summary = summarize(rec, &timeline);
-        // A pack that stored the spans the answer reads stored this count too: the spans
-        // it counts over were not read.
-        if let Some(n) = rec.meta.memory_events_in_ops {
-            summary.memory_events_in_ops = n;
-        }
+        // A pack that stored the spans the answer reads stored the count of memory events
+        // in ops too (`Meta::memory_events_in_ops`): the spans it counts over were not read.
+        let summary = summarize(rec, &timeline);
         return (timeline, summary);
     }
     let compact = std::mem::take(&mut rec.compact_ops);
@@ -58,8 +55,9 @@ pub fn summarize_compact(rec: &mut Recording) -> (Timeline, Summary) {
         };
         (timeline, in_ops)
     });
-    let mut summary = summarize(rec, &timeline);
-    summary.memory_events_in_ops = in_ops;
+    // Counted over every span, not only those taken into `rec.ops`.
+    rec.meta.memory_events_in_ops = Some(in_ops);
+    let summary = summarize(rec, &timeline);
     (timeline, summary)
 }
 

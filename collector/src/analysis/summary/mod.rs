@@ -13,7 +13,7 @@ use super::categories::{Composition, composition_at_peak};
 use super::fragmentation::{Fragmentation, fragmentation_at, fragmentation_at_snapshot};
 use super::growth::{StepGrowth, step_growth};
 use super::oom::{OomVerdict, oom_verdicts};
-use crate::model::{DeviceId, MemEventKind, Recording, SourceFormat};
+use crate::model::{DeviceId, Recording, SourceFormat};
 use crate::timeline::{DeviceTimeline, Timeline, TotalsSource};
 
 /// The summary of one device.
@@ -221,11 +221,12 @@ pub fn summarize(rec: &Recording, timeline: &Timeline) -> Summary {
         steps: rec.steps.len() as u64,
         memory_events: rec.mem_events.len() as u64,
         has_memory_data: !rec.mem_events.is_empty(),
-        memory_events_in_ops: rec
-            .mem_events
-            .iter()
-            .filter(|e| timeline.ops.enclosed_on_thread(e.thread, e.time_ns))
-            .count() as u64,
+        memory_events_in_ops: rec.meta.memory_events_in_ops.unwrap_or_else(|| {
+            rec.mem_events
+                .iter()
+                .filter(|e| timeline.ops.enclosed_on_thread(e.thread, e.time_ns))
+                .count() as u64
+        }),
         rank: dist.rank,
         world_size: dist.world_size,
         backend: dist.backend,
@@ -295,15 +296,6 @@ fn fragmentation(rec: &Recording, timeline: &Timeline) -> Vec<Fragmentation> {
 fn device_summary(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline) -> DeviceSummary {
     let info = rec.devices.get(d.device as usize);
     let key = info.map(|i| i.key).unwrap_or(crate::model::DeviceId::CPU);
-    let (mut allocs, mut frees, mut segment_events) = (0u64, 0u64, 0u64);
-    for p in &d.points {
-        match rec.mem_events.get(p.event as usize).map(|e| e.kind) {
-            Some(MemEventKind::Alloc) => allocs += 1,
-            Some(MemEventKind::Free) => frees += 1,
-            Some(MemEventKind::SegmentAlloc | MemEventKind::SegmentFree) => segment_events += 1,
-            _ => {}
-        }
-    }
     let requested = rec
         .allocator
         .as_ref()
@@ -321,10 +313,10 @@ fn device_summary(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline) -> D
         name: info.and_then(|i| i.name.clone()),
         total_memory_bytes: info.and_then(|i| i.total_memory_bytes),
         memory_events: (d.points.len() + d.ooms.len()) as u64,
-        allocs,
-        frees,
+        allocs: d.counts.allocs,
+        frees: d.counts.frees,
         ooms: d.ooms.len() as u64,
-        segment_events,
+        segment_events: d.counts.segment_events,
         peak_allocated_bytes: peak.map(|p| p.allocated_bytes),
         peak_allocated_at_ns: peak.map(|p| p.time_ns),
         peak_allocated_op: peak_op,
