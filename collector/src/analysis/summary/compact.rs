@@ -30,31 +30,20 @@ pub fn summarize_compact(rec: &mut Recording) -> (Timeline, Summary) {
     let compact = std::mem::take(&mut rec.compact_ops);
     // The count of memory events in ops reads every span but nothing the rest changes: it
     // runs on a second thread while this one builds the timeline and takes the spans the
-    // answer reads (the serial tail of `summary` after the parallel parse). The event
-    // times go to whichever thread counts: the second, or this one if none can start.
-    let event_times = std::sync::Mutex::new(Some(thread_event_times(rec)));
+    // answer reads (the serial tail of `summary` after the parallel parse).
+    let mut times = thread_event_times(rec);
     let kept: Vec<OpSpan> = rec.ops.iter().filter(|s| names_work(s.category)).collect();
     let count = || {
-        let taken = event_times.lock().ok().and_then(|mut t| t.take());
-        let mut times = taken.unwrap_or_default();
         for list in &mut times {
             list.sort_unstable();
         }
         memory_events_in_ops(&times, kept.iter().copied().chain(compact.iter()))
     };
-    let (timeline, in_ops) = std::thread::scope(|scope| {
-        let counting = std::thread::Builder::new()
-            .name("vramscope-in-ops".into())
-            .spawn_scoped(scope, count);
-        let timeline = take_what_the_answer_reads(rec, &compact);
-        let in_ops = match counting {
-            Ok(handle) => handle
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(_) => count(),
-        };
-        (timeline, in_ops)
-    });
+    let (timeline, in_ops) = crate::threads::join(
+        "vramscope-in-ops",
+        || take_what_the_answer_reads(rec, &compact),
+        count,
+    );
     // Counted over every span, not only those taken into `rec.ops`.
     rec.meta.memory_events_in_ops = Some(in_ops);
     let summary = summarize(rec, &timeline);
