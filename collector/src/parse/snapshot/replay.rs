@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 use super::PRE_EXISTING_BLOCKS;
 use super::entry::{Action, Entry, Trace};
 use super::parse::Gathered;
-use super::state::{Live, Pieces, Sizes, state_at_snapshot, survivor_sizes, unreserve};
+use super::state::{Live, Pieces, Sizes, state_at_snapshot, survivor_sizes, walk_back};
 use crate::model::{
     AllocatorState, DeviceId, DeviceIdx, MemEvent, MemEventKind, Note, OomDetail, Recording,
     RequestedTotals, Segment, StackId, StepMarker, ThreadIdx,
@@ -69,9 +69,18 @@ impl Replayer {
         let thread = self.rec.thread_index("allocator", &format!("cuda:{index}"));
         let (mut live, mut pieces) = state_at_snapshot(state, device);
         let final_allocated: i64 = live.values().map(|&(size, _)| size.block as i64).sum();
-        let survivor_size = survivor_sizes(entries, &live);
         let final_reserved: i64 = pieces.values().map(|&s| s as i64).sum();
-        self.walk_back(entries, &mut live, &mut pieces);
+        // Two walks back over the history, one from the live blocks at snapshot time and
+        // one changing them: each on its own thread.
+        let at_snapshot = live.clone();
+        let (notes, survivor_size) = crate::threads::join(
+            "vramscope-survivors",
+            || walk_back(entries, &mut live, &mut pieces),
+            || survivor_sizes(entries, &at_snapshot),
+        );
+        for (what, n) in notes {
+            self.rec.diagnostics.note_n(what, n);
+        }
         let first_time = entries.iter().find_map(Entry::time_ns);
         let start = match (has_time, first_time) {
             (true, Some(t)) => t - 1,
@@ -101,34 +110,6 @@ impl Replayer {
         }
     }
 
-    /// Walk back from the snapshot's state to the first surviving entry: what was live and
-    /// reserved when the history begins.
-    fn walk_back(&mut self, entries: &[Entry], live: &mut Live, pieces: &mut Pieces) {
-        for e in entries.iter().rev() {
-            match (e.action, e.addr()) {
-                (Action::Alloc, Some(addr)) if live.remove(&addr).is_none() => {
-                    self.rec
-                        .diagnostics
-                        .note("alloc entries whose block is not in the later state");
-                }
-                (Action::FreeCompleted, Some(addr)) => {
-                    live.insert(addr, (Sizes::from_request(e.size), e.stack()));
-                }
-                (Action::SegmentAlloc | Action::SegmentMap, Some(addr))
-                    if !unreserve(pieces, addr, e.size) =>
-                {
-                    self.rec
-                        .diagnostics
-                        .note("segment entries not found in the later segments");
-                }
-                (Action::SegmentFree | Action::SegmentUnmap, Some(addr)) => {
-                    pieces.insert(addr, e.size);
-                }
-                _ => {}
-            }
-        }
-    }
-
     /// The state before the surviving history as synthetic events at `start`: every
     /// reserved range, then every live block. Returns the live blocks' sizes by address.
     fn push_start_state(
@@ -155,7 +136,10 @@ impl Replayer {
             .reserve(pieces.len() + live.len() + entries);
         let pre_existing = live.len() as u64;
         let mut current: FxHashMap<u64, Sizes> = FxHashMap::default();
-        for (&addr, &(size, stack)) in live {
+        // In address order, whatever order the map holds them in.
+        let mut by_address: Vec<_> = live.iter().collect();
+        by_address.sort_unstable_by_key(|&(&addr, _)| addr);
+        for (&addr, &(size, stack)) in by_address {
             current.insert(addr, size);
             lane.take(size, 1);
             lane.push(

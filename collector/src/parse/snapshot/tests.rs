@@ -108,3 +108,21 @@ fn frames_and_stacks_fold_into_a_smaller_arena() {
     ];
     assert_eq!(counts, want);
 }
+
+#[test]
+fn blocks_live_before_the_history_begins_start_it_in_address_order() {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/snapshot/ring.pickle");
+    let rec = crate::load(&path, crate::LoadOptions::default()).expect("load");
+    let pre_existing = rec.diagnostics.counts[super::PRE_EXISTING_BLOCKS];
+    // The synthetic events before the history: segments, then the blocks live then.
+    let start = rec.mem_events[0].time_ns;
+    let addrs: Vec<u64> = (rec.mem_events.iter())
+        .take_while(|e| e.time_ns == start)
+        .filter(|e| e.kind == crate::model::MemEventKind::Alloc)
+        .filter_map(|e| e.addr)
+        .collect();
+    assert_eq!(addrs.len() as u64, pre_existing);
+    assert!(addrs.len() >= 8, "{addrs:?}");
+    assert!(addrs.is_sorted(), "{addrs:x?}");
+}
