@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use collector::units::bytes_iec;
 use serde_json::Value;
 
 use crate::support::*;
@@ -327,4 +328,53 @@ fn table_of_a_pack_prints_its_stored_table_unless_a_window_is_asked() {
     assert_eq!(table(&edited, &["--from-us", "0"])[0]["calls"], calls);
     assert_eq!(table(&edit(2), &[]), original, "another revision: computed");
     assert_eq!(table(&out, &[]), original);
+}
+
+/// `summary` of a whole pack prints the summary the pack stores (an edited one shows, text
+/// and JSON alike); a pack whose stored summary is of another revision is computed.
+#[test]
+fn summary_of_a_pack_prints_its_stored_summary() {
+    use std::io::Write;
+    let dir = temp_dir("pack-stored-summary");
+    let input = fixtures().join("torch-cpu/k02_mlp_stack.json.gz");
+    let out = dir.join("p.vsr");
+    pack(&input, &out, &[]);
+    let original = summary_facts(&input);
+    let peak = original["devices"][0]["peak_allocated_bytes"].clone();
+    assert!(peak.as_i64().is_some_and(|p| p > 0), "{original}");
+    let edit = |revision: u64| {
+        let text = String::from_utf8(read_maybe_gz(&out)).expect("a pack is text");
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        let at = lines.iter().position(|l| l.starts_with("{\"summary\":"));
+        let line = &mut lines[at.expect("a stored summary")];
+        let mut record: Value = serde_json::from_str(line).expect("JSON");
+        let device = &mut record["summary"]["summary"]["devices"][0];
+        assert_eq!(
+            device["peak_allocated_bytes"], peak,
+            "device 0 is the first"
+        );
+        device["peak_allocated_bytes"] = 424242.into();
+        record["summary"]["revision"] = revision.into();
+        *line = record.to_string();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all((lines.join("\n") + "\n").as_bytes())
+            .expect("gzip");
+        let edited = dir.join(format!("edited-{revision}.vsr"));
+        std::fs::write(&edited, gz.finish().expect("gzip")).expect("write");
+        edited
+    };
+    let edited = edit(1);
+    assert_eq!(
+        summary_facts(&edited)["devices"][0]["peak_allocated_bytes"],
+        424242,
+        "the stored summary"
+    );
+    let text = vramscope_ok(&["summary", edited.to_str().expect("p")]);
+    assert!(text.contains(&bytes_iec(424242)), "{text}");
+    assert_eq!(
+        summary_facts(&edit(2)),
+        original,
+        "another revision: computed"
+    );
+    assert_eq!(summary_facts(&out), original);
 }

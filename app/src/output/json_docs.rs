@@ -200,7 +200,7 @@ impl<'a> FragmentationDoc<'a> {
         FragmentationDoc {
             device: f.device.to_string(),
             at_us: us(t0, f.at_ns),
-            source: f.source,
+            source: f.source.as_str(),
             reserved_bytes: f.reserved_bytes,
             allocated_bytes: f.allocated_bytes,
             cache_free_bytes: f.cache_free_bytes,

@@ -103,7 +103,8 @@ fn facts_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
 fn fragmentation_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
     for f in &s.fragmentation {
         writeln!(out)?;
-        let when = if f.source == "snapshot" {
+        let when = if f.source == collector::analysis::fragmentation::FragmentationSource::Snapshot
+        {
             "at the snapshot".to_owned()
         } else {
             format!("at the peak ({})", duration_between(s.start_ns, f.at_ns))

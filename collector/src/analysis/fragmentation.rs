@@ -11,7 +11,7 @@ use crate::model::{DeviceId, DeviceIdx, Recording, SegmentPool};
 use crate::timeline::Timeline;
 
 /// Free-block structure of one pool (small or large).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct PoolFragmentation {
     /// Segments in the pool.
     pub segments: u64,
@@ -24,14 +24,14 @@ pub struct PoolFragmentation {
 }
 
 /// Fragmentation of one device at one instant.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Fragmentation {
     /// The device.
     pub device: DeviceId,
     /// The instant, ns on the recording's clock.
     pub at_ns: i64,
-    /// `snapshot` (the allocator's own blocks) or `reconstructed` (segments minus live blocks).
-    pub source: &'static str,
+    /// The allocator's own blocks (snapshots) or segments minus live blocks.
+    pub source: FragmentationSource,
     /// Reserved bytes.
     pub reserved_bytes: i64,
     /// Allocated bytes.
@@ -52,6 +52,32 @@ pub struct Fragmentation {
     pub large_pool: PoolFragmentation,
 }
 
+/// Where a [`Fragmentation`]'s blocks come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FragmentationSource {
+    /// The allocator's own blocks, in an allocator snapshot.
+    Snapshot,
+    /// Segments minus the blocks live then, from the timeline.
+    Reconstructed,
+}
+
+impl FragmentationSource {
+    /// `snapshot` or `reconstructed`, as reports say it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FragmentationSource::Snapshot => "snapshot",
+            FragmentationSource::Reconstructed => "reconstructed",
+        }
+    }
+}
+
+impl std::fmt::Display for FragmentationSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Fragmentation reconstructed from the timeline at `time_ns`. `None` when the source gives
 /// no segment addresses (geometry unknown).
 pub fn fragmentation_at(
@@ -67,7 +93,7 @@ pub fn fragmentation_at(
         rec,
         device,
         time_ns,
-        "reconstructed",
+        FragmentationSource::Reconstructed,
         allocated,
         &pieces(&layout),
     ))
@@ -86,7 +112,7 @@ pub fn fragmentation_at_snapshot(rec: &Recording, device: DeviceIdx) -> Option<F
         rec,
         device,
         rec.meta.end_ns,
-        "snapshot",
+        FragmentationSource::Snapshot,
         allocated,
         &pieces(&layout),
     ))
@@ -104,7 +130,7 @@ fn summarize(
     rec: &Recording,
     device: DeviceIdx,
     time_ns: i64,
-    source: &'static str,
+    source: FragmentationSource,
     allocated: i64,
     pieces: &[(SegmentPool, i64, Vec<i64>)],
 ) -> Fragmentation {

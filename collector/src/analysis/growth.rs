@@ -8,7 +8,7 @@ use crate::timeline::Timeline;
 pub const MIN_STEPS: usize = 3;
 
 /// Allocated memory at step boundaries on one device.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StepGrowth {
     /// The device.
     pub device: DeviceId,

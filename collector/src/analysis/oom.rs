@@ -14,7 +14,7 @@ use crate::units::bytes_iec;
 pub const OOM_GROUPS: usize = 5;
 
 /// The cause of an OOM.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OomCause {
     /// Live tensors (and the cache) fill what the device has.
@@ -28,7 +28,7 @@ pub enum OomCause {
 }
 
 /// One OOM, explained.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OomVerdict {
     /// The device.
     pub device: DeviceId,

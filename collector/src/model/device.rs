@@ -3,7 +3,10 @@
 use std::fmt;
 
 /// A `c10::DeviceType` value as written in traces (`Device Type` arg).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
 pub struct DeviceType(pub i16);
 
 impl DeviceType {
@@ -56,7 +59,9 @@ pub enum DeviceClass {
 /// A device: its c10 type and ordinal (−1 for the host). Analyses name devices by it
 /// (a [`DeviceIdx`](super::DeviceIdx) is only a position in one recording); output spells
 /// it as torch does (`cpu`, `cuda:0`) through `Display`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct DeviceId {
     /// c10 device type.
     pub device_type: DeviceType,

@@ -27,7 +27,7 @@ use input::{DecompressedLimit, GzipProblem, SharedMembers};
 /// Which file format a recording came from. Adding a format: a module implementing
 /// [`importer::Importer`], its `pub mod` line above, a variant here (with its arms below
 /// and in [`SourceFormat::importer`]) — nothing else.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SourceFormat {
     /// PyTorch profiler Chrome trace (Kineto JSON), plain or gzip.
     TorchChromeTrace,

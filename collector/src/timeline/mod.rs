@@ -65,7 +65,7 @@ pub struct SegmentSpan {
 }
 
 /// Where a device's allocated totals come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum TotalsSource {
     /// The allocator's own `Total Allocated` on every event.
     Trace,

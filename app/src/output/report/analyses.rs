@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use collector::analysis::Summary;
+use collector::analysis::fragmentation::FragmentationSource;
 use collector::units::{bytes_iec, duration_between};
 
 use super::Section;
@@ -52,7 +53,7 @@ fn fragmentation_markdown(md: &mut String, sum: &Summary) -> std::fmt::Result {
         )?;
         writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|")?;
         for f in &sum.fragmentation {
-            let when = if f.source == "snapshot" {
+            let when = if f.source == FragmentationSource::Snapshot {
                 "snapshot".to_owned()
             } else {
                 format!("peak, {}", duration_between(sum.start_ns, f.at_ns))

@@ -24,7 +24,9 @@ use crate::model::{DeviceIdx, Recording};
 use crate::timeline::{DeviceTimeline, Timeline, TotalsSource};
 
 /// What an allocation held, in torch's memory profiler's terms plus two of vramscope's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Category {
     /// Model weights (on CPU traces they predate the capture: see `BeforeTrace`).
     Parameter,
@@ -87,7 +89,7 @@ impl Category {
 pub type CategoryBytes = [i64; Category::ALL.len()];
 
 /// What filled a device's memory at its allocated peak.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Composition {
     /// The device.
     pub device: DeviceIdx,
@@ -104,7 +106,7 @@ pub struct Composition {
 
 /// Device memory in use beyond the allocator's reserve: NVML's used minus reserved (the
 /// CUDA context, cuBLAS/cuDNN workspaces, NCCL buffers, other libraries, other processes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OutsidePytorch {
     /// All of it: NVML's used bytes of the device minus the allocator's reserved bytes.
     pub bytes: i64,

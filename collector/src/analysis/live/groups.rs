@@ -32,7 +32,7 @@ pub enum GroupBy {
 }
 
 /// What a group holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GroupKind {
     /// Live allocations with the same stack (from its first user frame out).
@@ -66,7 +66,7 @@ impl GroupKind {
 
 /// A group of live allocations, or the bytes at the instant that no allocation seen
 /// accounts for.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct LiveGroup {
     /// What the group holds.
     pub kind: GroupKind,

@@ -17,7 +17,7 @@ use crate::model::{DeviceId, Recording, SourceFormat};
 use crate::timeline::{DeviceTimeline, Timeline, TotalsSource};
 
 /// The summary of one device.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeviceSummary {
     /// The device (its c10 type — 1 CUDA, 6 HIP, 0 CPU, … — and ordinal).
     pub device: DeviceId,
@@ -119,7 +119,7 @@ impl DeviceSummary {
 }
 
 /// The summary of a whole recording.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     /// Source format.
     pub format: SourceFormat,
@@ -180,7 +180,7 @@ pub struct Summary {
 }
 
 /// A GPU the trace describes.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GpuInfo {
     /// The GPU.
     pub device: DeviceId,

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use crate::model::{DeviceId, Recording};
 
 /// NVML's view of one GPU over a recording.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NvmlSummary {
     /// The GPU (`cuda:N` by NVML index).
     pub device: DeviceId,
@@ -31,7 +31,7 @@ pub struct NvmlSummary {
 }
 
 /// One process of the recorded tree on one GPU.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProcessPeak {
     /// The process.
     pub pid: u32,

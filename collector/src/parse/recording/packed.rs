@@ -30,7 +30,7 @@ mod vlq;
 mod vlq_columns;
 
 pub(super) use read::read_body;
-pub use stored::{StoredTable, TABLE_REVISION, stored_table};
+pub use stored::{SUMMARY_REVISION, StoredTable, TABLE_REVISION, stored_summary, stored_table};
 
 use std::io::{self, Write};
 
@@ -98,6 +98,8 @@ enum PackLine {
     /// Ops of a version-3 pack.
     OpsVlq(vlq_columns::OpsVlq),
     Steps(Vec<[i64; 3]>),
+    /// `summary` of the whole pack (after the events; read by [`stored::stored_summary`]).
+    Summary(Box<stored::SummaryLine>),
     Allocator(AllocatorLine),
     Segments(Vec<SegmentLine>),
     Ooms(Vec<(u32, Option<u64>)>),
@@ -144,7 +146,8 @@ pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Resu
     };
     line(&PackLine::Meta(MetaLine::from_meta(rec)))?;
     write_tables(rec, &mut line)?;
-    if let Some(selection) = summary_spans::selection_record(rec) {
+    let (selection, summary) = summary_spans::selection_record(rec);
+    if let Some(selection) = selection {
         line(&selection)?;
     }
     write_events(rec, &mut line)?;
@@ -157,6 +160,9 @@ pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Resu
     }
     if let Some(table) = stored::table_record(rec) {
         line(&table)?;
+    }
+    if let Some(summary) = stored::summary_record(summary) {
+        line(&summary)?;
     }
     line(&PackLine::End(EndLine::counting(rec)))
 }

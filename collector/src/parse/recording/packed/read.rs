@@ -243,12 +243,13 @@ fn apply(
                 rec.storage_tags.push(t.into_tag()?);
             }
         }
-        // Decoded into `Mem` and `Ops` on the parsing thread; the table is for `table`; a
-        // selection this read does not use is skipped.
+        // Decoded into `Mem` and `Ops` on the parsing thread; the table and summary are for
+        // `table` and `summary` (`stored`); a selection this read does not use is skipped.
         PackLine::End(_)
         | PackLine::MemVlq(_)
         | PackLine::OpsVlq(_)
         | PackLine::Table(_)
+        | PackLine::Summary(_)
         | PackLine::SummarySpans(_) => {}
     }
     Ok(())
@@ -279,6 +280,14 @@ fn finish(
         }
     }
     references::check_references(rec).map_err(|m| SourceError::shape(None, m))?;
+    rec.meta
+        .properties
+        .insert("vramscope_pack".into(), pack_note(info));
+    Ok(())
+}
+
+/// What a read of the pack `info` describes says of it (`summary`'s `packed`).
+pub(super) fn pack_note(info: &PackInfo) -> String {
     let mut note = String::from("packed by vramscope");
     if let Some(name) = &info.source_name {
         note = format!("{note} from {name}");
@@ -286,6 +295,5 @@ fn finish(
     if info.redacted_paths {
         note.push_str(", user paths redacted");
     }
-    rec.meta.properties.insert("vramscope_pack".into(), note);
-    Ok(())
+    note
 }

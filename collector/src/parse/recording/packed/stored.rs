@@ -1,4 +1,4 @@
-//! The per-op table a pack stores beside its events: [`key_averages`] of the whole
+//! The per-op table and the summary a pack stores beside its events. The table: [`key_averages`] of the whole
 //! recording, a pure function of what the pack holds, computed once by `pack` so `table`
 //! of a pack need not decode millions of spans and nest them again (on the pack of a 2 GB
 //! trace that was 1.1 s of `table`'s 1.1 s beside the original's 2.8 s).
@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::super::reader::{read_header, read_line};
 use super::{PackLine, PackedProbe};
-use crate::analysis::{OpRow, key_averages};
+use crate::analysis::{OpRow, Summary, key_averages};
 use crate::model::{Recording, SourceFormat};
 use crate::parse::{LoadOptions, input};
 
@@ -31,6 +31,32 @@ pub const TABLE_REVISION: u32 = 1;
 /// ([`super::super::MAX_LINE_BYTES`]): what the reader holds for it. A larger table (a trace
 /// with hundreds of thousands of distinct op names) is not stored; `table` computes it.
 const MAX_TABLE_RECORD_BYTES: usize = super::super::MAX_LINE_BYTES / 2;
+
+/// The revision of the summary a pack stores. Bump it whenever `summary` of the same
+/// recording changes (an analysis added or made to count differently): packs of another
+/// revision are then summarised from their events, never trusted.
+pub const SUMMARY_REVISION: u32 = 1;
+
+/// The `summary` record: `summary` of the pack, as computed from its events when it was
+/// written (`packed` is filled in by the reader, which knows where the pack came from).
+#[derive(Serialize, Deserialize)]
+pub struct SummaryLine {
+    revision: u32,
+    vramscope_version: String,
+    summary: Summary,
+}
+
+/// The `summary` record of `summary` (what `summary` of the pack being written computes),
+/// or `None` when it would be larger than [`MAX_TABLE_RECORD_BYTES`].
+pub(super) fn summary_record(summary: Summary) -> Option<PackLine> {
+    let line = PackLine::Summary(Box::new(SummaryLine {
+        revision: SUMMARY_REVISION,
+        vramscope_version: env!("CARGO_PKG_VERSION").to_owned(),
+        summary,
+    }));
+    let bytes = serde_json::to_vec(&line).ok()?.len();
+    (bytes <= MAX_TABLE_RECORD_BYTES).then_some(line)
+}
 
 /// The `table` record: the rows and what `table`'s text says of the recording.
 #[derive(Serialize, Deserialize)]
@@ -142,6 +168,33 @@ impl TableLine {
 /// when the pack is whole and of this vramscope's table revision; `None` for anything else,
 /// whatever the file is. Reads every line but parses only the table and the end record.
 pub fn stored_table(path: &Path, options: LoadOptions) -> Option<StoredTable> {
+    match stored_record(path, options, b"{\"table\":")? {
+        (PackLine::Table(table), strings) => table.into_table(&strings),
+        _ => None,
+    }
+}
+
+/// The summary stored in the pack at `path`, as [`stored_table`] reads the table: when the
+/// pack is whole and its summary of this vramscope's revision, with `packed` saying where
+/// the pack came from as a read of it says; `None` for anything else.
+pub fn stored_summary(path: &Path, options: LoadOptions) -> Option<Summary> {
+    let info = match stored_record(path, options, b"{\"summary\":")? {
+        (PackLine::Summary(line), _) => line,
+        _ => return None,
+    };
+    if !super::written_by_this_build(info.revision, &info.vramscope_version, SUMMARY_REVISION) {
+        return None;
+    }
+    Some(info.summary)
+}
+
+/// The record of a whole pack whose line starts with `prefix`, and the pack's strings:
+/// every gzip member's CRC checked, the end record last; `None` for anything else.
+fn stored_record(
+    path: &Path,
+    options: LoadOptions,
+    prefix: &[u8],
+) -> Option<(PackLine, Vec<String>)> {
     let options = LoadOptions {
         salvage_truncated: false,
         ..options
@@ -152,20 +205,27 @@ pub fn stored_table(path: &Path, options: LoadOptions) -> Option<StoredTable> {
     let mut reader = BufReader::new(opened.input.reader);
     let mut buf = Vec::new();
     read_header(&mut reader, &mut buf).ok()?;
-    serde_json::from_slice::<PackedProbe>(&buf).ok()?.packed?;
-    let (table, strings) = table_and_end(&mut reader, &mut buf)?;
+    let info = serde_json::from_slice::<PackedProbe>(&buf).ok()?.packed?;
+    let (mut record, strings) = record_and_end(&mut reader, &mut buf, prefix)?;
     gzip.read_to_end().ok()?;
     let report = gzip.report();
     if report.damage.is_some() || report.trailing.is_some() {
         return None;
     }
-    table.into_table(&strings)
+    if let PackLine::Summary(line) = &mut record {
+        line.summary.packed = Some(super::read::pack_note(&info));
+    }
+    Some((record, strings))
 }
 
-/// The lines after the header: the table record and the strings, if the end record is the
-/// last line.
-fn table_and_end(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> Option<(TableLine, Vec<String>)> {
-    let mut table = None;
+/// The lines after the header: the record starting with `prefix` and the strings, if the
+/// end record is the last line.
+fn record_and_end(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    prefix: &[u8],
+) -> Option<(PackLine, Vec<String>)> {
+    let mut record = None;
     let mut strings = Vec::new();
     let mut ended = false;
     loop {
@@ -180,14 +240,15 @@ fn table_and_end(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> Option<(TableL
                 PackLine::Strings(more) => strings.extend(more),
                 _ => return None,
             }
-        } else if buf.starts_with(b"{\"table\":") {
-            match serde_json::from_slice(buf).ok()? {
-                PackLine::Table(t) => table = Some(t),
-                _ => return None,
-            }
+        } else if buf.starts_with(prefix) {
+            record = Some(serde_json::from_slice(buf).ok()?);
         } else if buf.starts_with(b"{\"end\":") && buf.ends_with(b"\n") {
             ended = matches!(serde_json::from_slice(buf).ok()?, PackLine::End(_));
         }
     }
-    if ended { Some((table?, strings)) } else { None }
+    if ended {
+        Some((record?, strings))
+    } else {
+        None
+    }
 }

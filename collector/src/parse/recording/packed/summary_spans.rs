@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::PackLine;
 use super::columns::{OpColumns, OpEncoder};
 use super::vlq_columns::OpsVlq;
-use crate::analysis::summarize_compact;
+use crate::analysis::{Summary, summarize_compact};
 use crate::model::{CompactSpans, OpSpans, Recording};
 use crate::parse::SpanFilter;
 
@@ -73,8 +73,9 @@ impl SelectionLine {
 }
 
 /// The `summary_spans` record of `rec` (which holds every span), or `None` when it would be
-/// larger than [`MAX_SELECTION_RECORD_BYTES`].
-pub(super) fn selection_record(rec: &Recording) -> Option<PackLine> {
+/// larger than [`MAX_SELECTION_RECORD_BYTES`]; and the summary of the pack that `summary`
+/// computes from it (which the pack stores too: [`super::stored::summary_record`]).
+pub(super) fn selection_record(rec: &Recording) -> (Option<PackLine>, Summary) {
     let mut probe = without_ops(rec);
     // As a reader starts: nothing left out, nothing counted.
     probe.meta.spans_left_out = 0;
@@ -97,8 +98,8 @@ pub(super) fn selection_record(rec: &Recording) -> Option<PackLine> {
             &OpEncoder::default().encode(&probe.ops.iter().collect::<Vec<_>>()),
         ),
     });
-    let bytes = serde_json::to_vec(&line).ok()?.len();
-    (bytes <= MAX_SELECTION_RECORD_BYTES).then_some(line)
+    let fits = serde_json::to_vec(&line).is_ok_and(|b| b.len() <= MAX_SELECTION_RECORD_BYTES);
+    (fits.then_some(line), summary)
 }
 
 /// A copy of `rec` without its spans. Every field is named, so a field added to

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::tests::{edited, fixtures, gzip, lines, packed_bytes, temp};
-use super::{StoredTable, stored_table};
+use super::{StoredTable, stored_summary, stored_table};
 use crate::analysis::{key_averages, summarize, summarize_compact};
 use crate::model::Recording;
 use crate::parse::{LoadOptions, SpanFilter, load};
@@ -179,5 +179,60 @@ fn a_misplaced_or_damaged_selection_is_an_error() {
         let err = load(&write("bad.vsr", &bytes), compact()).expect_err(expected);
         let err = err.to_string();
         assert!(err.contains(expected) && err.contains("bad.vsr"), "{err}");
+    }
+}
+
+#[test]
+fn the_stored_summary_equals_the_summary_of_the_pack_and_is_used_only_from_a_whole_pack() {
+    for input in inputs() {
+        let name = input.display().to_string();
+        let original = load(&input, LoadOptions::default()).expect(&name);
+        let path = write("summary-stored.vsr", &gzip(&packed_bytes(&original)));
+        let (computed, _, _) = summary_of(&path);
+        let stored = stored_summary(&path, LoadOptions::default()).expect(&name);
+        // Field by field, `packed` (which the reader fills in) and every float included.
+        assert_eq!(stored, computed, "{name}");
+        assert!(stored.packed.is_some(), "{name}");
+    }
+    let rec = load(&inputs()[4], LoadOptions::default()).expect("snapshot");
+    let bytes = packed_bytes(&rec);
+    let all = lines(&bytes);
+    let gz = gzip(&bytes);
+    let stored = stored_summary(&write("summary-whole.vsr", &gz), LoadOptions::default());
+    assert!(stored.is_some_and(|s| !s.ooms.is_empty() && !s.fragmentation.is_empty()));
+    let refused = [
+        ("summary-plain.vsr", bytes.clone()),
+        (
+            "summary-revision.vsr",
+            gzip(&edited(&all, "{\"summary\":", |v| {
+                v["summary"]["revision"] = 999.into()
+            })),
+        ),
+        (
+            "summary-version.vsr",
+            gzip(&edited(&all, "{\"summary\":", |v| {
+                v["summary"]["vramscope_version"] = "0.0.1".into()
+            })),
+        ),
+        ("summary-cut.vsr", gz[..gz.len() - 4].to_vec()),
+        ("summary-no-end.vsr", gzip(&all[..all.len() - 1].concat())),
+        (
+            "summary-none.vsr",
+            gzip(
+                &(all.iter())
+                    .filter(|l| !l.starts_with(b"{\"summary\":"))
+                    .flatten()
+                    .copied()
+                    .collect::<Vec<u8>>(),
+            ),
+        ),
+    ];
+    for (name, bytes) in refused {
+        let path = write(name, &bytes);
+        assert_eq!(
+            stored_summary(&path, LoadOptions::default()),
+            None,
+            "{name}"
+        );
     }
 }
