@@ -28,13 +28,8 @@ if [ ! -f "$TRACE" ]; then
   "$TARGET/release/examples/gen_trace" "$SEED" "$TRACE" --target-bytes "${TARGET_BYTES:-10000000000}"
 fi
 
-MAX_LOAD=${MAX_LOAD:-1.0}
-for _ in $(seq 60); do
-  awk -v max="$MAX_LOAD" '{ exit !($1 < max) }' /proc/loadavg && break
-  echo "load $(cut -d' ' -f1-3 /proc/loadavg) is above $MAX_LOAD; waiting" >&2
-  sleep 10
-done
-LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+. bench/quiet.sh
+wait_for_quiet
 
 TIMES=$(mktemp)
 trap 'rm -f "$TIMES" /tmp/vramscope-reopen-*' EXIT

@@ -126,13 +126,8 @@ cat "$OUT/checks.txt" >&2
 # interleaved rounds: round r runs every vramscope command and, for r <= PY_RUNS, every Python
 # command, each once, after one warm-up round. Peak RSS: the largest of three runs under
 # /usr/bin/time (it is nearly deterministic).
-MAX_LOAD=${MAX_LOAD:-1.0}
-for _ in $(seq 60); do
-    awk -v max="$MAX_LOAD" '{ exit !($1 < max) }' /proc/loadavg && break
-    say "load $(cut -d' ' -f1-3 /proc/loadavg) is above $MAX_LOAD; waiting"
-    sleep 10
-done
-LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+. bench/quiet.sh
+wait_for_quiet
 RESULTS=$OUT/results.tsv
 VS="$VS" PY="$PYTHON" PLAIN="$PLAIN" GZ="$GZ" "$PYTHON" - "$OUT" "$RUNS" "$PY_RUNS" >"$RESULTS" <<'PY'
 import json, os, statistics, subprocess, sys, time

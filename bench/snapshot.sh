@@ -24,13 +24,8 @@ fi
 [ "${SKIP_BUILD:-0}" = 1 ] || cargo build --release -p vramscope >/dev/null
 
 # Wait (up to 10 min) for a quiet machine: other builds share these cores.
-MAX_LOAD=${MAX_LOAD:-1.0}
-for _ in $(seq 60); do
-  awk -v max="$MAX_LOAD" '{ exit !($1 < max) }' /proc/loadavg && break
-  echo "load $(cut -d' ' -f1-3 /proc/loadavg) is above $MAX_LOAD; waiting" >&2
-  sleep 10
-done
-LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+. bench/quiet.sh
+wait_for_quiet
 # Interleaved rounds (vramscope, then Python, RUNS times), so a busy spell hits both alike;
 # each side: median and minimum wall seconds, largest RSS (KiB).
 V_TIMES=(); P_TIMES=(); B_TIMES=(); v_rss=0; p_rss=0; b_rss=0

@@ -286,12 +286,38 @@ fn a_cut_pack_is_a_clear_error_and_salvage_keeps_what_is_complete() {
     );
 }
 
+/// A copy of the pack at `pack` (in `dir`) whose stored `kind` record (`table`, `summary`)
+/// is changed by `edit` and says it is of `revision`, gzipped again.
+fn edited_pack(
+    pack: &Path,
+    dir: &Path,
+    kind: &str,
+    revision: u64,
+    edit: impl FnOnce(&mut Value),
+) -> PathBuf {
+    use std::io::Write;
+    let text = String::from_utf8(read_maybe_gz(pack)).expect("a pack is text");
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let prefix = format!("{{\"{kind}\":");
+    let at = lines.iter().position(|l| l.starts_with(&prefix));
+    let line = &mut lines[at.unwrap_or_else(|| panic!("a stored {kind}"))];
+    let mut record: Value = serde_json::from_str(line).expect("JSON");
+    edit(&mut record[kind]);
+    record[kind]["revision"] = revision.into();
+    *line = record.to_string();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all((lines.join("\n") + "\n").as_bytes())
+        .expect("gzip");
+    let edited = dir.join(format!("edited-{kind}-{revision}.vsr"));
+    std::fs::write(&edited, gz.finish().expect("gzip")).expect("write");
+    edited
+}
+
 /// `table` of a whole pack prints the table the pack stores (an edited one shows), and
 /// with a window computes from the events; a pack whose stored table is of another
 /// revision is computed too.
 #[test]
 fn table_of_a_pack_prints_its_stored_table_unless_a_window_is_asked() {
-    use std::io::Write;
     let dir = temp_dir("pack-stored-table");
     let input = fixtures().join("torch-cpu/k02_mlp_stack.json.gz");
     let out = dir.join("p.vsr");
@@ -299,24 +325,10 @@ fn table_of_a_pack_prints_its_stored_table_unless_a_window_is_asked() {
     let original = vramscope_json(&["table", input.to_str().expect("p"), "--sort", "none"]);
     let calls = original[0]["calls"].as_u64().expect("calls");
     let edit = |revision: u64| {
-        let text = String::from_utf8(read_maybe_gz(&out)).expect("a pack is text");
-        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-        let at = lines.iter().position(|l| l.starts_with("{\"table\":"));
-        let line = &mut lines[at.expect("a stored table")];
-        let mut record: Value = serde_json::from_str(line).expect("JSON");
-        assert_eq!(
-            record["table"]["rows"][0][1], calls,
-            "row 0 is the first row"
-        );
-        record["table"]["rows"][0][1] = 424242.into();
-        record["table"]["revision"] = revision.into();
-        *line = record.to_string();
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all((lines.join("\n") + "\n").as_bytes())
-            .expect("gzip");
-        let edited = dir.join(format!("edited-{revision}.vsr"));
-        std::fs::write(&edited, gz.finish().expect("gzip")).expect("write");
-        edited
+        edited_pack(&out, &dir, "table", revision, |record| {
+            assert_eq!(record["rows"][0][1], calls, "row 0 is the first row");
+            record["rows"][0][1] = 424242.into();
+        })
     };
     let table = |path: &Path, extra: &[&str]| {
         let mut args = vec!["table", path.to_str().expect("p"), "--sort", "none"];
@@ -334,7 +346,6 @@ fn table_of_a_pack_prints_its_stored_table_unless_a_window_is_asked() {
 /// and JSON alike); a pack whose stored summary is of another revision is computed.
 #[test]
 fn summary_of_a_pack_prints_its_stored_summary() {
-    use std::io::Write;
     let dir = temp_dir("pack-stored-summary");
     let input = fixtures().join("torch-cpu/k02_mlp_stack.json.gz");
     let out = dir.join("p.vsr");
@@ -343,25 +354,14 @@ fn summary_of_a_pack_prints_its_stored_summary() {
     let peak = original["devices"][0]["peak_allocated_bytes"].clone();
     assert!(peak.as_i64().is_some_and(|p| p > 0), "{original}");
     let edit = |revision: u64| {
-        let text = String::from_utf8(read_maybe_gz(&out)).expect("a pack is text");
-        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-        let at = lines.iter().position(|l| l.starts_with("{\"summary\":"));
-        let line = &mut lines[at.expect("a stored summary")];
-        let mut record: Value = serde_json::from_str(line).expect("JSON");
-        let device = &mut record["summary"]["summary"]["devices"][0];
-        assert_eq!(
-            device["peak_allocated_bytes"], peak,
-            "device 0 is the first"
-        );
-        device["peak_allocated_bytes"] = 424242.into();
-        record["summary"]["revision"] = revision.into();
-        *line = record.to_string();
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all((lines.join("\n") + "\n").as_bytes())
-            .expect("gzip");
-        let edited = dir.join(format!("edited-{revision}.vsr"));
-        std::fs::write(&edited, gz.finish().expect("gzip")).expect("write");
-        edited
+        edited_pack(&out, &dir, "summary", revision, |record| {
+            let device = &mut record["summary"]["devices"][0];
+            assert_eq!(
+                device["peak_allocated_bytes"], peak,
+                "device 0 is the first"
+            );
+            device["peak_allocated_bytes"] = 424242.into();
+        })
     };
     let edited = edit(1);
     assert_eq!(

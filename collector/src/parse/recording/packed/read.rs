@@ -187,14 +187,7 @@ fn apply(
             rec.meta.memory_events_in_ops = Some(s.in_ops);
         }
         PackLine::OpsCounted(n) => state.ops_read += n,
-        PackLine::Strings(strings) => {
-            for s in &strings {
-                let before = rec.strings.len();
-                if rec.strings.intern(s).0 as usize != before {
-                    return Err(format!("string {s:?} is packed twice"));
-                }
-            }
-        }
+        PackLine::Strings(strings) => add_strings(rec, &strings)?,
         PackLine::Devices(devices) => {
             rec.devices = devices.into_iter().map(DeviceLine::into_info).collect()
         }
@@ -251,6 +244,17 @@ fn apply(
         | PackLine::Table(_)
         | PackLine::Summary(_)
         | PackLine::SummarySpans(_) => {}
+    }
+    Ok(())
+}
+
+/// Intern a `strings` record's strings, each new (string ids are their order).
+fn add_strings(rec: &mut Recording, strings: &[String]) -> Result<(), String> {
+    for s in strings {
+        let before = rec.strings.len();
+        if rec.strings.intern(s).0 as usize != before {
+            return Err(format!("string {s:?} is packed twice"));
+        }
     }
     Ok(())
 }
