@@ -32,6 +32,9 @@ pub const TABLE_REVISION: u32 = 1;
 /// with hundreds of thousands of distinct op names) is not stored; `table` computes it.
 const MAX_TABLE_RECORD_BYTES: usize = super::super::MAX_LINE_BYTES / 2;
 
+/// How every pack begins: its header's first key.
+const PACK_START: &[u8] = b"{\"vramscope_recording\":";
+
 /// The revision of the summary a pack stores. Bump it whenever `summary` of the same
 /// recording changes (an analysis added or made to count differently): packs of another
 /// revision are then summarised from their events, never trusted.
@@ -200,8 +203,12 @@ fn stored_record(
         ..options
     };
     let opened = input::open_watched(path, Arc::new(AtomicU64::new(0)), None, options).ok()?;
-    // Only gzip packs (all `pack` writes): their CRC vouches for every line not parsed.
+    // Only gzip packs (all `pack` writes): their CRC vouches for every line not parsed. Any
+    // other input is told by its first bytes, before a line of it is read.
     let gzip = opened.gzip?;
+    if !opened.input.head.starts_with(PACK_START) {
+        return None;
+    }
     let mut reader = BufReader::new(opened.input.reader);
     let mut buf = Vec::new();
     read_header(&mut reader, &mut buf).ok()?;
