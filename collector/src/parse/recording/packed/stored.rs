@@ -27,10 +27,11 @@ use crate::parse::{LoadOptions, input};
 /// of another revision are then recomputed from their events, never trusted.
 pub const TABLE_REVISION: u32 = 1;
 
-/// Most bytes of a stored table's record, half the longest line a reader accepts
-/// ([`super::super::MAX_LINE_BYTES`]): what the reader holds for it. A larger table (a trace
-/// with hundreds of thousands of distinct op names) is not stored; `table` computes it.
-const MAX_TABLE_RECORD_BYTES: usize = super::super::MAX_LINE_BYTES / 2;
+/// Most bytes of a stored table's or summary's record, half the longest line a reader
+/// accepts ([`super::super::MAX_LINE_BYTES`]): what the reader holds for it. A larger one (a
+/// table of hundreds of thousands of distinct op names, a summary of thousands of OOMs) is
+/// not stored; `table` and `summary` compute it.
+const MAX_STORED_RECORD_BYTES: usize = super::super::MAX_LINE_BYTES / 2;
 
 /// How every pack begins: its header's first key.
 const PACK_START: &[u8] = b"{\"vramscope_recording\":";
@@ -50,7 +51,7 @@ pub struct SummaryLine {
 }
 
 /// The `summary` record of `summary` (what `summary` of the pack being written computes),
-/// or `None` when it would be larger than [`MAX_TABLE_RECORD_BYTES`].
+/// or `None` when it would be larger than [`MAX_STORED_RECORD_BYTES`].
 pub(super) fn summary_record(summary: Summary) -> Option<PackLine> {
     let line = PackLine::Summary(Box::new(SummaryLine {
         revision: SUMMARY_REVISION,
@@ -58,7 +59,7 @@ pub(super) fn summary_record(summary: Summary) -> Option<PackLine> {
         summary,
     }));
     let bytes = serde_json::to_vec(&line).ok()?.len();
-    (bytes <= MAX_TABLE_RECORD_BYTES).then_some(line)
+    (bytes <= MAX_STORED_RECORD_BYTES).then_some(line)
 }
 
 /// The `table` record: the rows and what `table`'s text says of the recording.
@@ -102,7 +103,7 @@ pub struct StoredTable {
 }
 
 /// The `table` record of `rec`, or `None` when it would be larger than
-/// [`MAX_TABLE_RECORD_BYTES`].
+/// [`MAX_STORED_RECORD_BYTES`].
 pub(super) fn table_record(rec: &Recording) -> Option<PackLine> {
     let rows = key_averages(rec, None)
         .into_iter()
@@ -132,7 +133,7 @@ pub(super) fn table_record(rec: &Recording) -> Option<PackLine> {
         rows,
     });
     let bytes = serde_json::to_vec(&line).ok()?.len();
-    (bytes <= MAX_TABLE_RECORD_BYTES).then_some(line)
+    (bytes <= MAX_STORED_RECORD_BYTES).then_some(line)
 }
 
 impl TableLine {
