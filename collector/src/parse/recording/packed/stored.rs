@@ -17,7 +17,7 @@ use std::sync::atomic::AtomicU64;
 use serde::{Deserialize, Serialize};
 
 use super::super::reader::{read_header, read_line};
-use super::{PackLine, PackedProbe};
+use super::{PackInfo, PackLine, PackedProbe};
 use crate::analysis::{OpRow, Summary, key_averages};
 use crate::model::{Recording, SourceFormat};
 use crate::parse::{LoadOptions, input};
@@ -173,7 +173,7 @@ impl TableLine {
 /// whatever the file is. Reads every line but parses only the table and the end record.
 pub fn stored_table(path: &Path, options: LoadOptions) -> Option<StoredTable> {
     match stored_record(path, options, b"{\"table\":")? {
-        (PackLine::Table(table), strings) => table.into_table(&strings),
+        (PackLine::Table(table), strings, _) => table.into_table(&strings),
         _ => None,
     }
 }
@@ -182,23 +182,27 @@ pub fn stored_table(path: &Path, options: LoadOptions) -> Option<StoredTable> {
 /// pack is whole and its summary of this vramscope's revision, with `packed` saying where
 /// the pack came from as a read of it says; `None` for anything else.
 pub fn stored_summary(path: &Path, options: LoadOptions) -> Option<Summary> {
-    let info = match stored_record(path, options, b"{\"summary\":")? {
-        (PackLine::Summary(line), _) => line,
+    let (line, info) = match stored_record(path, options, b"{\"summary\":")? {
+        (PackLine::Summary(line), _, info) => (line, info),
         _ => return None,
     };
-    if !super::written_by_this_build(info.revision, &info.vramscope_version, SUMMARY_REVISION) {
+    if !super::written_by_this_build(line.revision, &line.vramscope_version, SUMMARY_REVISION) {
         return None;
     }
-    Some(info.summary)
+    Some(Summary {
+        packed: Some(super::read::pack_note(&info)),
+        ..line.summary
+    })
 }
 
-/// The record of a whole pack whose line starts with `prefix`, and the pack's strings:
-/// every gzip member's CRC checked, the end record last; `None` for anything else.
+/// The record of a whole pack whose line starts with `prefix`, the pack's strings and what
+/// its header says of it: every gzip member's CRC checked, the end record last; `None` for
+/// anything else.
 fn stored_record(
     path: &Path,
     options: LoadOptions,
     prefix: &[u8],
-) -> Option<(PackLine, Vec<String>)> {
+) -> Option<(PackLine, Vec<String>, PackInfo)> {
     let options = LoadOptions {
         salvage_truncated: false,
         ..options
@@ -214,16 +218,13 @@ fn stored_record(
     let mut buf = Vec::new();
     read_header(&mut reader, &mut buf).ok()?;
     let info = serde_json::from_slice::<PackedProbe>(&buf).ok()?.packed?;
-    let (mut record, strings) = record_and_end(&mut reader, &mut buf, prefix)?;
+    let (record, strings) = record_and_end(&mut reader, &mut buf, prefix)?;
     gzip.read_to_end().ok()?;
     let report = gzip.report();
     if report.damage.is_some() || report.trailing.is_some() {
         return None;
     }
-    if let PackLine::Summary(line) = &mut record {
-        line.summary.packed = Some(super::read::pack_note(&info));
-    }
-    Some((record, strings))
+    Some((record, strings, info))
 }
 
 /// The lines after the header: the record starting with `prefix` and the strings, if the
