@@ -127,10 +127,10 @@ fn a_pack_read_compact_gives_the_same_summary() {
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     let mut left_out = 0;
     for path in &traces() {
-        let all = loaded(path, SpanFilter::All);
+        let mut all = loaded(path, SpanFilter::All);
         let pack = dir.join("pack.vsr");
         let mut bytes = Vec::new();
-        packed::write(&mut bytes, &all, &PackInfo::default()).expect("pack");
+        packed::write(&mut bytes, &mut all, &PackInfo::default()).expect("pack");
         std::fs::write(&pack, &bytes).expect("write the pack");
         let mut compact = loaded(&pack, SpanFilter::SummaryCompact);
         // The pack stores the spans the answer reads: the read holds just those, and

@@ -81,7 +81,7 @@ pub fn pack(
         // serde writes a few bytes at a time, and flate2 zero-fills its 32 KiB output
         // buffer on every write: unbuffered, that memset was half of `pack`'s time.
         let mut buffered = BufWriter::with_capacity(PACK_WRITE_BUFFER_BYTES, gz);
-        packed::write(&mut buffered, &rec, &info)?;
+        packed::write(&mut buffered, &mut rec, &info)?;
         buffered
             .into_inner()
             .map_err(|e| e.into_error())?

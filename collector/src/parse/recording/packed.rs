@@ -129,8 +129,9 @@ fn written_by_this_build(revision: u32, vramscope_version: &str, expected: u32) 
 }
 
 /// Write `rec` as a packed recording (uncompressed lines; the caller chooses the
-/// container — `vramscope pack` gzips them).
-pub fn write(out: &mut impl Write, rec: &Recording, info: &PackInfo) -> io::Result<()> {
+/// container — `vramscope pack` gzips them). `rec` is borrowed mutably to compute the
+/// summary the pack stores on it (its spans set aside meanwhile) and is left as it was.
+pub fn write(out: &mut impl Write, rec: &mut Recording, info: &PackInfo) -> io::Result<()> {
     let header = HeaderLine {
         vramscope_recording: PACKED_VERSION,
         start_unix_ns: rec.meta.start_ns,

@@ -17,7 +17,8 @@ pub(super) fn temp(name: &str) -> PathBuf {
 
 pub(super) fn packed_bytes(rec: &Recording) -> Vec<u8> {
     let mut out = Vec::new();
-    write(&mut out, rec, &PackInfo::default()).expect("pack");
+    let mut rec = rec.clone();
+    write(&mut out, &mut rec, &PackInfo::default()).expect("pack");
     out
 }
 

@@ -236,3 +236,20 @@ fn the_stored_summary_equals_the_summary_of_the_pack_and_is_used_only_from_a_who
         );
     }
 }
+
+#[test]
+fn packing_leaves_the_recording_as_it_was() {
+    // Spans set aside for the stored summary, some of them taken back: all put back.
+    let mut rec = load(&inputs()[1], LoadOptions::default()).expect("trace");
+    let before = rec.clone();
+    assert!(!before.ops.is_empty() && !before.mem_events.is_empty());
+    super::write(&mut Vec::new(), &mut rec, &super::PackInfo::default()).expect("pack");
+    assert_eq!(rec.ops, before.ops);
+    assert_eq!(rec.compact_ops.len(), before.compact_ops.len());
+    assert_eq!(rec.mem_events, before.mem_events);
+    let (m, b) = (&rec.meta, &before.meta);
+    assert_eq!(
+        (m.spans_left_out, m.memory_events_in_ops, &m.properties),
+        (b.spans_left_out, b.memory_events_in_ops, &b.properties)
+    );
+}
