@@ -53,6 +53,29 @@ pub struct MemEvent {
     pub stack: Option<StackId>,
 }
 
+impl MemEvent {
+    /// An allocation of `bytes` at `time_ns` (a free where `bytes` is negative) on device 0,
+    /// thread 0, with nothing else known: what tests build their events from.
+    #[cfg(test)]
+    pub(crate) fn sized(time_ns: i64, bytes: i64) -> MemEvent {
+        MemEvent {
+            time_ns,
+            bytes,
+            addr: None,
+            total_allocated_bytes: None,
+            total_reserved_bytes: None,
+            device: 0,
+            thread: 0,
+            kind: if bytes < 0 {
+                MemEventKind::Free
+            } else {
+                MemEventKind::Alloc
+            },
+            stack: None,
+        }
+    }
+}
+
 /// What kind of span an [`OpSpan`] is. The categories follow the Kineto trace's `cat`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum OpCategory {

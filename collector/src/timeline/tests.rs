@@ -24,19 +24,10 @@ pub(crate) fn recording(
     let mem_events = events
         .iter()
         .map(|&(t, bytes, addr, total, reserved)| MemEvent {
-            time_ns: t,
-            bytes,
             addr,
             total_allocated_bytes: total,
             total_reserved_bytes: reserved,
-            device: 0,
-            thread: 0,
-            kind: if bytes < 0 {
-                MemEventKind::Free
-            } else {
-                MemEventKind::Alloc
-            },
-            stack: None,
+            ..MemEvent::sized(t, bytes)
         })
         .collect();
     Recording {

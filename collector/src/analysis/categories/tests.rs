@@ -27,19 +27,10 @@ fn recording(ops: &[RawOp<'_>], events: &[(i64, i64, u64)], before_bytes: i64) -
     for &(time_ns, bytes, addr) in events {
         total += bytes;
         rec.mem_events.push(MemEvent {
-            time_ns,
-            bytes,
             addr: Some(addr),
             total_allocated_bytes: Some(total),
             total_reserved_bytes: Some(0),
-            device: 0,
-            thread: 0,
-            kind: if bytes < 0 {
-                MemEventKind::Free
-            } else {
-                MemEventKind::Alloc
-            },
-            stack: None,
+            ..MemEvent::sized(time_ns, bytes)
         });
     }
     rec.meta.end_ns = 1000;

@@ -39,19 +39,10 @@ fn recording(events: &[(i64, i64, Option<u64>, Option<u32>)], before: Option<i64
     for &(time_ns, bytes, addr, stack) in events {
         total += bytes;
         rec.mem_events.push(MemEvent {
-            time_ns,
-            bytes,
             addr,
             total_allocated_bytes: before.map(|_| total),
-            total_reserved_bytes: None,
-            device: 0,
-            thread: 0,
-            kind: if bytes < 0 {
-                MemEventKind::Free
-            } else {
-                MemEventKind::Alloc
-            },
             stack: stack.map(StackId),
+            ..MemEvent::sized(time_ns, bytes)
         });
     }
     rec.meta.end_ns = 1000;

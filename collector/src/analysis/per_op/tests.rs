@@ -94,19 +94,9 @@ impl Fixture {
 
     fn mem(&mut self, time_ns: i64, bytes: i64, device: u16, thread: u32) -> &mut Self {
         self.rec.mem_events.push(MemEvent {
-            time_ns,
-            bytes,
-            addr: None,
-            total_allocated_bytes: None,
-            total_reserved_bytes: None,
             device,
             thread,
-            kind: if bytes < 0 {
-                MemEventKind::Free
-            } else {
-                MemEventKind::Alloc
-            },
-            stack: None,
+            ..MemEvent::sized(time_ns, bytes)
         });
         self
     }

@@ -6,19 +6,9 @@ use crate::{LoadOptions, LoadProgress};
 
 fn event(time_ns: i64, bytes: i64, total: Option<i64>, device: u16) -> MemEvent {
     MemEvent {
-        time_ns,
-        bytes,
-        addr: None,
         total_allocated_bytes: total,
-        total_reserved_bytes: None,
         device,
-        thread: 0,
-        kind: if bytes < 0 {
-            MemEventKind::Free
-        } else {
-            MemEventKind::Alloc
-        },
-        stack: None,
+        ..MemEvent::sized(time_ns, bytes)
     }
 }
 
