@@ -51,6 +51,9 @@ fn painted_text(h: &Harness<'_, ViewerApp>) -> Vec<String> {
         .collect()
 }
 
+/// Memory events written after the first batch before the pipe waits.
+const SOME_EVENTS: usize = 10_000;
+
 /// A trace written into a named pipe in two parts: the first (a batch of memory events
 /// and some) at once, the second when [`PipeTrace::finish`] is called.
 struct PipeTrace {
@@ -71,11 +74,15 @@ impl PipeTrace {
         let made = Command::new("mkfifo").arg(&path).status().expect("mkfifo");
         assert!(made.success());
         let mut total = 0i64;
-        // A batch and some: the overview shows the batch while the rest waits for more.
+        // A batch and some: the overview shows the batch while the rest waits for more. The
+        // reader may hold the chunks in flight (up to 4 workers' and one more, 256 KiB each)
+        // parsed but not applied, and one being read, while the pipe waits: 1.5 MiB, about
+        // 8,000 of these events, so some is more than that (with 3,000 the batch was not
+        // always applied), and less than a second batch.
         let (batch, peak1) = memory_events(0, PREVIEW_EVERY_EVENTS, &mut total);
-        let (some, _) = memory_events(PREVIEW_EVERY_EVENTS, 3_000, &mut total);
+        let (some, _) = memory_events(PREVIEW_EVERY_EVENTS, SOME_EVENTS, &mut total);
         let part1 = batch + &some;
-        let (part2, peak2) = memory_events(PREVIEW_EVERY_EVENTS + 3_000, 3_000, &mut total);
+        let (part2, peak2) = memory_events(PREVIEW_EVERY_EVENTS + SOME_EVENTS, 3_000, &mut total);
         let (go_on, wait) = bounded::<()>(0);
         let pipe = path.clone();
         let spawned = std::thread::Builder::new().name("pipe-writer".into());
