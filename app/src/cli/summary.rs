@@ -43,13 +43,13 @@ pub fn run(
 }
 
 fn run_one(out: &mut impl Paint, path: &Path, format: Format, load: LoadArgs) -> Result<ExitCode> {
-    // Summary reads a few spans: the rest are held compressed until it has taken those,
-    // then counted, not kept (peak memory below a tenth of a large trace's size).
     // A pack stores its summary, as computed from its events when it was written: used when
     // the pack is whole and was written by this build, else computed as for any input.
     let summary = match packed::stored_summary(path, load_options(load)) {
         Some(summary) => summary,
         None => {
+            // Summary reads a few spans: the rest are held compressed until it has taken
+            // those, then counted, not kept (peak memory below a tenth of a large trace's size).
             let mut rec = open_spans(path, load, SpanFilter::SummaryCompact)?;
             analysis::summarize_compact(&mut rec).1
         }

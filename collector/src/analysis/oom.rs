@@ -63,7 +63,7 @@ pub fn oom_verdicts(rec: &Recording, timeline: &Timeline) -> Vec<OomVerdict> {
     let mut ooms: Vec<u32> = timeline
         .devices
         .iter()
-        .flat_map(|d| d.ooms.clone())
+        .flat_map(|d| d.ooms.iter().copied())
         .collect();
     ooms.sort_unstable();
     // The first detail of each event, found by a binary search.
