@@ -95,6 +95,8 @@ pub(super) struct Parser<R, F> {
     pub(super) canonical: FxHashMap<u64, NodeId>,
     /// Reused buffer for the pairs offered to the folder.
     pub(super) fold_pairs: Vec<(NodeId, FoldValue)>,
+    /// Reused buffer for the strings a dict read whole memoizes.
+    pub(super) fold_memoized: Vec<NodeId>,
     /// Strings by text, so that equal ones share a value ([`SharedStrs`]).
     pub(super) shared: SharedStrs,
 }
@@ -139,6 +141,7 @@ impl<R: Read, F: Fold> Parser<R, F> {
             newest_repushed_ever: 0,
             canonical: FxHashMap::default(),
             fold_pairs: Vec::new(),
+            fold_memoized: Vec::new(),
             shared: SharedStrs::default(),
         }
     }

@@ -324,6 +324,11 @@ impl<R: Read, F: Fold> Parser<R, F> {
 
     pub(super) fn put(&mut self, key: u64) -> Res<()> {
         let value = self.top()?;
+        self.put_value(key, value)
+    }
+
+    /// Memoizes `value` under `key`.
+    pub(super) fn put_value(&mut self, key: u64, value: NodeId) -> Res<()> {
         let newest = value.index() + 1 == self.p.nodes.len();
         self.memo_records.note(value, key, newest);
         let dense_len = self.memo.len();

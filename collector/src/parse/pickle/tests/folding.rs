@@ -73,6 +73,28 @@ fn values_below_a_dict_got_again_survive_its_fold() {
     assert_eq!(items[4], items[2]);
 }
 
+/// `['action', 'alloc', {'action': <a new 'alloc'>}, <that one got again>]`: the dict's
+/// value a string whose text was made before, memoized after the dict.
+const KNOWN_TEXT_MEMOIZED: &[u8] = b"\x80\x04]\x94(\x8c\x06action\x94\x8c\x05alloc\x94}\x94\
+(h\x01\x8c\x05alloc\x94uh\x04e.";
+
+#[test]
+fn a_string_memoized_inside_a_dict_read_whole_is_got_again() {
+    let (p, recorder) = folded(KNOWN_TEXT_MEMOIZED);
+    assert_eq!(recorder.folds, [[r#"Some("action")=alloc"#]]);
+    let items = p.items(p.root());
+    assert_eq!(items.len(), 4);
+    assert_eq!(p.folded(items[2]), Some(0));
+    assert_eq!(p.as_str(items[3]), Some("alloc"));
+    // Equal texts share the first string's value.
+    assert_eq!(items[3], items[1]);
+    let mut slow = Recorder::default();
+    let trickle = Trickle::new(KNOWN_TEXT_MEMOIZED);
+    let one_by_one = parse_folding(trickle, 0, &mut slow).expect("pickle");
+    assert_eq!(slow.folds, recorder.folds);
+    assert_eq!(one_by_one.items(one_by_one.root()), items);
+}
+
 #[test]
 fn dicts_read_whole_fold_as_opcode_by_opcode() {
     let path = concat!(
