@@ -51,12 +51,13 @@
 //!
 //! Files: [`arena`] (the values and their accessors), [`reader`] (the machine's state and
 //! its input window), [`opcodes`] (opcode values and dispatch), [`stack`] (stack, containers,
-//! memo), [`fold`] (dicts taken over as they are completed, the usual dict shape read in
-//! one go), [`shared`] (equal strings and folded values sharing one slot), [`scalars`]
+//! memo), [`fold`] (dicts taken over as they are completed), [`fast`] (the usual dict shape
+//! read in one go), [`shared`] (equal strings and folded values sharing one slot), [`scalars`]
 //! (numbers, strings, framing), [`errors`] (every error, with its offset).
 
 mod arena;
 mod errors;
+mod fast;
 mod fold;
 mod opcodes;
 mod reader;
@@ -186,7 +187,23 @@ pub fn parse_folding(
     size_hint: usize,
     folder: &mut impl Fold,
 ) -> Result<Pickle, ReadError> {
+    run(Parser::new(reader, size_hint, folder))
+}
+
+/// [`parse_folding`] with every opcode run one by one, no dict read whole ([`fast`]): what
+/// the tests hold the fast path to.
+#[cfg(test)]
+pub(crate) fn parse_opcode_by_opcode(
+    reader: impl Read,
+    size_hint: usize,
+    folder: &mut impl Fold,
+) -> Result<Pickle, ReadError> {
     let mut parser = Parser::new(reader, size_hint, folder);
+    parser.read_whole = false;
+    run(parser)
+}
+
+fn run<R: Read, F: Fold>(mut parser: Parser<R, F>) -> Result<Pickle, ReadError> {
     match parser.run() {
         Ok(()) => Ok(parser.p),
         Err(e) => Err(match parser.io_error.take() {

@@ -52,9 +52,9 @@ impl<R: Read, F: Fold> Parser<R, F> {
     pub(super) fn step(&mut self, code: u8) -> Res<()> {
         match code {
             BINGET | LONG_BINGET | BINPUT | LONG_BINPUT => self.binary_memo(code),
-            MEMOIZE => self.put((self.memo.len() + self.sparse_memo.len()) as u64),
-            // Read whole where the usual shape allows (`fold`), else opcode by opcode.
-            EMPTY_DICT if self.fast_dict()? => Ok(()),
+            MEMOIZE => self.put(self.next_memo_key()),
+            // Read whole where the usual shape allows (`fast`), else opcode by opcode.
+            EMPTY_DICT if self.read_whole && self.fast_dict()? => Ok(()),
             EMPTY_DICT => self.push(Slot::Dict(empty(&self.p.pairs))),
             EMPTY_LIST => self.push(Slot::List(empty(&self.p.items))),
             MARK => self.mark(),

@@ -95,8 +95,9 @@ pub(super) struct Parser<R, F> {
     pub(super) canonical: FxHashMap<u64, NodeId>,
     /// Reused buffer for the pairs offered to the folder.
     pub(super) fold_pairs: Vec<(NodeId, FoldValue)>,
-    /// Reused buffer for the strings a dict read whole memoizes.
-    pub(super) fold_memoized: Vec<NodeId>,
+    /// Reused buffers of the dicts read whole ([`super::fast`]), unless `read_whole` is off.
+    pub(super) fast: super::fast::DictRead,
+    pub(super) read_whole: bool,
     /// Strings by text, so that equal ones share a value ([`SharedStrs`]).
     pub(super) shared: SharedStrs,
 }
@@ -141,7 +142,8 @@ impl<R: Read, F: Fold> Parser<R, F> {
             newest_repushed_ever: 0,
             canonical: FxHashMap::default(),
             fold_pairs: Vec::new(),
-            fold_memoized: Vec::new(),
+            fast: super::fast::DictRead::default(),
+            read_whole: true,
             shared: SharedStrs::default(),
         }
     }

@@ -6,6 +6,7 @@ mod limits;
 mod reading;
 mod refusing;
 mod sharing;
+mod whole;
 
 use super::*;
 pub(super) use super::{
