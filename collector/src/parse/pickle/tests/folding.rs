@@ -2,9 +2,8 @@
 //! or opcode by opcode with the same result, and the numbers made for a folded dict
 //! dropped only when nothing else can refer to them.
 
-use super::reading::Trickle;
 use super::*;
-use crate::parse::pickle::{Fold, FoldValue};
+use crate::parse::pickle::{Fold, FoldValue, parse_opcode_by_opcode};
 
 /// Folds every dict with a key `action`, noting each pair as text.
 #[derive(Default)]
@@ -89,8 +88,8 @@ fn a_string_memoized_inside_a_dict_read_whole_is_got_again() {
     // Equal texts share the first string's value.
     assert_eq!(items[3], items[1]);
     let mut slow = Recorder::default();
-    let trickle = Trickle::new(KNOWN_TEXT_MEMOIZED);
-    let one_by_one = parse_folding(trickle, 0, &mut slow).expect("pickle");
+    let bytes = KNOWN_TEXT_MEMOIZED;
+    let one_by_one = parse_opcode_by_opcode(bytes, bytes.len(), &mut slow).expect("pickle");
     assert_eq!(slow.folds, recorder.folds);
     assert_eq!(one_by_one.items(one_by_one.root()), items);
 }

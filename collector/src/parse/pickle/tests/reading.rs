@@ -285,21 +285,10 @@ fn containers_filled_in_interleaved_batches_keep_their_items() {
 }
 
 /// A reader that hands out one byte at a time and fails after `fail_at` bytes.
-pub(super) struct Trickle<'a> {
+struct Trickle<'a> {
     bytes: &'a [u8],
     fail_at: usize,
     read: usize,
-}
-
-impl<'a> Trickle<'a> {
-    /// All of `bytes`, one at a time.
-    pub(super) fn new(bytes: &'a [u8]) -> Trickle<'a> {
-        Trickle {
-            bytes,
-            fail_at: usize::MAX,
-            read: 0,
-        }
-    }
 }
 
 impl Read for Trickle<'_> {
