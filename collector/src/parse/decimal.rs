@@ -139,7 +139,7 @@ fn scale_by_power_of_ten(mantissa: i128, scale: i32) -> Option<i128> {
 
 /// Digits before the point that [`plain_micros_to_ns`] takes: with 3 after it, 18 in all,
 /// which `i64` holds.
-const PLAIN_INTEGER_DIGITS: usize = 15;
+pub(crate) const PLAIN_INTEGER_DIGITS: usize = 15;
 
 /// The usual form, `[-]D+[.D{1,3}]` with at most [`PLAIN_INTEGER_DIGITS`] integer digits, in
 /// `i64` arithmetic: exactly what the general path gives it (no rounding is needed, the

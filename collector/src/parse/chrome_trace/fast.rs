@@ -116,8 +116,8 @@ pub(super) fn scan(buf: &[u8], start: usize) -> Option<(Spans, Option<ArgsAt>, u
             b"cat" => set(&mut ev.cat, s.text_span()?, 4),
             b"pid" => set(&mut ev.pid, s.id()?, 8),
             b"tid" => set(&mut ev.tid, s.id()?, 16),
-            b"ts" => set(&mut ev.ts, Micros::of(s.number()?), 32),
-            b"dur" => set(&mut ev.dur, Micros::of(s.number()?), 64),
+            b"ts" => set(&mut ev.ts, s.micros()?, 32),
+            b"dur" => set(&mut ev.dur, s.micros()?, 64),
             b"args" => {
                 let from = s.pos;
                 s.skip(0)?;

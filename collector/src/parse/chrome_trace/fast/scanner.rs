@@ -2,7 +2,8 @@
 //! exactly as serde_json does, and reads the few kinds of value the fast reader keeps.
 
 use super::{IdAt, Span, span};
-use crate::parse::chrome_trace::raw::Int;
+use crate::parse::chrome_trace::raw::{Int, Micros};
+use crate::parse::decimal::PLAIN_INTEGER_DIGITS;
 
 /// Nesting inside one event deeper than this is left to serde (real events nest 3 deep).
 pub(super) const MAX_DEPTH: u32 = 64;
@@ -211,6 +212,50 @@ impl<'a> Scanner<'a> {
         self.buf.get(start..self.pos)
     }
 
+    /// A `ts` or `dur`: a number of JSON's form, read as [`Micros::of`] reads its text. The
+    /// usual form (at most [`PLAIN_INTEGER_DIGITS`] integer digits, up to three after the
+    /// point, no exponent) is valued in the same pass that checks it; any other is read
+    /// again by [`Micros::of`]. (Reading the text twice more, for its point and its value,
+    /// was a tenth of the scan.)
+    pub(super) fn micros(&mut self) -> Option<Micros> {
+        let start = self.pos;
+        let negative = self.peek()? == b'-';
+        self.pos += usize::from(negative);
+        let (mut ns, int_digits) = self.value_digits();
+        let mut frac_digits = 0;
+        let fractional = self.peek() == Some(b'.');
+        if fractional {
+            self.pos += 1;
+            let (frac, digits) = self.value_digits();
+            (ns, frac_digits) = (ns.wrapping_mul(pow10(digits)).wrapping_add(frac), digits);
+        }
+        let plain = int_digits <= PLAIN_INTEGER_DIGITS
+            && frac_digits <= 3
+            && !matches!(self.peek(), Some(b'e' | b'E'));
+        let leading_zero =
+            int_digits > 1 && self.buf.get(start + usize::from(negative)) == Some(&b'0');
+        if !plain || leading_zero || int_digits == 0 || (fractional && frac_digits == 0) {
+            self.pos = start;
+            return self.number().map(Micros::of);
+        }
+        let ns = ns * pow10(3 - frac_digits);
+        Some(Micros {
+            ns: Some(if negative { -ns } else { ns }),
+            fractional,
+        })
+    }
+
+    /// The digits from here on: their value (wrapping; meaningful up to 18 digits) and count.
+    fn value_digits(&mut self) -> (i64, usize) {
+        let start = self.pos;
+        let mut value = 0i64;
+        while let Some(d @ b'0'..=b'9') = self.peek() {
+            value = value.wrapping_mul(10).wrapping_add(i64::from(d - b'0'));
+            self.pos += 1;
+        }
+        (value, self.pos - start)
+    }
+
     /// An integer serde reads as `u64` or `i64` without rounding: up to `max_digits`
     /// digits, no fraction or exponent, not `-0` (which serde makes a float).
     fn integer(&mut self, max_digits: usize) -> Option<i128> {
@@ -315,4 +360,9 @@ impl<'a> Scanner<'a> {
         self.pos = end;
         Some(())
     }
+}
+
+/// 10^`exp` for the exponents [`Scanner::micros`] uses (at most 3 once checked); wrapping.
+fn pow10(exp: usize) -> i64 {
+    (0..exp).fold(1i64, |p, _| p.wrapping_mul(10))
 }

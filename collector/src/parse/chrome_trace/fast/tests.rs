@@ -212,3 +212,49 @@ fn changed_bytes_never_make_it_disagree_with_serde() {
     // Most single edits land in skipped args and still parse; they must agree with serde.
     assert!(answered > 1000, "{answered}");
 }
+
+#[test]
+fn times_read_in_one_pass_as_their_text_reads() {
+    let texts = [
+        "0",
+        "-0",
+        "7",
+        "-7",
+        "5721807879329.481",
+        "5721807879329.48",
+        "5721807879329.4",
+        "1.000",
+        "-0.5",
+        "123456789012345",
+        "123456789012345.999",
+        "1234567890123456",
+        "1234567890123456.5",
+        "1.2345",
+        "1e3",
+        "1.5E-2",
+        "-2.5e+1",
+        "0.0",
+        "9.999",
+        "999999999999999.999",
+        "01",
+        "00",
+        "-01",
+        "1.",
+        "-",
+        ".5",
+        "1.x",
+        "1e",
+        "-.5",
+    ];
+    for text in texts {
+        // A comma after the number, as in an event.
+        let padded = format!("{text},");
+        let mut one_pass = scanner::Scanner::new(padded.as_bytes());
+        let mut by_text = scanner::Scanner::new(padded.as_bytes());
+        let want = by_text.number().map(Micros::of);
+        assert_eq!(one_pass.micros(), want, "{text}");
+        if want.is_some() {
+            assert_eq!(one_pass.pos, by_text.pos, "{text}");
+        }
+    }
+}
