@@ -313,6 +313,46 @@ fn edited_pack(
     edited
 }
 
+/// `summary` of several packs (a fleet) reads each one's stored summary and facts: an
+/// edited summary shows, and unedited packs say what their originals say, ranks included.
+#[test]
+fn a_fleet_of_packs_reads_their_stored_summaries() {
+    let dir = temp_dir("pack-fleet");
+    let originals = [
+        fixtures().join("torch-cpu/k02_mlp_stack.json.gz"),
+        shared_traces().join("real/hta-df-index-resolver-rank1/df_index_resolver.json.gz"),
+    ];
+    let packs: Vec<PathBuf> = (originals.iter().enumerate())
+        .map(|(i, input)| {
+            let out = dir.join(format!("p{i}.vsr"));
+            pack(input, &out, &[]);
+            out
+        })
+        .collect();
+    let fleet = |paths: &[&Path]| {
+        let mut args = vec!["summary"];
+        args.extend(paths.iter().map(|p| p.to_str().expect("path")));
+        let mut v = vramscope_json(&args);
+        for input in v["inputs"].as_array_mut().expect("inputs") {
+            let o = input.as_object_mut().expect("input");
+            o.remove("path");
+            o.remove("packed");
+        }
+        v["worst"].as_object_mut().expect("worst").remove("path");
+        v
+    };
+    let of_packs = fleet(&[&packs[0], &packs[1]]);
+    assert_eq!(of_packs, fleet(&[&originals[0], &originals[1]]));
+    // Sorted by rank: the trace that names its rank (1) first.
+    assert_eq!(of_packs["inputs"][0]["rank"], 1, "{of_packs}");
+    let edited = edited_pack(&packs[0], &dir, "summary", 1, |record| {
+        record["summary"]["devices"][0]["peak_allocated_bytes"] = 424242.into();
+    });
+    let with_edited = fleet(&[&edited, &packs[1]]);
+    let peak = &with_edited["inputs"][1]["devices"][0]["peak_allocated_bytes"];
+    assert_eq!(*peak, 424242, "{with_edited}");
+}
+
 /// `table` of a whole pack prints the table the pack stores (an edited one shows), and
 /// with a window computes from the events; a pack whose stored table is of another
 /// revision is computed too.

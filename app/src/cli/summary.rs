@@ -46,7 +46,7 @@ fn run_one(out: &mut impl Paint, path: &Path, format: Format, load: LoadArgs) ->
     // A pack stores its summary, as computed from its events when it was written: used when
     // the pack is whole and was written by this build, else computed as for any input.
     let summary = match packed::stored_summary(path, load_options(load)) {
-        Some(summary) => summary,
+        Some(stored) => stored.summary,
         None => {
             // Summary reads a few spans: the rest are held compressed until it has taken
             // those, then counted, not kept (peak memory below a tenth of a large trace's size).

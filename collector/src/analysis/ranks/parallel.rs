@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use super::RankInput;
 use crate::analysis::summarize_compact;
 use crate::model::Recording;
+use crate::parse::recording::packed::stored_summary;
 use crate::parse::{LoadError, LoadOptions, LoadProgress, SpanFilter, load_watched};
 
 /// Worker threads at most. Each holds one recording and its timeline at a time (for a
@@ -38,9 +39,10 @@ pub enum OnError {
 }
 
 /// Read and summarise `files` on `workers` threads (at least one; at most
-/// [`MAX_WORKERS`] and one per file), in the order of `files`. On failure the error is the
-/// first failing file's in that order: files after it are not started, those before it
-/// are all read.
+/// [`MAX_WORKERS`] and one per file), in the order of `files`: a pack's stored summary where
+/// it has one this build trusts (no event read), else the file read and summarised. On
+/// failure the error is the first failing file's in that order: files after it are not
+/// started, those before it are all read.
 pub fn summarize_files(
     files: &[PathBuf],
     options: LoadOptions,
@@ -49,21 +51,23 @@ pub fn summarize_files(
     let progress = FilesProgress::default();
     // Spans held compressed until the summary takes the few it reads: a fleet of large
     // traces read on every core at once is where memory runs out first.
-    let options = LoadOptions {
+    let compact = LoadOptions {
         spans: SpanFilter::SummaryCompact,
         ..options
     };
-    let done = map_files(
-        files,
-        options,
-        workers,
-        &progress,
-        OnError::Stop,
-        |path, rec| {
-            let (_, summary) = summarize_compact(rec);
-            RankInput::new(path.to_path_buf(), rec, summary)
-        },
-    );
+    let done = map_paths(files, workers, &progress, OnError::Stop, |path, watch| {
+        if let Some(stored) = stored_summary(path, options) {
+            return Ok(RankInput::new(
+                path.to_path_buf(),
+                &stored.facts,
+                stored.summary,
+            ));
+        }
+        load_watched(path, compact, watch).map(|mut rec| {
+            let (_, summary) = summarize_compact(&mut rec);
+            RankInput::new(path.to_path_buf(), &rec, summary)
+        })
+    });
     done.into_iter().map(|(_, r)| r).collect()
 }
 
@@ -79,10 +83,23 @@ pub fn map_files<T: Send>(
     on_error: OnError,
     f: impl Fn(&Path, &mut Recording) -> T + Sync,
 ) -> Vec<(usize, Result<T, LoadError>)> {
+    map_paths(files, workers, progress, on_error, |path, watch| {
+        load_watched(path, options, watch).map(|mut rec| f(path, &mut rec))
+    })
+}
+
+/// [`map_files`] with the reading of each path up to `read` (given the workers' watch, whose
+/// cancel flag stops a read).
+fn map_paths<T: Send>(
+    files: &[PathBuf],
+    workers: usize,
+    progress: &FilesProgress,
+    on_error: OnError,
+    read: impl Fn(&Path, &LoadProgress) -> Result<T, LoadError> + Sync,
+) -> Vec<(usize, Result<T, LoadError>)> {
     let workers = workers.clamp(1, MAX_WORKERS).min(files.len().max(1));
     let shared = Shared {
         files,
-        options,
         progress,
         on_error,
         next: AtomicUsize::new(0),
@@ -91,7 +108,7 @@ pub fn map_files<T: Send>(
     };
     std::thread::scope(|scope| {
         for n in 0..workers {
-            let work = || shared.work(&f);
+            let work = || shared.work(&read);
             let spawned = std::thread::Builder::new()
                 .name(format!("vramscope-rank-{n}"))
                 .spawn_scoped(scope, work);
@@ -108,7 +125,6 @@ pub fn map_files<T: Send>(
 
 struct Shared<'a, T> {
     files: &'a [PathBuf],
-    options: LoadOptions,
     progress: &'a FilesProgress,
     on_error: OnError,
     next: AtomicUsize,
@@ -119,7 +135,7 @@ struct Shared<'a, T> {
 }
 
 impl<T> Shared<'_, T> {
-    fn work(&self, f: &impl Fn(&Path, &mut Recording) -> T) {
+    fn work(&self, read: &impl Fn(&Path, &LoadProgress) -> Result<T, LoadError>) {
         let watch = LoadProgress {
             cancel: self.progress.cancel.clone(),
             ..LoadProgress::default()
@@ -134,7 +150,7 @@ impl<T> Shared<'_, T> {
             if stopped || self.progress.cancel.load(Ordering::Relaxed) {
                 return;
             }
-            let result = load_watched(path, self.options, &watch).map(|mut rec| f(path, &mut rec));
+            let result = read(path, &watch);
             if result.is_err() {
                 self.first_error.fetch_min(i, Ordering::Relaxed);
             }

@@ -30,7 +30,9 @@ mod vlq;
 mod vlq_columns;
 
 pub(super) use read::read_body;
-pub use stored::{SUMMARY_REVISION, StoredTable, TABLE_REVISION, stored_summary, stored_table};
+pub use stored::{
+    SUMMARY_REVISION, StoredSummary, StoredTable, TABLE_REVISION, stored_summary, stored_table,
+};
 
 use std::io::{self, Write};
 
@@ -98,7 +100,7 @@ enum PackLine {
     /// Ops of a version-3 pack.
     OpsVlq(vlq_columns::OpsVlq),
     Steps(Vec<[i64; 3]>),
-    /// `summary` of the whole pack (after the events; read by [`stored::stored_summary`]).
+    /// `summary` of the whole pack (before the events; read by [`stored::stored_summary`]).
     Summary(Box<stored::SummaryLine>),
     Allocator(AllocatorLine),
     Segments(Vec<SegmentLine>),
@@ -108,7 +110,8 @@ enum PackLine {
     GpuProcessSamples(ProcessColumns),
     /// `record --torch-memory`'s storage tags.
     StorageTags(Vec<lines::TagLine>),
-    /// The per-op table of the whole recording ([`stored`]); the full reader skips it.
+    /// The per-op table of the whole recording ([`stored`], before the events); the full
+    /// reader skips it.
     Table(stored::TableLine),
     /// The spans `summary` reads ([`summary_spans`]), ahead of the memory events and ops.
     SummarySpans(summary_spans::SelectionLine),
@@ -151,6 +154,13 @@ pub fn write(out: &mut impl Write, rec: &mut Recording, info: &PackInfo) -> io::
     if let Some(selection) = selection {
         line(&selection)?;
     }
+    // The stored results before the events: a reader that finds none stops there.
+    if let Some(table) = stored::table_record(rec) {
+        line(&table)?;
+    }
+    if let Some(summary) = stored::summary_record(summary) {
+        line(&summary)?;
+    }
     write_events(rec, &mut line)?;
     write_allocator(rec, &mut line)?;
     write_samples(rec, &mut line)?;
@@ -158,12 +168,6 @@ pub fn write(out: &mut impl Write, rec: &mut Recording, info: &PackInfo) -> io::
         line(&PackLine::StorageTags(
             tags.iter().map(lines::TagLine::from_tag).collect(),
         ))?;
-    }
-    if let Some(table) = stored::table_record(rec) {
-        line(&table)?;
-    }
-    if let Some(summary) = stored::summary_record(summary) {
-        line(&summary)?;
     }
     line(&PackLine::End(EndLine::counting(rec)))
 }

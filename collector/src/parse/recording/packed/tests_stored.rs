@@ -28,6 +28,24 @@ fn write(name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
+/// `lines` with the one starting with `prefix` moved to just before the end record, and a
+/// check that it was before the events.
+fn moved_last(lines: &[Vec<u8>], prefix: &[u8]) -> Vec<u8> {
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with(prefix))
+        .expect("record");
+    let events = lines.iter().position(|l| l.starts_with(b"{\"mem_vlq\":"));
+    assert!(
+        events.is_some_and(|e| at < e),
+        "results come before the events"
+    );
+    let mut moved = lines.to_vec();
+    let record = moved.remove(at);
+    moved.insert(moved.len() - 1, record);
+    moved.concat()
+}
+
 fn compact() -> LoadOptions {
     LoadOptions {
         spans: SpanFilter::SummaryCompact,
@@ -94,6 +112,7 @@ fn a_stored_table_is_used_only_from_a_whole_gzip_pack_of_this_revision() {
             })),
         ),
         ("after-end.vsr", gzip(&[bytes.as_slice(), b"{}\n"].concat())),
+        ("after-events.vsr", gzip(&moved_last(&all, b"{\"table\":"))),
         ("cut.vsr", gz[..gz.len() - 4].to_vec()),
         ("no-end.vsr", gzip(&all[..all.len() - 1].concat())),
     ];
@@ -190,6 +209,16 @@ fn the_stored_summary_equals_the_summary_of_the_pack_and_is_used_only_from_a_who
         let path = write("summary-stored.vsr", &gzip(&packed_bytes(&original)));
         let (computed, _, _) = summary_of(&path);
         let stored = stored_summary(&path, LoadOptions::default()).expect(&name);
+        // The facts a fleet reads ranks and stages from.
+        assert_eq!(
+            stored.facts.meta.distributed, original.meta.distributed,
+            "{name}"
+        );
+        assert_eq!(
+            stored.facts.meta.properties, original.meta.properties,
+            "{name}"
+        );
+        let stored = stored.summary;
         // Field by field, `packed` (which the reader fills in) and every float included.
         assert_eq!(stored, computed, "{name}");
         assert!(stored.packed.is_some(), "{name}");
@@ -199,6 +228,7 @@ fn the_stored_summary_equals_the_summary_of_the_pack_and_is_used_only_from_a_who
     let all = lines(&bytes);
     let gz = gzip(&bytes);
     let stored = stored_summary(&write("summary-whole.vsr", &gz), LoadOptions::default());
+    let stored = stored.map(|s| s.summary);
     assert!(stored.is_some_and(|s| !s.ooms.is_empty() && !s.fragmentation.is_empty()));
     let refused = [
         ("summary-plain.vsr", bytes.clone()),
@@ -213,6 +243,11 @@ fn the_stored_summary_equals_the_summary_of_the_pack_and_is_used_only_from_a_who
             gzip(&edited(&all, "{\"summary\":", |v| {
                 v["summary"]["vramscope_version"] = "0.0.1".into()
             })),
+        ),
+        // As packs were written before results came first: not used (told at the events).
+        (
+            "summary-after-events.vsr",
+            gzip(&moved_last(&all, b"{\"summary\":")),
         ),
         ("summary-cut.vsr", gz[..gz.len() - 4].to_vec()),
         ("summary-no-end.vsr", gzip(&all[..all.len() - 1].concat())),
@@ -229,11 +264,8 @@ fn the_stored_summary_equals_the_summary_of_the_pack_and_is_used_only_from_a_who
     ];
     for (name, bytes) in refused {
         let path = write(name, &bytes);
-        assert_eq!(
-            stored_summary(&path, LoadOptions::default()),
-            None,
-            "{name}"
-        );
+        let stored = stored_summary(&path, LoadOptions::default());
+        assert_eq!(stored.map(|s| s.summary), None, "{name}");
     }
 }
 
