@@ -184,13 +184,14 @@ pub fn tabs_ui(
                 || l.path.display().to_string(),
                 |n| n.to_string_lossy().into_owned(),
             );
+            let phase = l.phase().describe();
             let what = match l.phase() {
                 LoadPhase::Reading => format!(
-                    "{name}: reading {} of {}",
+                    "{name}: {phase} {} of {}",
                     units::bytes(l.bytes_read() as i64),
                     units::bytes(l.file_bytes as i64)
                 ),
-                LoadPhase::Analysing => format!("{name}: building the timeline"),
+                LoadPhase::Analysing => format!("{name}: {phase}"),
             };
             let what = format!("{what} · {}", units::format_elapsed(l.elapsed()));
             ui.label(what)

@@ -22,6 +22,16 @@ pub enum LoadPhase {
     Analysing,
 }
 
+impl LoadPhase {
+    /// What the window says the load is doing (the loading view and the tabs bar alike).
+    pub fn describe(self) -> &'static str {
+        match self {
+            LoadPhase::Reading => "reading",
+            LoadPhase::Analysing => "building the timeline and analyses",
+        }
+    }
+}
+
 const PHASE_READING: u8 = 0;
 const PHASE_ANALYSING: u8 = 1;
 

@@ -23,10 +23,7 @@ pub fn loading_ui(ui: &mut Ui, loads: &[PendingLoad], palette: &Palette) {
 }
 
 fn load_ui(ui: &mut Ui, l: &PendingLoad, palette: &Palette, height: f32) {
-    let phase = match l.phase() {
-        LoadPhase::Reading => "reading",
-        LoadPhase::Analysing => "building the timeline and analyses",
-    };
+    let phase = l.phase().describe();
     ui.horizontal(|ui| {
         ui.spinner();
         ui.label(
