@@ -9,6 +9,8 @@ pub mod model;
 pub mod parse;
 pub mod redact;
 pub mod sampler;
+#[cfg(test)]
+mod test_rng;
 mod threads;
 pub mod timeline;
 pub mod units;

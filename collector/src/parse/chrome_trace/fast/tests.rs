@@ -185,13 +185,8 @@ fn changed_bytes_never_make_it_disagree_with_serde() {
         r#"{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 7, "tid": 7, "ts": 102.001, "args": {"Total Reserved": 2097152, "Total Allocated": 512, "Bytes": 512, "Addr": 139000000000000, "Device Id": 0, "Device Type": 1}}"#,
     ];
     let replacements = b"\"\\{}[],:0-.eE ntfu\x01\xc3\xff";
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let mut rand = move |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    };
+    let mut rng = crate::test_rng::TestRng::new(0x9E37_79B9_7F4A_7C15);
+    let mut rand = move |n: usize| rng.below(n);
     let mut answered = 0;
     for seed in seed_events {
         for _ in 0..4000 {

@@ -205,13 +205,8 @@ fn cuts_inside_strings_with_escapes_and_brackets_change_nothing() {
 #[test]
 fn errors_in_any_chunk_are_reported_where_one_thread_reports_them() {
     let data = tricky_trace(2000);
-    let mut state = 0x2545_F491_4F6C_DD1Du64;
-    let mut rand = move |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    };
+    let mut rng = crate::test_rng::TestRng::new(0x2545_F491_4F6C_DD1D);
+    let mut rand = move |n: usize| rng.below(n);
     let bytes = b"\"\\{}[],:x0- \xff";
     for round in 0..60 {
         let mut damaged = data.clone();

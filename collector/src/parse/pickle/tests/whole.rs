@@ -139,13 +139,8 @@ fn every_shape_of_the_fixture_is_read() {
 #[test]
 fn damaged_pickles_read_whole_as_opcode_by_opcode() {
     let opcodes = b"}]\x94(euaK\x8a\x8chjMJN\x88\x89.\x95";
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = move |below: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % below.max(1) as u64) as usize
-    };
+    let mut rng = crate::test_rng::TestRng::new(0x9E37_79B9_7F4A_7C15);
+    let mut next = move |below: usize| rng.below(below);
     let base = samples();
     for case in 0..4000 {
         let mut bytes = base[6 + case % (base.len() - 6)].clone();
