@@ -3,7 +3,7 @@
 
 use super::super::opcodes as op;
 use super::super::reader::{FALSE_ID, NONE_ID, SMALL_INTS, TRUE_ID};
-use super::super::shared::{Lookup, SharedStrs};
+use super::super::shared::{Lookup, MAX_SHARED_STR_BYTES, SharedStrs};
 use super::super::{FoldValue, NodeId, Pickle};
 
 /// Pairs read in one dict at most (a trace entry has about ten); a longer dict runs
@@ -257,7 +257,10 @@ fn known_str(bytes: &[u8], known: &Known<'_>) -> Option<(NodeId, bool, usize)> {
         [op::BINUNICODE, a, b, c, d, ..] => (u32::from_le_bytes([a, b, c, d]) as usize, 5),
         _ => return None,
     };
-    let end = header.checked_add(len)?;
+    if len > MAX_SHARED_STR_BYTES {
+        return None; // never shared: not checked as UTF-8 here only to be read again
+    }
+    let end = header + len;
     let text = std::str::from_utf8(bytes.get(header..end)?).ok()?;
     let Lookup::Found(id) = known.shared.find(known.p, text) else {
         return None;
