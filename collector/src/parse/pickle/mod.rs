@@ -37,8 +37,9 @@
 //! refuses is an error, not an abort. The input itself is read through a small
 //! reused buffer ([`parse_from`]), never held whole. Measured (release, shared 2-core VM,
 //! `bench/snapshot.sh`): `vramscope summary` of a synthetic 537 MB snapshot of 6.2M trace
-//! entries, parse included, takes 4.0-5.6 s and 1.2 GB peak RSS (12-14x Python's
-//! `pickle.load` and replay; 1.7 GB before trace entries were folded).
+//! entries, parse included, takes 1.9 s and 614 MiB peak RSS (21x Python's `pickle.load`
+//! and replay; 4.0-5.6 s and 1.2 GB before entries were folded, dicts read whole and values
+//! shared).
 //!
 //! A [`Fold`] may take dicts over as they are completed (the snapshot reader folds its
 //! millions of trace entries into 32-byte records), and lists as they are filled (its
