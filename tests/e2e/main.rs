@@ -23,6 +23,7 @@ mod live_sums;
 mod nsight;
 mod odd_input;
 mod pack;
+mod pack_stored;
 
 mod ranks;
 mod real_traces;
