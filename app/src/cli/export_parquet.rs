@@ -142,7 +142,7 @@ fn reader(
             return;
         }
         let timeline = Timeline::build(&rec);
-        let rank = rank_of(path, &rec);
+        let rank = rank_of(path, &rec.meta);
         let mut open = true;
         input_rows(path, rank, &rec, &timeline, |rows| {
             open = tx.send(Message::Rows(rows)).is_ok();

@@ -58,7 +58,7 @@ pub fn run(
         let rec = open(path, load)?;
         if skipped.is_some() {
             let summary = analysis::summarize(&rec, &Timeline::build(&rec));
-            ranks.push(RankInput::new(name.clone().into(), &rec, summary));
+            ranks.push(RankInput::new(name.clone().into(), &rec.meta, summary));
         }
         inputs.push((name, rec));
     }

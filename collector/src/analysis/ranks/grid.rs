@@ -154,7 +154,7 @@ pub fn grid_files(
             let summary = summarize(rec, &timeline);
             GridRank {
                 series: rank_series(rec, &timeline),
-                input: RankInput::new(path.to_path_buf(), rec, summary),
+                input: RankInput::new(path.to_path_buf(), &rec.meta, summary),
             }
         },
     );

@@ -11,7 +11,7 @@ mod parallel;
 use std::path::PathBuf;
 
 use super::Summary;
-use crate::model::{DeviceId, Recording};
+use crate::model::{DeviceId, Meta};
 pub use names::{rank_from_file_name, rank_of, stage_of};
 pub use parallel::{FilesProgress, MAX_WORKERS, OnError, map_files, summarize_files};
 
@@ -30,11 +30,11 @@ pub struct RankInput {
 }
 
 impl RankInput {
-    /// The input's summary, its rank from the recording or the file name, and its stage.
-    pub fn new(path: PathBuf, rec: &Recording, summary: Summary) -> RankInput {
+    /// The input's summary, its rank from its facts or the file name, and its stage.
+    pub fn new(path: PathBuf, meta: &Meta, summary: Summary) -> RankInput {
         RankInput {
-            rank: rank_of(&path, rec),
-            stage: stage_of(rec),
+            rank: rank_of(&path, meta),
+            stage: stage_of(meta),
             path,
             summary,
         }

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::model::Recording;
+use crate::model::Meta;
 
 /// Digits read after `rank` at most: an `i64` holds 18 of them.
 const MAX_RANK_DIGITS: usize = 18;
@@ -47,22 +47,21 @@ pub fn rank_from_file_name(name: &str) -> Option<i64> {
 
 /// An input's rank: the recording's own (`distributedInfo.rank`), else its file name's
 /// ([`rank_from_file_name`]), else none.
-pub fn rank_of(path: &Path, rec: &Recording) -> Option<i64> {
+pub fn rank_of(path: &Path, meta: &Meta) -> Option<i64> {
     let from_name = || {
         path.file_name()
             .and_then(|n| rank_from_file_name(&n.to_string_lossy()))
     };
-    rec.meta
-        .distributed
+    meta.distributed
         .as_ref()
         .and_then(|d| d.rank)
         .or_else(from_name)
 }
 
 /// The pipeline stage the recording names under one of [`STAGE_KEYS`], if any.
-pub fn stage_of(rec: &Recording) -> Option<i64> {
+pub fn stage_of(meta: &Meta) -> Option<i64> {
     STAGE_KEYS
         .iter()
-        .find_map(|k| rec.meta.properties.get(*k))
+        .find_map(|k| meta.properties.get(*k))
         .and_then(|v| v.trim().parse().ok())
 }

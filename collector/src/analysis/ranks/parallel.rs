@@ -59,13 +59,13 @@ pub fn summarize_files(
         if let Some(stored) = stored_summary(path, options) {
             return Ok(RankInput::new(
                 path.to_path_buf(),
-                &stored.facts,
+                &stored.meta,
                 stored.summary,
             ));
         }
         load_watched(path, compact, watch).map(|mut rec| {
             let (_, summary) = summarize_compact(&mut rec);
-            RankInput::new(path.to_path_buf(), &rec, summary)
+            RankInput::new(path.to_path_buf(), &rec.meta, summary)
         })
     });
     done.into_iter().map(|(_, r)| r).collect()

@@ -2,7 +2,7 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::analysis::DeviceSummary;
-use crate::model::SourceFormat;
+use crate::model::{Recording, SourceFormat};
 
 fn device(ordinal: i32, peak_bytes: Option<i64>, ooms: u64) -> DeviceSummary {
     DeviceSummary {

@@ -23,7 +23,7 @@ use super::super::reader::{read_header, read_line};
 use super::lines::MetaLine;
 use super::{PackInfo, PackLine, PackedProbe};
 use crate::analysis::{OpRow, Summary, key_averages};
-use crate::model::{Recording, SourceFormat};
+use crate::model::{Meta, Recording, SourceFormat};
 use crate::parse::{LoadOptions, input};
 
 /// The revision of the rows a pack stores. Bump it whenever [`key_averages`] of the same
@@ -193,9 +193,8 @@ pub fn stored_table(path: &Path, options: LoadOptions) -> Option<StoredTable> {
 pub struct StoredSummary {
     /// `summary` of the pack, `packed` saying where it came from as a read of it says.
     pub summary: Summary,
-    /// A recording of the pack's facts alone (`meta` and diagnostics, no events): what a
-    /// fleet reads ranks and stages from.
-    pub facts: Recording,
+    /// The pack's facts (the original's): what a fleet reads ranks and stages from.
+    pub meta: Meta,
 }
 
 /// The summary stored in the pack at `path`, as [`stored_table`] reads the table: when the
@@ -213,11 +212,12 @@ pub fn stored_summary(path: &Path, options: LoadOptions) -> Option<StoredSummary
     };
     let mut facts = Recording::empty(SourceFormat::VramscopeRecording, "");
     stored.meta?.apply(&mut facts).ok()?;
+    let meta = facts.meta;
     let summary = Summary {
         packed: Some(super::read::pack_note(&stored.info)),
         ..line.summary
     };
-    Some(StoredSummary { summary, facts })
+    Some(StoredSummary { summary, meta })
 }
 
 /// What [`stored_record`] reads besides the record: the pack's strings, its facts and what

@@ -210,14 +210,8 @@ fn the_stored_summary_equals_the_summary_of_the_pack_and_is_used_only_from_a_who
         let (computed, _, _) = summary_of(&path);
         let stored = stored_summary(&path, LoadOptions::default()).expect(&name);
         // The facts a fleet reads ranks and stages from.
-        assert_eq!(
-            stored.facts.meta.distributed, original.meta.distributed,
-            "{name}"
-        );
-        assert_eq!(
-            stored.facts.meta.properties, original.meta.properties,
-            "{name}"
-        );
+        assert_eq!(stored.meta.distributed, original.meta.distributed, "{name}");
+        assert_eq!(stored.meta.properties, original.meta.properties, "{name}");
         let stored = stored.summary;
         // Field by field, `packed` (which the reader fills in) and every float included.
         assert_eq!(stored, computed, "{name}");
