@@ -127,11 +127,6 @@ impl<R: std::io::Read, F: Fold> Parser<R, F> {
         self.top()
     }
 
-    /// The key `MEMOIZE` gives.
-    pub(super) fn next_memo_key(&self) -> u64 {
-        (self.memo.len() + self.sparse_memo.len()) as u64
-    }
-
     /// Dict `target`, on top of the stack, at its `SETITEMS` with `values`: folded when the
     /// folder takes them (and shared when it says so), else filled in the arena.
     fn fill_dict(&mut self, target: NodeId, values: &[(NodeId, FoldValue)]) -> Res<()> {

@@ -322,6 +322,11 @@ impl<R: Read, F: Fold> Parser<R, F> {
 
     // ---- The memo ----
 
+    /// The key `MEMOIZE` gives.
+    pub(super) fn next_memo_key(&self) -> u64 {
+        (self.memo.len() + self.sparse_memo.len()) as u64
+    }
+
     pub(super) fn put(&mut self, key: u64) -> Res<()> {
         let value = self.top()?;
         self.put_value(key, value)
