@@ -9,6 +9,16 @@ use serde_json::Value;
 use crate::pack::{pack, summary_facts};
 use crate::support::*;
 
+/// A fresh directory named after `name`, the small CPU trace the stored-result tests edit,
+/// and its pack in that directory.
+fn packed_sample(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = temp_dir(name);
+    let input = fixtures().join("torch-cpu/k02_mlp_stack.json.gz");
+    let out = dir.join("p.vsr");
+    pack(&input, &out, &[]);
+    (dir, input, out)
+}
+
 /// A copy of the pack at `pack` (in `dir`) whose stored `kind` record (`table`, `summary`)
 /// is changed by `edit` and says it is of `revision`, gzipped again.
 fn edited_pack(
@@ -81,10 +91,7 @@ fn a_fleet_of_packs_reads_their_stored_summaries() {
 /// revision is computed too.
 #[test]
 fn table_of_a_pack_prints_its_stored_table_unless_a_window_is_asked() {
-    let dir = temp_dir("pack-stored-table");
-    let input = fixtures().join("torch-cpu/k02_mlp_stack.json.gz");
-    let out = dir.join("p.vsr");
-    pack(&input, &out, &[]);
+    let (dir, input, out) = packed_sample("pack-stored-table");
     let original = vramscope_json(&["table", input.to_str().expect("p"), "--sort", "none"]);
     let calls = original[0]["calls"].as_u64().expect("calls");
     let edit = |revision: u64| {
@@ -109,10 +116,7 @@ fn table_of_a_pack_prints_its_stored_table_unless_a_window_is_asked() {
 /// and JSON alike); a pack whose stored summary is of another revision is computed.
 #[test]
 fn summary_of_a_pack_prints_its_stored_summary() {
-    let dir = temp_dir("pack-stored-summary");
-    let input = fixtures().join("torch-cpu/k02_mlp_stack.json.gz");
-    let out = dir.join("p.vsr");
-    pack(&input, &out, &[]);
+    let (dir, input, out) = packed_sample("pack-stored-summary");
     let original = summary_facts(&input);
     let peak = original["devices"][0]["peak_allocated_bytes"].clone();
     assert!(peak.as_i64().is_some_and(|p| p > 0), "{original}");
