@@ -13,11 +13,12 @@
 //! `docs/CATEGORIES.md` has the rules, their accuracy against torch and the known limits.
 
 mod phase;
+mod precapture;
 mod rules;
 mod series;
 mod tags;
 
-pub use phase::{marks_phases, names_a_phase};
+pub use phase::{Phase, marks_phases, names_a_phase};
 pub use series::{CategorySeries, MAX_SERIES_POINTS, categories_over_time};
 
 use crate::model::{DeviceIdx, Recording};
@@ -88,6 +89,85 @@ impl Category {
 /// Bytes per category, indexed by [`Category::index`].
 pub type CategoryBytes = [i64; Category::ALL.len()];
 
+/// What decided an allocation's category, most certain first.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub enum Evidence {
+    /// The program said: storages tagged by `record --torch-memory`'s shim.
+    Metadata,
+    /// The block's allocation stack (allocator snapshots, recordings).
+    Frames,
+    /// The op and module scopes enclosing the event (profiler traces).
+    Scopes,
+    /// Sizes and lifetimes matched to what the run made: a block made before the capture
+    /// that has a gradient's size is that weight.
+    Matching,
+    /// A guess the text states: blocks alive from before the capture to the end of a run
+    /// with no gradients are taken as its weights.
+    Inference,
+    /// Nothing named it: what the events do not account for (`before_trace`, or `unknown`
+    /// where the totals are rebuilt), and blocks the capture found and nothing identifies.
+    Residual,
+}
+
+impl Evidence {
+    /// Every kind of evidence, in the order reports list them.
+    pub const ALL: [Evidence; 6] = [
+        Evidence::Metadata,
+        Evidence::Frames,
+        Evidence::Scopes,
+        Evidence::Matching,
+        Evidence::Inference,
+        Evidence::Residual,
+    ];
+
+    /// The stable name: `metadata`, `frames`, `scopes`, `matching`, `inference`, `residual`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Evidence::Metadata => "metadata",
+            Evidence::Frames => "frames",
+            Evidence::Scopes => "scopes",
+            Evidence::Matching => "matching",
+            Evidence::Inference => "inference",
+            Evidence::Residual => "residual",
+        }
+    }
+
+    /// Whether the category was guessed from sizes and lifetimes rather than read from
+    /// what the capture recorded: reports mark such bytes as inferred.
+    pub fn is_inferred(self) -> bool {
+        matches!(self, Evidence::Matching | Evidence::Inference)
+    }
+}
+
+/// One allocation as the classifier sees it: what it held, the phase that made it, and
+/// what decided. Every consumer (summary, `categories`, `live`, the advisor, the viewer,
+/// Parquet) reads this, so none decides a phase or a category of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Classified {
+    /// Its category.
+    pub category: Category,
+    /// The phase of the iteration its allocation happened in.
+    pub phase: Phase,
+    /// What decided the category.
+    pub evidence: Evidence,
+}
+
+impl Classified {
+    /// An allocation nothing can be said of.
+    fn unknown() -> Classified {
+        Classified {
+            category: Category::Unknown,
+            phase: Phase::Outside,
+            evidence: Evidence::Residual,
+        }
+    }
+}
+
+/// Bytes per category and evidence: `[category][evidence]`.
+pub type EvidenceBytes = [[i64; Evidence::ALL.len()]; Category::ALL.len()];
+
 /// What filled a device's memory at its allocated peak.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Composition {
@@ -99,6 +179,8 @@ pub struct Composition {
     pub total_bytes: i64,
     /// Bytes per category; they sum to `total_bytes` exactly.
     pub bytes: CategoryBytes,
+    /// The same bytes split by what decided them (each row sums to `bytes[category]`).
+    pub evidence: EvidenceBytes,
     /// Device memory in use beyond the allocator's reserve at the peak, where the recording
     /// has NVML samples and reserved totals.
     pub outside_pytorch: Option<OutsidePytorch>,
@@ -133,9 +215,23 @@ pub fn allocation_categories(
     timeline: &Timeline,
     d: &DeviceTimeline,
 ) -> Vec<Category> {
+    classify_allocations(rec, timeline, d)
+        .into_iter()
+        .map(|c| c.category)
+        .collect()
+}
+
+/// Every allocation of the device classified (category, phase, evidence), parallel to
+/// `d.allocations`: the one classifier every consumer reads.
+pub fn classify_allocations(
+    rec: &Recording,
+    timeline: &Timeline,
+    d: &DeviceTimeline,
+) -> Vec<Classified> {
     let frees = rules::free_events(rec, d);
     let phases = phase::Phases::build(rec, timeline);
-    rules::classify_all(rec, d, &phases, &frees)
+    let pre = pre_capture(rec, d, &phases, Some(&frees));
+    rules::classify_all(rec, d, &phases, &pre, &frees)
 }
 
 /// The categories of some of the device's allocations (`indices` into `d.allocations`),
@@ -149,10 +245,53 @@ pub fn categories_of(
 ) -> Vec<Category> {
     let frees = rules::free_events(rec, d);
     let phases = phase::Phases::build(rec, timeline);
+    let pre = pre_capture(rec, d, &phases, Some(&frees));
     indices
         .iter()
-        .map(|&i| rules::classify_one(rec, d, &phases, i, frees.get(i).copied().flatten()))
+        .map(|&i| {
+            let free = frees.get(i).copied().flatten();
+            rules::classify_one(rec, d, &phases, &pre, i, free).category
+        })
         .collect()
+}
+
+/// What the run says of the blocks the capture found already there ([`precapture`]): only
+/// recordings with stacks have such blocks, so a trace pays nothing. `frees` where the
+/// caller has them (else one walk finds them).
+fn pre_capture(
+    rec: &Recording,
+    d: &DeviceTimeline,
+    phases: &phase::Phases,
+    frees: Option<&[Option<u32>]>,
+) -> precapture::PreCapture {
+    if rec.stacks.is_empty()
+        || !(0..d.allocations.len()).any(|i| precapture::is_pre_capture(rec, d, i))
+    {
+        return precapture::PreCapture::default();
+    }
+    let walked;
+    let frees = match frees {
+        Some(f) => f,
+        None => {
+            walked = rules::free_events(rec, d);
+            &walked
+        }
+    };
+    let none = precapture::PreCapture::default();
+    let runs_a_model = runs_a_model(rec);
+    precapture::decide(rec, d, phases.first_step_ns(), runs_a_model, |i| {
+        let free = frees.get(i).copied().flatten();
+        rules::classify_one(rec, d, phases, &none, i, free).category
+    })
+}
+
+/// Whether some stack of the recording passes through an `nn.Module`'s call: the program
+/// ran a model (a snapshot of anything else has no weights to infer).
+fn runs_a_model(rec: &Recording) -> bool {
+    rec.stacks.iter().flatten().any(|f| {
+        let file = rec.strings.get(f.file);
+        file.contains("torch/nn/modules/") || file.contains("torch\\nn\\modules\\")
+    })
 }
 
 /// The composition of the device's memory at its allocated peak; `None` where the source
@@ -167,36 +306,63 @@ pub fn composition_at_peak(
     // Only the allocations live at the peak are classified: a few hundred of a run's
     // hundreds of thousands, so `summary` pays for the categories of what it shows.
     let phases = phase::Phases::build(rec, timeline);
-    let mut bytes = live_by_category(rec, d, &phases, peak_pos);
+    let pre = pre_capture(rec, d, &phases, None);
+    let mut evidence = live_by_evidence(rec, d, &phases, &pre, peak_pos);
     let residual_to = match d.totals {
         TotalsSource::Trace => Category::BeforeTrace,
         TotalsSource::Reconstructed => Category::Unknown,
     };
+    let mut bytes: CategoryBytes = evidence.map(|row| row.iter().sum());
+    let before = bytes;
     balance(&mut bytes, peak.allocated_bytes, residual_to);
+    settle_evidence(&mut evidence, &before, &bytes);
     Some(Composition {
         device: d.device,
         at_ns: peak.time_ns,
         total_bytes: peak.allocated_bytes,
         bytes,
+        evidence,
         outside_pytorch: outside_pytorch(rec, d.device, peak.reserved_bytes, peak.time_ns),
     })
 }
 
-/// Bytes per category of the allocations live right after curve point `pos`.
-fn live_by_category(
+/// Bytes per category and evidence of the allocations live right after curve point `pos`.
+fn live_by_evidence(
     rec: &Recording,
     d: &DeviceTimeline,
     phases: &phase::Phases,
+    pre: &precapture::PreCapture,
     pos: usize,
-) -> CategoryBytes {
-    let mut bytes: CategoryBytes = [0; Category::ALL.len()];
+) -> EvidenceBytes {
+    let mut bytes: EvidenceBytes = [[0; Evidence::ALL.len()]; Category::ALL.len()];
     for (i, free) in rules::live_at_position(rec, d, pos) {
         if let Some(alloc) = d.allocations.get(i) {
-            let c = rules::classify_one(rec, d, phases, i, free);
-            bytes[c.index()] += alloc.bytes;
+            let c = rules::classify_one(rec, d, phases, pre, i, free);
+            if let Some(row) = bytes.get_mut(c.category.index()) {
+                row[c.evidence as usize] += alloc.bytes;
+            }
         }
     }
     bytes
+}
+
+/// After [`balance`] moved bytes between categories (`before` → `after`), the evidence
+/// rows follow: what a category gained is residual, what it lost is taken from its least
+/// certain evidence first.
+fn settle_evidence(evidence: &mut EvidenceBytes, before: &CategoryBytes, after: &CategoryBytes) {
+    for (c, row) in evidence.iter_mut().enumerate() {
+        let change = after.get(c).copied().unwrap_or(0) - before.get(c).copied().unwrap_or(0);
+        if change > 0 {
+            row[Evidence::Residual as usize] += change;
+            continue;
+        }
+        let mut lose = -change;
+        for cell in row.iter_mut().rev() {
+            let take = lose.min((*cell).max(0));
+            *cell -= take;
+            lose -= take;
+        }
+    }
 }
 
 /// The times [`composition_at_peak`] asks which spans enclose (the events that begin and
@@ -227,7 +393,8 @@ pub fn windows_asked_at_peak(
         return Vec::new();
     };
     let phases = phase::Phases::build_noting(rec, timeline);
-    live_by_category(rec, d, &phases, peak_pos);
+    let pre = pre_capture(rec, d, &phases, None);
+    live_by_evidence(rec, d, &phases, &pre, peak_pos);
     phases.asked()
 }
 

@@ -9,8 +9,8 @@ use crate::model::{Frame, MemEvent, OpCategory, Recording, StrId, ThreadIdx};
 use crate::timeline::{OpIndex, Timeline};
 
 /// The part of a training iteration an event belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Phase {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Phase {
     /// Inside some op or frame but none of the phases below: the forward pass and the
     /// work around it (data, loss).
     Forward,
@@ -82,6 +82,13 @@ pub(super) struct Site {
     pub in_module: bool,
     /// Which optimizer step (index into [`Phases::optimizer_steps`]) encloses it.
     pub step: Option<usize>,
+    /// Whether a `torch.nn` module's `__init__` (or `reset_parameters`, `load_state_dict`)
+    /// encloses it: a weight being made.
+    pub makes_weights: bool,
+    /// (Frames only) whether it happened inside an ATen op below the leaf's Python frame.
+    pub in_op: bool,
+    /// Whether the site was read from the event's call stack rather than op scopes.
+    pub from_frames: bool,
 }
 
 /// What one op span says about the events it encloses.
@@ -90,6 +97,8 @@ struct Role {
     phase: Option<Phase>,
     leaf: bool,
     module: bool,
+    /// A Python frame that makes a module's weights (`with_stack=True`).
+    makes_weights: bool,
 }
 
 fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
@@ -102,11 +111,24 @@ fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
         Some(Phase::Backward) | None if backward_node => Some(Phase::Backward),
         _ => by_name,
     };
+    let python = category == OpCategory::PythonFunction;
     Role {
         phase,
         leaf: cpu_op && (name.starts_with("aten::") || backward_node),
-        module: category == OpCategory::PythonFunction && name.starts_with("nn.Module:"),
+        module: python && name.starts_with("nn.Module:"),
+        makes_weights: python && makes_weights(name),
     }
+}
+
+/// Python functions whose allocations are a module's weights: a `torch.nn` module's
+/// `__init__` or `reset_parameters` (the weights of a model built inside the trace), and
+/// `load_state_dict`. A trace names them `torch/nn/modules/linear.py(96): __init__`.
+const WEIGHT_MAKERS: [&str; 3] = ["): __init__", "): reset_parameters", "): load_state_dict"];
+
+/// Whether a Python function span's name is one of [`WEIGHT_MAKERS`] in `torch/nn/`.
+fn makes_weights(name: &str) -> bool {
+    (name.starts_with("torch/nn/") || name.contains("/torch/nn/"))
+        && WEIGHT_MAKERS.iter().any(|m| name.ends_with(m))
 }
 
 /// The phase a span's name marks whatever its category (`Optimizer.step#…`,
@@ -234,6 +256,26 @@ impl<'a> Phases<'a> {
         self.module_starts.get(from).is_some_and(|&t| t <= until_ns)
     }
 
+    /// The optimizer step whose span holds `time_ns`, if one does.
+    pub fn step_holding(&self, time_ns: i64) -> Option<usize> {
+        let n = self.optimizer_steps.partition_point(|s| s.0 <= time_ns);
+        n.checked_sub(1)
+            .filter(|&i| self.optimizer_steps.get(i).is_some_and(|s| time_ns <= s.1))
+    }
+
+    /// Whether an optimizer step began in (after_ns, until_ns].
+    pub fn step_began_between(&self, after_ns: i64, until_ns: i64) -> bool {
+        let from = self.optimizer_steps.partition_point(|s| s.0 <= after_ns);
+        self.optimizer_steps
+            .get(from)
+            .is_some_and(|s| s.0 <= until_ns)
+    }
+
+    /// When the first optimizer step began.
+    pub fn first_step_ns(&self) -> Option<i64> {
+        self.optimizer_steps.first().map(|s| s.0)
+    }
+
     /// The end of the last optimizer step that ended at or before `time_ns`.
     pub fn previous_step_end(&self, time_ns: i64) -> Option<i64> {
         let n = self.step_ends.partition_point(|&end| end <= time_ns);
@@ -260,6 +302,9 @@ impl<'a> Phases<'a> {
             innermost_op: None,
             in_module: false,
             step: None,
+            makes_weights: false,
+            in_op: false,
+            from_frames: false,
         };
         let mut rank = 0;
         // Innermost first: the leaf is the outermost operator, so the last one seen.
@@ -278,6 +323,7 @@ impl<'a> Phases<'a> {
                 site.leaf_kind = leaf_kind(self.rec.op_name(op));
             }
             site.in_module |= role.module;
+            site.makes_weights |= role.makes_weights;
             let r = phase_rank(role.phase);
             if r > rank {
                 rank = r;
@@ -311,19 +357,40 @@ impl<'a> Phases<'a> {
         } else {
             Phase::Forward
         };
-        let user = frames.iter().find(|f| {
-            let file = text(f.file);
-            file != "??" && !file.is_empty()
-        });
+        // The leaf is the innermost Python frame (the line of the program or library that
+        // called the op); C++ frames above it (the allocator, the dispatcher) say nothing
+        // of which op it was, and every block shares them.
+        let python = frames.iter().position(|f| is_python(text(f.file)));
+        let leaf = python
+            .and_then(|i| frames.get(i))
+            .map(|f| (f.file.0, f.line));
+        // Inside an ATen op below that frame: a free there happened within the op (an
+        // intermediate of a composite op), not when Python dropped its last reference.
+        // A stack of Python frames only (`_record_memory_history(stacks="python")`) cannot
+        // tell: such a free counts as inside the op, as every frame-less free of a trace does.
+        let inner = python.map_or(frames, |i| frames.get(..i).unwrap_or_default());
+        let has_cpp = frames.iter().any(|f| !is_python(text(f.file)));
+        let in_op = !has_cpp || inner.iter().any(|f| text(f.name).starts_with("at::"));
         Site {
             phase,
-            leaf: user.map(|f| (f.file.0, f.line)),
+            leaf,
             leaf_kind: LeafKind::Other,
             innermost_op: None,
             in_module: any(&|_, file| in_path(file, "torch/nn/modules/")),
             step: None,
+            makes_weights: any(&|n, file| {
+                in_path(file, "torch/nn/modules/")
+                    && matches!(n, "__init__" | "reset_parameters" | "load_state_dict")
+            }),
+            in_op,
+            from_frames: true,
         }
     }
+}
+
+/// Whether a frame's file is Python source.
+fn is_python(file: &str) -> bool {
+    file.ends_with(".py")
 }
 
 /// Whether `file` contains `part` (written with `/`), with either separator: snapshots

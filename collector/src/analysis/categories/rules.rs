@@ -5,8 +5,9 @@
 /// Address maps, seeded per process as the timeline's are.
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
-use super::Category;
-use super::phase::{LeafKind, Phase, Phases, Site};
+use super::phase::{LeafKind, Phases, Site};
+use super::precapture::PreCapture;
+use super::{Category, Classified, Evidence, Phase};
 use crate::model::{MemEventKind, Recording, ThreadIdx};
 use crate::timeline::DeviceTimeline;
 
@@ -90,46 +91,67 @@ fn walk(
     live
 }
 
-/// Categories of all the device's allocations.
+/// The classification of all the device's allocations.
 pub(super) fn classify_all(
     rec: &Recording,
     d: &DeviceTimeline,
     phases: &Phases,
+    pre: &PreCapture,
     frees: &[Option<u32>],
-) -> Vec<Category> {
+) -> Vec<Classified> {
     (0..d.allocations.len())
-        .map(|i| classify_one(rec, d, phases, i, frees.get(i).copied().flatten()))
+        .map(|i| classify_one(rec, d, phases, pre, i, frees.get(i).copied().flatten()))
         .collect()
 }
 
-/// The category of allocation `i` of the device, ended by event `free` (if any).
+/// The classification of allocation `i` of the device, ended by event `free` (if any):
+/// the program's tags first, then what the capture saw of a block it found already there
+/// ([`PreCapture`]), then the rules on the sites of both ends.
 pub(super) fn classify_one(
     rec: &Recording,
     d: &DeviceTimeline,
     phases: &Phases,
+    pre: &PreCapture,
     i: usize,
     free: Option<u32>,
-) -> Category {
+) -> Classified {
     let last_step = phases.optimizer_steps.len().checked_sub(1);
     let Some((a, e)) = d
         .allocations
         .get(i)
         .and_then(|a| Some((a, rec.mem_events.get(a.alloc_event as usize)?)))
     else {
-        return Category::Unknown;
+        return Classified::unknown();
+    };
+    let site = phases.site(e);
+    let decided = |category, evidence| Classified {
+        category,
+        phase: site.phase,
+        evidence,
     };
     if let Some(known) = phases.tags.category(d.device, a) {
-        return known;
+        return decided(known, Evidence::Metadata);
+    }
+    if let Some((category, evidence)) = pre.get(i) {
+        return decided(category, evidence);
+    }
+    if super::precapture::is_pre_capture(rec, d, i) {
+        return decided(Category::BeforeTrace, Evidence::Residual);
     }
     let free = free
         .and_then(|f| rec.mem_events.get(f as usize))
         .map(|f| (phases.site(f), f.time_ns));
     let alloc = Made {
-        site: phases.site(e),
+        site,
         time_ns: a.alloc_ns,
         thread: e.thread,
     };
-    classify(phases, &alloc, free, last_step)
+    let evidence = if site.from_frames {
+        Evidence::Frames
+    } else {
+        Evidence::Scopes
+    };
+    decided(classify(phases, &alloc, free, last_step), evidence)
 }
 
 /// Where, when and on which thread an allocation was made.
@@ -160,7 +182,11 @@ pub(super) fn classify(
     }
     // Made and released within one leaf op: torch's intermediates — if some op could
     // have taken it in (torch knows a tensor only from the ops it is handed to).
-    if alloc.leaf.is_some() && alloc.leaf == free_site.and_then(|f| f.leaf) {
+    // (From frames: only a free inside an op below that frame; one made when Python dropped
+    // the last reference at the same line was an op's result handed to the next op.)
+    let freed_in_leaf =
+        free_site.is_some_and(|f| f.leaf == alloc.leaf && (f.in_op || !f.from_frames));
+    if alloc.leaf.is_some() && freed_in_leaf {
         let handed_on = match (alloc.innermost_op, free) {
             (Some(_), Some((_, free_ns))) => {
                 phases.consumer_between(made.thread, made.time_ns, free_ns)
@@ -173,19 +199,56 @@ pub(super) fn classify(
             Category::Unknown
         };
     }
+    // Made while a module made its weights and kept past its first forward: a weight (a
+    // model built inside the capture). A buffer or scratch freed sooner is not.
+    if alloc.makes_weights
+        && alloc.phase == Phase::Forward
+        && !freed_before_a_step(phases, made, free)
+    {
+        return Category::Parameter;
+    }
     match alloc.phase {
-        Phase::Optimizer => optimizer(phases, alloc, free, last_step),
+        Phase::Optimizer => optimizer(phases, alloc, made.time_ns, free, last_step),
         Phase::Backward => match free_site {
             Some(f) if f.phase == Phase::Backward => Category::AutogradDetail,
             _ => Category::Gradient,
         },
         Phase::Forward if is_input(phases, alloc, made.time_ns) => Category::Input,
+        // Made before the first optimizer step and never freed: no forward result lives
+        // that long; a weight made inside the capture (with no stack to say so).
+        Phase::Forward if kept_from_before_training(phases, made, free) => Category::Parameter,
         // Made by an operator: a forward result. Made outside any (a Python-level tensor
         // such as checkpoint's saved RNG state): no op's output, torch cannot name it.
         Phase::Forward if alloc.leaf.is_some() => Category::Activation,
         Phase::Forward => Category::Unknown,
+        // `zero_grad` makes memory only as gradients (`set_to_none=False` materialising a
+        // zeroed `.grad`): one it does not free again is a gradient.
+        Phase::ZeroGrad if free_site.is_none_or(|f| f.phase != Phase::ZeroGrad) => {
+            Category::Gradient
+        }
         Phase::ZeroGrad | Phase::Outside => Category::Unknown,
     }
+}
+
+/// Whether an allocation was freed before any optimizer step or module forward began
+/// after it was made (a weight lives across them; scratch of `__init__` does not).
+fn freed_before_a_step(phases: &Phases, made: &Made, free: Option<(Site, i64)>) -> bool {
+    let Some((_, free_ns)) = free else {
+        return false;
+    };
+    !(phases.step_began_between(made.time_ns, free_ns)
+        || phases.module_began(made.time_ns, free_ns))
+}
+
+/// Whether an allocation of a trace made before the run's first optimizer step is never
+/// freed. (A stack says more: a weight made in the capture has its module's `__init__` in
+/// it, and what a snapshot's first forward keeps to the end is that forward's.)
+fn kept_from_before_training(phases: &Phases, made: &Made, free: Option<(Site, i64)>) -> bool {
+    !made.site.from_frames
+        && free.is_none()
+        && phases
+            .first_step_ns()
+            .is_some_and(|first| made.time_ns < first)
 }
 
 /// An allocation of an optimizer step: state if it outlives the step; else a step-local
@@ -197,16 +260,24 @@ pub(super) fn classify(
 fn optimizer(
     phases: &Phases,
     alloc: &Site,
+    alloc_ns: i64,
     free: Option<(Site, i64)>,
     last_step: Option<usize>,
 ) -> Category {
-    let step_end = alloc
-        .step
+    // The step that made it: its scope, else (a site read from frames) the step span
+    // holding it in time.
+    let step = alloc.step.or_else(|| phases.step_holding(alloc_ns));
+    let step_end = step
         .and_then(|s| phases.optimizer_steps.get(s))
         .map(|s| s.1);
     let outlives = match (free, step_end) {
         (None, _) => true,
         (Some((_, free_ns)), Some(end)) => free_ns > end,
+        // Made in a step no span records (before a snapshot's history began) and freed
+        // in a later one: it lived across steps.
+        (Some((_, free_ns)), None) if !phases.optimizer_steps.is_empty() => {
+            phases.step_began_between(alloc_ns, free_ns)
+        }
         (Some((site, _)), None) => site.phase != Phase::Optimizer,
     };
     if outlives {
