@@ -14,8 +14,6 @@ use collector::{LoadOptions, Timeline, load};
 
 /// Σ|got − truth| over categories, as a share of the peak, every run stays within.
 const TARGET_SHARE: f64 = 0.05;
-/// Runs allowed above [`TARGET_SHARE`] (none).
-const RUNS_OVER_TARGET: usize = 0;
 /// No run may exceed this share.
 const LIMIT_SHARE: f64 = 0.10;
 
@@ -169,9 +167,10 @@ fn composition_at_peak_matches_torch_memory_profiler() {
     }
     let share = |r: &Run| r.error as f64 / r.peak as f64;
     let over_target = runs.iter().filter(|r| share(r) > TARGET_SHARE).count();
-    assert!(
-        over_target <= RUNS_OVER_TARGET,
-        "{over_target} runs above {:.0}%",
+    assert_eq!(
+        over_target,
+        0,
+        "runs above {:.0}% of the peak",
         100.0 * TARGET_SHARE
     );
     for r in &runs {

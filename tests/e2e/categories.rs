@@ -106,16 +106,24 @@ fn summary_json_matches_torch_on_the_committed_runs() {
         let truth = read_json(&truth_path);
         let doc = vramscope_json(&["summary", &format!("{base}.json.gz")]);
         let got = &doc["devices"][0]["composition_at_peak"];
-        let want = &truth["composition_at_peak"];
+        let mut want = truth["composition_at_peak"].clone();
+        if truth["args"]["no_stack"].as_bool() == Some(true) {
+            // torch without stacks calls AdamW's two moments `parameter`: the weights are
+            // one copy of its gradients (collector/tests/categories.rs says it in full).
+            let gradients = want["gradient"].as_i64().expect("gradients");
+            assert_eq!(want["parameter"].as_i64(), Some(3 * gradients), "{base}");
+            want["parameter"] = gradients.into();
+            want["optimizer_state"] = (2 * gradients).into();
+        }
         let peak = truth["peak_allocated_bytes"].as_i64().expect("peak");
         let error: i64 = CATEGORY_NAMES
             .iter()
             .map(|k| (got[k].as_i64().unwrap_or(0) - want[k].as_i64().unwrap_or(0)).abs())
             .sum();
-        assert!(error * 10 <= peak, "{base}: Σ|err| {error} of {peak}");
+        assert!(error * 20 <= peak, "{base}: Σ|err| {error} of {peak}");
         runs += 1;
     }
-    assert_eq!(runs, 8);
+    assert_eq!(runs, 17);
 }
 
 #[test]

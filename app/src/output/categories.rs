@@ -5,7 +5,9 @@
 use std::io::{self, Write};
 
 use collector::analysis::DeviceSummary;
-use collector::analysis::categories::{Category, CategorySeries, Composition, OutsidePytorch};
+use collector::analysis::categories::{
+    Category, CategorySeries, Composition, Evidence, OutsidePytorch,
+};
 use collector::units::{bytes_iec, us_after};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
@@ -22,6 +24,60 @@ impl Serialize for CompositionDoc<'_> {
         }
         map.end()
     }
+}
+
+/// `"composition_evidence"`: per category with bytes, `{evidence: bytes}` for the kinds of
+/// evidence that decided some of them (`metadata`, `frames`, `scopes`, `matching`,
+/// `inference`, `residual`); each category's values sum to its `composition_at_peak` bytes.
+pub struct EvidenceDoc<'a>(pub &'a Composition);
+
+impl Serialize for EvidenceDoc<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let entries: Vec<(Category, i64)> = self.0.entries().collect();
+        let mut map = s.serialize_map(Some(entries.len()))?;
+        for (c, _) in entries {
+            map.serialize_entry(c.as_str(), &EvidenceRow(self.0, c))?;
+        }
+        map.end()
+    }
+}
+
+/// One category's bytes by evidence.
+struct EvidenceRow<'a>(&'a Composition, Category);
+
+impl Serialize for EvidenceRow<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let row = by_evidence(self.0, self.1);
+        let mut map = s.serialize_map(Some(row.len()))?;
+        for (e, bytes) in row {
+            map.serialize_entry(e.as_str(), &bytes)?;
+        }
+        map.end()
+    }
+}
+
+/// A category's bytes by the evidence that decided them, the kinds with bytes only.
+fn by_evidence(c: &Composition, category: Category) -> Vec<(Evidence, i64)> {
+    let row = c
+        .evidence
+        .get(category.index())
+        .copied()
+        .unwrap_or_default();
+    Evidence::ALL
+        .into_iter()
+        .map(|e| (e, row.get(e as usize).copied().unwrap_or(0)))
+        .filter(|&(_, b)| b != 0)
+        .collect()
+}
+
+/// The bytes of a category decided by sizes and lifetimes rather than read from the
+/// capture ([`Evidence::is_inferred`]).
+fn inferred_bytes(c: &Composition, category: Category) -> i64 {
+    by_evidence(c, category)
+        .into_iter()
+        .filter(|(e, _)| e.is_inferred())
+        .map(|(_, b)| b)
+        .sum()
 }
 
 /// The label column of the text summary's device lines ("  peak allocated   ").
@@ -41,9 +97,15 @@ pub fn composition_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<(
         } else {
             " ".repeat(LABEL.len())
         };
+        let inferred = inferred_bytes(c, *category);
+        let how = match inferred {
+            0 => String::new(),
+            b if b == *bytes => ", inferred".to_owned(),
+            b => format!(", {} of it inferred", bytes_iec(b)),
+        };
         writeln!(
             out,
-            "{label}{} {} ({})",
+            "{label}{} {} ({}{how})",
             category.as_str(),
             bytes_iec(*bytes),
             share(*bytes, c.total_bytes)

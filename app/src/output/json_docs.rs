@@ -119,12 +119,15 @@ pub(super) struct DeviceDoc<'a> {
     live_at_end: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     composition_at_peak: Option<super::categories::CompositionDoc<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    composition_evidence: Option<super::categories::EvidenceDoc<'a>>,
     #[serde(flatten)]
     outside_pytorch: Option<super::categories::OutsideDoc>,
 }
 
 impl<'a> DeviceDoc<'a> {
     pub(super) fn new(t0: i64, d: &'a DeviceSummary) -> DeviceDoc<'a> {
+        let composition = d.composition_at_peak.as_ref();
         DeviceDoc {
             device: d.device.to_string(),
             device_type: d.device.device_type.0,
@@ -149,14 +152,9 @@ impl<'a> DeviceDoc<'a> {
             totals: super::text::totals_name(d.totals),
             frees_without_alloc: d.frees_without_alloc,
             live_at_end: d.live_at_end,
-            composition_at_peak: d
-                .composition_at_peak
-                .as_ref()
-                .map(super::categories::CompositionDoc),
-            outside_pytorch: d
-                .composition_at_peak
-                .as_ref()
-                .and_then(|c| c.outside_pytorch)
+            composition_at_peak: composition.map(super::categories::CompositionDoc),
+            composition_evidence: composition.map(super::categories::EvidenceDoc),
+            outside_pytorch: (composition.and_then(|c| c.outside_pytorch))
                 .map(super::categories::OutsideDoc::from),
         }
     }

@@ -27,13 +27,14 @@ pub(super) fn reshape(t: Technique, run: &Run, index: usize, life: &Life, seg: S
         }
         Technique::ActivationCheckpointing => checkpointed(run, index, life, seg),
         Technique::MicroBatch(k) => {
+            // What the batch makes. Memory nothing names (`unknown`, `before_trace`) stays
+            // as measured: the advisor never scales what it cannot name.
             let per_sample = matches!(
                 life.category,
                 Category::Activation
                     | Category::Input
                     | Category::Temporary
                     | Category::AutogradDetail
-                    | Category::Unknown
             ) && life.phase != Phase::Optimizer;
             if per_sample {
                 scaled(1, i64::from(k))

@@ -10,6 +10,7 @@
 //! the peak sits where activations are already gone, and ZeRO-1 can cost more than it saves
 //! (DDP's buckets). `docs/ADVISOR.md` has the accuracy against real re-runs and the limits.
 
+mod backward;
 mod curve;
 mod families;
 mod fit;

@@ -2,19 +2,31 @@
 //! model block it was made in and whether a full-precision op made it; the iterations'
 //! optimizer steps and backward passes; the model's blocks from its module scopes.
 
-use crate::analysis::categories::{Category, allocation_categories};
+use crate::analysis::categories::{self, Category, classify_allocations};
 use crate::model::{OpCategory, Recording};
 use crate::timeline::{DeviceTimeline, Timeline};
 
-/// Where in a training iteration an allocation was made.
+/// Where in a training iteration an allocation was made: the classifier's phase
+/// ([`categories::Phase`]), with everything outside backward and the optimizer step
+/// counted as the forward pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Phase {
     /// The forward pass (anything outside backward and the optimizer step).
     Forward,
-    /// Under `autograd::engine::evaluate_function`.
+    /// Backward (autograd's engine).
     Backward,
-    /// Under `Optimizer.step#…`.
+    /// An optimizer step.
     Optimizer,
+}
+
+impl From<categories::Phase> for Phase {
+    fn from(phase: categories::Phase) -> Phase {
+        match phase {
+            categories::Phase::Backward => Phase::Backward,
+            categories::Phase::Optimizer => Phase::Optimizer,
+            _ => Phase::Forward,
+        }
+    }
 }
 
 /// One allocation, as the advisor reshapes it.
@@ -105,18 +117,15 @@ impl Run {
             v
         };
         let optimizer_steps = spans("Optimizer.step#");
-        let backward = merge(spans("autograd::engine::evaluate_function"));
+        let classified = classify_allocations(rec, timeline, d);
+        let mut backward = super::backward::merge(spans("autograd::engine::evaluate_function"));
+        if backward.is_empty() {
+            backward = super::backward::from_phases(&d.allocations, &classified);
+        }
         let mut blocks = blocks(rec);
-        let categories = allocation_categories(rec, timeline, d);
         let mut lives = Vec::with_capacity(d.allocations.len());
-        for (a, &category) in d.allocations.iter().zip(&categories) {
-            let phase = if inside(&optimizer_steps, a.alloc_ns) {
-                Phase::Optimizer
-            } else if inside(&backward, a.alloc_ns) {
-                Phase::Backward
-            } else {
-                Phase::Forward
-            };
+        for (a, c) in d.allocations.iter().zip(&classified) {
+            let (category, phase) = (c.category, Phase::from(c.phase));
             let chain = timeline.ops.enclosing_on_thread(a.thread, a.alloc_ns);
             let full_precision = chain.iter().any(|&op| {
                 rec.ops
@@ -227,26 +236,6 @@ fn parameter_sizes(lives: &[Life], steps: &[(i64, i64)]) -> Vec<i64> {
         .filter(|l| l.category == Category::Gradient && l.alloc_ns < first_step_ns)
         .map(|l| l.bytes)
         .collect()
-}
-
-/// Whether a sorted list of intervals holds `t`.
-fn inside(spans: &[(i64, i64)], t: i64) -> bool {
-    let n = spans.partition_point(|s| s.0 <= t);
-    n.checked_sub(1)
-        .and_then(|i| spans.get(i))
-        .is_some_and(|s| t <= s.1)
-}
-
-/// Overlapping intervals (nested backward nodes) merged into disjoint ones.
-fn merge(spans: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
-    let mut out: Vec<(i64, i64)> = Vec::with_capacity(spans.len());
-    for (s, e) in spans {
-        match out.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
-        }
-    }
-    out
 }
 
 /// The most bytes live at once among `lives`.

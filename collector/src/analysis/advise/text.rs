@@ -81,9 +81,10 @@ fn words(t: Technique, run: &Run) -> (String, String) {
         ),
         Technique::MicroBatch(k) => (
             format!(
-                "activations, inputs, temporaries and kernel scratch of forward and backward \
-                 scale with the batch (÷ {k}); gradients accumulate, so the later micro-batches \
-                 run with every gradient live; optimizer memory unchanged"
+                "activations, inputs and temporaries of forward and backward scale with the \
+                 batch (÷ {k}); gradients accumulate, so the later micro-batches run with every \
+                 gradient live; optimizer memory and what nothing names (unknown, before the \
+                 trace) unchanged"
             ),
             format!(
                 "{k} forwards and backwards of 1/{k} the batch per step (lower GPU utilisation)"
