@@ -3,7 +3,7 @@
 //! and `zero_grad`, the leaf from the innermost Python frame.
 
 use super::Phase;
-use super::phase::{LeafKind, Site};
+use super::phase::{LeafKind, Site, makes_weights};
 use crate::model::{Frame, Recording, StrId};
 
 /// A snapshot block's site from its stack (innermost frame first).
@@ -44,16 +44,16 @@ pub(super) fn site_from_frames(rec: &Recording, frames: &[Frame]) -> Site {
         leaf,
         leaf_kind: LeafKind::Other,
         innermost_op: None,
-        in_module: any(&|_, file| in_path(file, "torch/nn/modules/")),
+        in_module: any(&|_, file| in_path(file, MODULES)),
         step: None,
-        makes_weights: any(&|n, file| {
-            in_path(file, "torch/nn/modules/")
-                && matches!(n, "__init__" | "reset_parameters" | "load_state_dict")
-        }),
+        makes_weights: any(&makes_weights),
         in_op,
         from_frames: true,
     }
 }
+
+/// The part of a file's path that says it is a `torch.nn` module's source.
+pub(super) const MODULES: &str = "torch/nn/modules/";
 
 /// Whether a frame's file is Python source.
 fn is_python(file: &str) -> bool {
@@ -62,6 +62,6 @@ fn is_python(file: &str) -> bool {
 
 /// Whether `file` contains `part` (written with `/`), with either separator: snapshots
 /// taken on Windows name `torch\optim\adamw.py`.
-fn in_path(file: &str, part: &str) -> bool {
+pub(super) fn in_path(file: &str, part: &str) -> bool {
     file.contains(part) || (file.contains('\\') && file.contains(&part.replace('/', "\\")))
 }

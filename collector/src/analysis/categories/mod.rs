@@ -188,9 +188,8 @@ fn pre_capture(
     phases: &phase::Phases,
     frees: Option<&[Option<u32>]>,
 ) -> precapture::PreCapture {
-    if rec.stacks.is_empty()
-        || !(0..d.allocations.len()).any(|i| precapture::is_pre_capture(rec, d, i))
-    {
+    let candidates = precapture::candidates(rec, d);
+    if candidates.is_empty() {
         return precapture::PreCapture::default();
     }
     let walked;
@@ -202,8 +201,8 @@ fn pre_capture(
         }
     };
     let none = precapture::PreCapture::default();
-    let runs_a_model = runs_a_model(rec);
-    precapture::decide(rec, d, phases.first_step_ns(), runs_a_model, |i| {
+    let first_step_ns = phases.first_step_ns();
+    precapture::decide(d, &candidates, first_step_ns, runs_a_model(rec), |i| {
         let free = frees.get(i).copied().flatten();
         rules::classify_one(rec, d, phases, &none, i, free).category
     })
@@ -212,10 +211,7 @@ fn pre_capture(
 /// Whether some stack of the recording passes through an `nn.Module`'s call: the program
 /// ran a model (a snapshot of anything else has no weights to infer).
 fn runs_a_model(rec: &Recording) -> bool {
-    rec.stacks.iter().flatten().any(|f| {
-        let file = rec.strings.get(f.file);
-        file.contains("torch/nn/modules/") || file.contains("torch\\nn\\modules\\")
-    })
+    (rec.stacks.iter().flatten()).any(|f| frames::in_path(rec.strings.get(f.file), frames::MODULES))
 }
 
 /// The composition of the device's memory at its allocated peak; `None` where the source

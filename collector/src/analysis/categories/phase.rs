@@ -116,19 +116,26 @@ fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
         phase,
         leaf: cpu_op && (name.starts_with("aten::") || backward_node),
         module: python && name.starts_with("nn.Module:"),
-        makes_weights: python && makes_weights(name),
+        makes_weights: python && span_makes_weights(name),
     }
 }
 
-/// Python functions whose allocations are a module's weights: a `torch.nn` module's
-/// `__init__` or `reset_parameters` (the weights of a model built inside the trace), and
-/// `load_state_dict`. A trace names them `torch/nn/modules/linear.py(96): __init__`.
-const WEIGHT_MAKERS: [&str; 3] = ["): __init__", "): reset_parameters", "): load_state_dict"];
+/// The functions whose allocations are a module's weights: a `torch.nn` module's
+/// `__init__` or `reset_parameters` (the weights of a model built inside the capture), and
+/// `load_state_dict`.
+const WEIGHT_MAKERS: [&str; 3] = ["__init__", "reset_parameters", "load_state_dict"];
 
-/// Whether a Python function span's name is one of [`WEIGHT_MAKERS`] in `torch/nn/`.
-fn makes_weights(name: &str) -> bool {
-    (name.starts_with("torch/nn/") || name.contains("/torch/nn/"))
-        && WEIGHT_MAKERS.iter().any(|m| name.ends_with(m))
+/// Whether a function of a `torch.nn` module's source file makes weights
+/// ([`WEIGHT_MAKERS`]): asked of a snapshot's frames and a trace's Python spans alike.
+pub(super) fn makes_weights(function: &str, file: &str) -> bool {
+    WEIGHT_MAKERS.contains(&function) && super::frames::in_path(file, super::frames::MODULES)
+}
+
+/// [`makes_weights`] of a trace's Python function span, named `file(line): function`
+/// (`torch/nn/modules/linear.py(96): __init__`).
+fn span_makes_weights(name: &str) -> bool {
+    name.rsplit_once("): ")
+        .is_some_and(|(file, function)| makes_weights(function, file))
 }
 
 /// The phase a span's name marks whatever its category (`Optimizer.step#…`,

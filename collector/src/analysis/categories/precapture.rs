@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use super::{Category, Evidence};
 use crate::model::Recording;
-use crate::timeline::DeviceTimeline;
+use crate::timeline::{Allocation, DeviceTimeline};
 
 /// How much larger than the gradient of the same tensor a weight's block may be: the
 /// caching allocator keeps a block of the large pool unsplit when less than 1 MiB would
@@ -38,46 +38,48 @@ pub(super) struct PreCapture {
 }
 
 impl PreCapture {
-    /// The category of pre-capture allocation `i`, where it is one.
+    /// The category of allocation `i` where it is a pre-capture block: every such block
+    /// has one (`before_trace` where nothing identified it).
     pub fn get(&self, i: usize) -> Option<(Category, Evidence)> {
         self.decided.get(&i).copied()
     }
 }
 
-/// Whether allocation `i` of the device is a block the capture found already there and
-/// knows nothing of: it carries no frames in a recording whose blocks carry them (an
-/// allocator snapshot, a recording with `--torch-memory`), and is placed at the device's
-/// first instant, where the snapshot reader puts the blocks alive before its history.
-pub(super) fn is_pre_capture(rec: &Recording, d: &DeviceTimeline, i: usize) -> bool {
-    if rec.stacks.is_empty() {
-        return false;
-    }
-    let (Some(a), Some(first)) = (d.allocations.get(i), d.points.first()) else {
-        return false;
+/// The device's blocks the capture found already there and knows nothing of (indices into
+/// `d.allocations`, ascending): they carry no frames in a recording whose blocks carry them
+/// (an allocator snapshot, a recording with `--torch-memory`), and are placed at the
+/// device's first instant, where the snapshot reader puts the blocks alive before its
+/// history. Empty for every trace (no stacks), at the cost of one test.
+pub(super) fn candidates(rec: &Recording, d: &DeviceTimeline) -> Vec<usize> {
+    let Some(first) = d.points.first().filter(|_| !rec.stacks.is_empty()) else {
+        return Vec::new();
     };
-    a.alloc_ns <= first.time_ns
-        && rec
-            .mem_events
+    let no_frames = |a: &Allocation| {
+        rec.mem_events
             .get(a.alloc_event as usize)
             .is_some_and(|e| rec.stack(e.stack).is_empty())
+    };
+    (d.allocations.iter().enumerate())
+        .filter(|(_, a)| a.alloc_ns <= first.time_ns && no_frames(a))
+        .map(|(i, _)| i)
+        .collect()
 }
 
-/// What the run says about the device's pre-capture blocks, given every other
-/// allocation's category (`category_of(i)`, asked of allocations that are not pre-capture)
-/// and when the first optimizer step began.
+/// What the run says about the device's pre-capture blocks ([`candidates`], ascending),
+/// given every other allocation's category (`category_of(i)`, asked of allocations that
+/// are not candidates) and when the first optimizer step began.
 pub(super) fn decide(
-    rec: &Recording,
     d: &DeviceTimeline,
+    candidates: &[usize],
     first_step_ns: Option<i64>,
     runs_a_model: bool,
     mut category_of: impl FnMut(usize) -> Category,
 ) -> PreCapture {
-    let mut candidates: Vec<usize> = (0..d.allocations.len())
-        .filter(|&i| is_pre_capture(rec, d, i))
-        .collect();
-    if candidates.is_empty() {
-        return PreCapture::default();
-    }
+    let mut out = PreCapture {
+        decided: (candidates.iter())
+            .map(|&i| (i, (Category::BeforeTrace, Evidence::Residual)))
+            .collect(),
+    };
     let mut gradients: BTreeMap<i64, u32> = BTreeMap::new();
     let mut state_made = false;
     let before_step = first_step_ns.unwrap_or(i64::MAX);
@@ -94,14 +96,15 @@ pub(super) fn decide(
         }
     }
     // Weights are never freed: only blocks alive to the end are candidates for them.
-    candidates.retain(|&i| d.allocations.get(i).is_some_and(|a| a.free_ns.is_none()));
-    candidates.sort_by_key(|&i| d.allocations.get(i).map(|a| a.addr));
-    let mut out = PreCapture::default();
+    let mut kept: Vec<usize> = (candidates.iter().copied())
+        .filter(|&i| d.allocations.get(i).is_some_and(|a| a.free_ns.is_none()))
+        .collect();
+    kept.sort_by_key(|&i| d.allocations.get(i).map(|a| a.addr));
     let has_gradients = !gradients.is_empty();
     let mut state = gradients.clone();
     state.values_mut().for_each(|n| *n *= MAX_STATE_PER_WEIGHT);
     let stepped = first_step_ns.is_some() && !state_made;
-    for i in candidates {
+    for i in kept {
         let Some(a) = d.allocations.get(i) else {
             continue;
         };

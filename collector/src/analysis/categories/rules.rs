@@ -135,9 +135,6 @@ pub(super) fn classify_one(
     if let Some((category, evidence)) = pre.get(i) {
         return decided(category, evidence);
     }
-    if super::precapture::is_pre_capture(rec, d, i) {
-        return decided(Category::BeforeTrace, Evidence::Residual);
-    }
     let free = free
         .and_then(|f| rec.mem_events.get(f as usize))
         .map(|f| (phases.site(f), f.time_ns));
