@@ -14,7 +14,8 @@ use parquet::record::{Field, Row};
 use serde_json::Value;
 
 use crate::support::{
-    fixtures, read_maybe_gz, shared_traces, temp_dir, vramscope, vramscope_json, vramscope_ok,
+    fixtures, read_maybe_gz, repo_root, shared_traces, temp_dir, vramscope, vramscope_json,
+    vramscope_ok,
 };
 
 /// Every row of a Parquet file, as column name → value.
@@ -279,4 +280,76 @@ fn parquet_output_directory_policy() {
     ]);
     assert!(!held.status.success());
     assert!(copy.is_file());
+}
+
+/// The `category` column: walking the memory rows of one device and keeping each live
+/// block's category, the bytes live when the allocated total first reaches its peak,
+/// summed by category, are `summary`'s `composition_at_peak` — on a whole-script CPU
+/// trace and on a real GPU snapshot whose weights were made before recording.
+#[test]
+fn parquet_category_column_sums_to_the_composition_at_peak() {
+    let dir = temp_dir("parquet-categories");
+    for (input, device) in [
+        (
+            fixtures().join("categories/c09_lm_adamw_inside_wide.json.gz"),
+            "cpu",
+        ),
+        (
+            repo_root().join("samples/cs336-transformer-snapshot.pickle"),
+            "cuda:0",
+        ),
+    ] {
+        let out = dir.join(input.file_name().expect("name"));
+        let input = input.to_str().expect("utf-8");
+        vramscope_ok(&[
+            "export",
+            input,
+            "--format",
+            "parquet",
+            "-o",
+            out.to_str().expect("utf-8"),
+        ]);
+        let summary = vramscope_json(&["summary", input]);
+        let d = summary["devices"]
+            .as_array()
+            .expect("devices")
+            .iter()
+            .find(|d| d["device"] == device)
+            .expect("the device");
+        let peak = d["peak_allocated_bytes"].as_i64().expect("peak");
+        let mut live: BTreeMap<i64, (i64, String)> = BTreeMap::new();
+        let mut at_peak = None;
+        for r in rows(&out.join("memory_events.parquet")) {
+            if string(&r, "device") != Some(device) {
+                continue;
+            }
+            let addr = long(&r, "addr").expect("addr");
+            match string(&r, "kind") {
+                Some("alloc") => {
+                    let category = string(&r, "category").expect("an alloc has a category");
+                    live.insert(addr, (long(&r, "bytes").expect("bytes"), category.into()));
+                }
+                Some("free") => {
+                    live.remove(&addr);
+                }
+                _ => assert_eq!(string(&r, "category"), None, "{input}"),
+            }
+            if at_peak.is_none() && long(&r, "allocated_bytes") == Some(peak) {
+                let mut sums: BTreeMap<String, i64> = BTreeMap::new();
+                for (bytes, category) in live.values() {
+                    *sums.entry(category.clone()).or_default() += bytes;
+                }
+                at_peak = Some(sums);
+            }
+        }
+        let want: BTreeMap<String, i64> = d["composition_at_peak"]
+            .as_object()
+            .expect("composition")
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_i64().expect("bytes")))
+            .filter(|(_, v)| *v != 0)
+            .collect();
+        assert!(want.len() >= 3, "{input}: {want:?}");
+        assert_eq!(at_peak, Some(want), "{input}");
+    }
 }

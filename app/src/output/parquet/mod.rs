@@ -46,7 +46,7 @@ const RANK: Field = field("rank", Kind::I32, true);
 const PATH: Field = field("path", Kind::Str, false);
 
 /// memory_events.parquet.
-pub const MEMORY_FIELDS: [Field; 11] = [
+pub const MEMORY_FIELDS: [Field; 14] = [
     RANK,
     PATH,
     field("device", Kind::Str, false),
@@ -58,6 +58,9 @@ pub const MEMORY_FIELDS: [Field; 11] = [
     field("reserved_bytes", Kind::I64, true),
     field("op", Kind::Str, true),
     field("tid", Kind::Str, false),
+    field("category", Kind::Str, true),
+    field("phase", Kind::Str, true),
+    field("evidence", Kind::Str, true),
 ];
 
 /// ops.parquet.

@@ -139,18 +139,7 @@ pub fn input_rows(
     let mut open = true;
     let mut b = Builder::new(&MEMORY_FIELDS, rank, &path);
     for_each_memory_event(rec, timeline, |r: MemoryEventRow<'_>| {
-        let cells = [
-            Cell::Str(Some(device(r.device))),
-            Cell::I64(Some(r.ts_ns)),
-            // Addresses are below 2^63 on every platform torch runs on.
-            Cell::I64(r.addr.map(|a| a as i64)),
-            Cell::I64(Some(r.bytes)),
-            Cell::Str(Some(columnar::kind_name(r.kind))),
-            Cell::I64(r.allocated_bytes),
-            Cell::I64(r.reserved_bytes),
-            Cell::Str(r.op),
-            Cell::Str(Some(r.tid)),
-        ];
+        let cells = memory_cells(&r, device(r.device));
         if let Some(chunk) = b.push(&cells).filter(|_| open) {
             open = send(InputRows::Memory(chunk));
         }
@@ -191,4 +180,23 @@ pub fn input_rows(
     if open && b.rows() > 0 {
         send(InputRows::Samples(b.take()));
     }
+}
+
+/// A memory event's cells after the rank and path, in [`MEMORY_FIELDS`] order.
+fn memory_cells<'a>(r: &MemoryEventRow<'a>, device: &'a str) -> [Cell<'a>; 12] {
+    [
+        Cell::Str(Some(device)),
+        Cell::I64(Some(r.ts_ns)),
+        // Addresses are below 2^63 on every platform torch runs on.
+        Cell::I64(r.addr.map(|a| a as i64)),
+        Cell::I64(Some(r.bytes)),
+        Cell::Str(Some(columnar::kind_name(r.kind))),
+        Cell::I64(r.allocated_bytes),
+        Cell::I64(r.reserved_bytes),
+        Cell::Str(r.op),
+        Cell::Str(Some(r.tid)),
+        Cell::Str(r.class.map(|c| c.category.as_str())),
+        Cell::Str(r.class.map(|c| c.phase.as_str())),
+        Cell::Str(r.class.map(|c| c.evidence.as_str())),
+    ]
 }

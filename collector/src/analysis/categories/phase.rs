@@ -24,6 +24,20 @@ pub enum Phase {
     Outside,
 }
 
+impl Phase {
+    /// The stable name in exports: `forward`, `backward`, `optimizer`, `zero_grad`,
+    /// `outside`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Forward => "forward",
+            Phase::Backward => "backward",
+            Phase::Optimizer => "optimizer",
+            Phase::ZeroGrad => "zero_grad",
+            Phase::Outside => "outside",
+        }
+    }
+}
+
 /// What a leaf op's name says, for the few rules that need it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum LeafKind {

@@ -11,6 +11,7 @@ mod depth;
 #[cfg(test)]
 mod tests;
 
+use crate::analysis::categories::{Classified, classify_events};
 use crate::model::{DeviceId, MemEventKind, Recording};
 use crate::timeline::{DeviceTimeline, Timeline};
 pub use depth::op_depths;
@@ -39,6 +40,9 @@ pub struct MemoryEventRow<'a> {
     /// The innermost op on the event's own thread containing it (an operator or
     /// annotation, else a Python frame); `None` exactly when it ran outside every op.
     pub op: Option<&'a str>,
+    /// The classifier's verdict on the allocation the event makes or ends (category,
+    /// phase, evidence); `None` for segment and OOM events.
+    pub class: Option<Classified>,
 }
 
 /// The stable name of an event kind in exports.
@@ -65,6 +69,7 @@ pub fn for_each_memory_event(
             .devices
             .get(d.device as usize)
             .map_or(DeviceId::CPU, |i| i.key);
+        let classes = classify_events(rec, timeline, d);
         let mut ooms = d.ooms.iter().peekable();
         for p in &d.points {
             while let Some(&&oom) = ooms.peek().filter(|&&&o| event_time(rec, o) < p.time_ns) {
@@ -82,6 +87,7 @@ pub fn for_each_memory_event(
                     reserved_bytes: p.reserved_bytes,
                     tid: tid_of(rec, e.thread),
                     op: op_of(rec, timeline, e.thread, e.time_ns),
+                    class: classes.get(p.event as usize).copied().flatten(),
                 });
             }
         }
@@ -120,6 +126,7 @@ fn oom_row<'a>(
         reserved_bytes: state.and_then(|p| p.reserved_bytes),
         tid: e.map_or("", |e| tid_of(rec, e.thread)),
         op: e.and_then(|e| op_of(rec, timeline, e.thread, e.time_ns)),
+        class: None,
     }
 }
 
