@@ -95,6 +95,7 @@ fn the_groups_sum_to_the_allocated_bytes_on_every_input() {
                 ["--group-by", "op", "--limit", "2"],
                 ["--group-by", "stack", "--limit", "1"],
                 ["--group-by", "category", "--limit", "0"],
+                ["--group-by", "module", "--limit", "3"],
             ] {
                 let doc = at(&["--at", "peak", args[0], args[1], args[2], args[3]]);
                 assert_eq!(groups_sum(&doc), peak, "{what} {args:?}");

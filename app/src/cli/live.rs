@@ -30,6 +30,7 @@ pub fn run(
         Some(GroupByArg::Op) => GroupBy::Op,
         Some(GroupByArg::Stack) => GroupBy::Stack,
         Some(GroupByArg::Category) => GroupBy::Category,
+        Some(GroupByArg::Module) => GroupBy::Module,
     };
     let mut report =
         live_report(&rec, &timeline, options, by).with_context(|| path.display().to_string())?;

@@ -81,6 +81,8 @@ pub(super) enum GroupByArg {
     Stack,
     /// The memory category.
     Category,
+    /// The `nn.Module` scopes around the allocation (traces made `with_stack=True`).
+    Module,
 }
 
 /// The options of `diff`, whole for [`super::diff`].

@@ -9,7 +9,7 @@ use collector::units::{bytes_iec, duration_us};
 use serde::Serialize;
 
 use super::terminal::one_line;
-use super::text::{blocks_word, cut, group, percent};
+use super::text::{blocks_word, cut, cut_front, group, percent};
 
 /// Widest row of `live`'s text: it fits a 100-column terminal. The site gets what the
 /// size, share, count and bar columns (52) leave; JSON keeps the full site and frames.
@@ -88,7 +88,10 @@ pub fn live_text(out: &mut impl Write, path: &Path, r: &LiveReport) -> io::Resul
     for g in &r.groups {
         let bar_chars = (g.bytes.max(0) as f64 / largest as f64).min(1.0) * BAR_CHARS as f64;
         let bar = "█".repeat(bar_chars.round() as usize);
-        let site = cut(&one_line(&g.short_site()), SITE_CHARS);
+        let site = match g.kind {
+            GroupKind::Module => cut_front(&one_line(&g.site), SITE_CHARS),
+            _ => cut(&one_line(&g.short_site()), SITE_CHARS),
+        };
         let blocks = if g.blocks == 0 && !g.kind.is_seen() {
             String::new()
         } else {

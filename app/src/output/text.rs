@@ -72,6 +72,18 @@ pub fn cut(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// `text` cut to at most `max_chars` characters from the front, an ellipsis first when
+/// cut: for names whose end says most (a module path's innermost module).
+pub fn cut_front(text: &str, max_chars: usize) -> String {
+    let chars = text.chars().count();
+    if chars > max_chars {
+        let kept: String = text.chars().skip(chars + 1 - max_chars.max(1)).collect();
+        format!("…{kept}")
+    } else {
+        text.to_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,5 +99,10 @@ mod tests {
         assert_eq!(plural(1839, "event", "events"), "1,839 events");
         assert_eq!(cut("model.py:12 forward", 19), "model.py:12 forward");
         assert_eq!(cut("model.py:12 forward", 10), "model.py:…");
+        assert_eq!(
+            cut_front("LM_0.Block_1.Linear_2", 21),
+            "LM_0.Block_1.Linear_2"
+        );
+        assert_eq!(cut_front("LM_0.Block_1.Linear_2", 10), "….Linear_2");
     }
 }

@@ -11,6 +11,7 @@ mod compact_spans;
 mod device;
 mod events;
 mod op_spans;
+pub mod python;
 mod samples;
 mod source;
 mod strings;

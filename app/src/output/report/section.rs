@@ -227,11 +227,10 @@ fn live_at_peak(md: &mut String, s: &Section<'_>, device: DeviceId) -> std::fmt:
     writeln!(md, "| bytes | share | blocks | allocated in |")?;
     writeln!(md, "|---:|---:|---:|---|")?;
     for g in fold_after(live.groups, LIVE_GROUPS) {
-        let site = match g.kind {
-            GroupKind::Stack | GroupKind::Op | GroupKind::Category => {
-                format!("`{}`", md_cell(&site_label(&g)))
-            }
-            _ => md_cell(&g.site),
+        let site = if g.kind.is_seen() {
+            format!("`{}`", md_cell(&site_label(&g)))
+        } else {
+            md_cell(&g.site)
         };
         let blocks = if g.kind.is_seen() || g.kind == GroupKind::More {
             g.blocks.to_string()

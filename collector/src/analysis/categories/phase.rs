@@ -5,6 +5,7 @@
 
 use std::cell::RefCell;
 
+use crate::model::python::{module_scope, python_call};
 use crate::model::{MemEvent, OpCategory, Recording, StrId, ThreadIdx};
 use crate::timeline::{OpIndex, Timeline};
 
@@ -129,7 +130,7 @@ fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
     Role {
         phase,
         leaf: cpu_op && (name.starts_with("aten::") || backward_node),
-        module: python && name.starts_with("nn.Module:"),
+        module: python && module_scope(name).is_some(),
         makes_weights: python && span_makes_weights(name),
     }
 }
@@ -148,8 +149,7 @@ pub(super) fn makes_weights(function: &str, file: &str) -> bool {
 /// [`makes_weights`] of a trace's Python function span, named `file(line): function`
 /// (`torch/nn/modules/linear.py(96): __init__`).
 fn span_makes_weights(name: &str) -> bool {
-    name.rsplit_once("): ")
-        .is_some_and(|(file, function)| makes_weights(function, file))
+    python_call(name).is_some_and(|c| makes_weights(c.function, c.file))
 }
 
 /// The phase a span's name marks whatever its category (`Optimizer.step#…`,
@@ -179,7 +179,7 @@ pub fn names_a_phase(name: &str) -> bool {
 pub fn marks_phases(rec: &Recording, category: OpCategory, name: StrId) -> bool {
     let name = rec.strings.get(name);
     phase_of_name(name) == Some(Phase::Optimizer)
-        || (category == OpCategory::PythonFunction && name.starts_with("nn.Module:"))
+        || (category == OpCategory::PythonFunction && module_scope(name).is_some())
 }
 
 fn leaf_kind(name: &str) -> LeafKind {

@@ -1,7 +1,9 @@
 //! Stack frames for live groups: their labels, which are library code rather than the
 //! user's, and where a stack's user code begins.
 
-use crate::model::{Frame, Recording};
+use crate::model::python::{PythonCall, python_call};
+use crate::model::{Frame, OpCategory, Recording, ThreadIdx};
+use crate::timeline::Timeline;
 
 /// A frame in reports: `file:line function`.
 pub fn frame_label(rec: &Recording, f: &Frame) -> String {
@@ -55,6 +57,30 @@ pub(super) fn user_stack(rec: &Recording, frames: &[Frame]) -> (Vec<String>, usi
         kept.iter().map(|f| frame_label(rec, f)).collect(),
         first_user,
     )
+}
+
+/// An allocation's stack from the Python calls a trace recorded around it on its thread
+/// (`with_stack=True`), innermost first, as [`user_stack`] gives a recorded one: labels
+/// and the index of the first call in user code; empty where the trace has none.
+pub(super) fn python_stack(
+    rec: &Recording,
+    timeline: &Timeline,
+    thread: ThreadIdx,
+    time_ns: i64,
+) -> (Vec<String>, usize) {
+    let calls: Vec<PythonCall<'_>> = timeline
+        .ops
+        .enclosing_on_thread(thread, time_ns)
+        .into_iter()
+        .filter_map(|i| rec.ops.get(i as usize))
+        .filter(|o| o.category == OpCategory::PythonFunction)
+        .filter_map(|o| python_call(rec.op_name(o)))
+        .collect();
+    let first_user = calls
+        .iter()
+        .position(|c| !is_library_file(c.file))
+        .unwrap_or(0);
+    (calls.iter().map(PythonCall::label).collect(), first_user)
 }
 
 /// A frame label without its file's directory: `dir/model.py:12 silu` → `model.py:12

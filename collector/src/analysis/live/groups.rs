@@ -4,9 +4,10 @@
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use super::frames::{user_stack, without_directory};
+use super::frames::{python_stack, user_stack, without_directory};
 use crate::analysis::categories::categories_of;
-use crate::model::{DeviceIdx, MemEventKind, Recording};
+use crate::model::python::module_scope;
+use crate::model::{DeviceIdx, MemEventKind, OpCategory, Recording};
 use crate::timeline::{Allocation, DeviceTimeline, Timeline, TotalsSource};
 
 /// How many user frames name a group by site (the default): allocations whose stacks
@@ -29,6 +30,9 @@ pub enum GroupBy {
     Stack,
     /// By memory category ([`crate::analysis::categories`]).
     Category,
+    /// By the `nn.Module` scopes a trace recorded around the allocation
+    /// (`LM_0.TransformerEncoderLayer_1.Linear_2`).
+    Module,
 }
 
 /// What a group holds.
@@ -41,6 +45,8 @@ pub enum GroupKind {
     Op,
     /// Live allocations of the same memory category.
     Category,
+    /// Live allocations made inside the same `nn.Module` scopes.
+    Module,
     /// Allocated before the trace began: the allocator's total minus the allocations seen.
     /// Blocks freed in the trace but never seen allocated are here until their free.
     BeforeTrace,
@@ -60,7 +66,10 @@ pub enum GroupKind {
 impl GroupKind {
     /// Whether the group is live allocations seen in the recording (not a remainder).
     pub fn is_seen(self) -> bool {
-        matches!(self, GroupKind::Stack | GroupKind::Op | GroupKind::Category)
+        matches!(
+            self,
+            GroupKind::Stack | GroupKind::Op | GroupKind::Category | GroupKind::Module
+        )
     }
 }
 
@@ -139,6 +148,7 @@ pub fn live_groups(
         GroupBy::Category => categories_of(rec, timeline, d, &live),
         _ => Vec::new(),
     };
+    let modules_recorded = by == GroupBy::Module && has_module_scopes(rec);
     let mut groups: Vec<LiveGroup> = Vec::new();
     let mut index: FxHashMap<String, usize> = FxHashMap::default();
     for (n, &i) in live.iter().enumerate() {
@@ -147,6 +157,7 @@ pub fn live_groups(
         };
         let named = match categories.get(n) {
             Some(c) => LiveGroup::named(GroupKind::Category, c.as_str().to_owned()),
+            None if by == GroupBy::Module => module_group(rec, timeline, a, modules_recorded),
             None => group_of(rec, timeline, a, by),
         };
         let slot = *index.entry(named.site.clone()).or_insert_with(|| {
@@ -167,14 +178,21 @@ fn is_live(a: &Allocation, time_ns: i64) -> bool {
     a.alloc_ns <= time_ns && a.free_ns.is_none_or(|f| f > time_ns)
 }
 
-/// The (empty) group an allocation belongs to, by stack or op.
+/// The (empty) group an allocation belongs to, by stack or op. The stack is the one the
+/// allocator recorded (snapshots), else the Python calls a trace recorded around it
+/// (`with_stack=True`).
 fn group_of(rec: &Recording, timeline: &Timeline, a: &Allocation, by: GroupBy) -> LiveGroup {
     let event = rec.mem_events.get(a.alloc_event as usize);
-    let stack = rec.stack(event.and_then(|e| e.stack));
-    if by == GroupBy::Stack && stack.is_empty() {
+    let recorded = rec.stack(event.and_then(|e| e.stack));
+    let (frames, first_user_frame) = match (by, recorded.is_empty()) {
+        (GroupBy::Op, _) => (Vec::new(), 0),
+        (_, false) => user_stack(rec, recorded),
+        (_, true) => python_stack(rec, timeline, a.thread, a.alloc_ns),
+    };
+    if by == GroupBy::Stack && frames.is_empty() {
         return LiveGroup::named(GroupKind::Stack, "(no stack recorded)".to_owned());
     }
-    if by == GroupBy::Op || stack.is_empty() {
+    if by == GroupBy::Op || frames.is_empty() {
         let op = timeline
             .ops
             .running_at(a.thread, a.alloc_ns)
@@ -182,7 +200,6 @@ fn group_of(rec: &Recording, timeline: &Timeline, a: &Allocation, by: GroupBy) -
         let name = op.map_or("(outside any op)".to_owned(), |o| rec.op_name(o).to_owned());
         return LiveGroup::named(GroupKind::Op, name);
     }
-    let (frames, first_user_frame) = user_stack(rec, stack);
     let mut g = LiveGroup::named(GroupKind::Stack, String::new());
     g.frames = frames;
     g.first_user_frame = first_user_frame;
@@ -199,6 +216,50 @@ fn group_of(rec: &Recording, timeline: &Timeline, a: &Allocation, by: GroupBy) -
     g.site = site.join(" ← ");
     g
 }
+
+/// Whether the recording has any `nn.Module` scope (a trace made `with_stack=True` or
+/// `with_modules=True`).
+fn has_module_scopes(rec: &Recording) -> bool {
+    rec.ops
+        .iter()
+        .any(|o| o.category == OpCategory::PythonFunction && module_scope(rec.op_name(o)).is_some())
+}
+
+/// The (empty) group of an allocation by the `nn.Module` scopes around it on its thread,
+/// outermost first, joined by "."; allocations outside every module (the backward pass,
+/// which runs on autograd's threads, the optimizer) form one group, and a recording without
+/// module scopes says so.
+fn module_group(
+    rec: &Recording,
+    timeline: &Timeline,
+    a: &Allocation,
+    modules_recorded: bool,
+) -> LiveGroup {
+    if !modules_recorded {
+        return LiveGroup::named(GroupKind::Module, NO_MODULES.to_owned());
+    }
+    let mut scopes: Vec<&str> = timeline
+        .ops
+        .enclosing_on_thread(a.thread, a.alloc_ns)
+        .into_iter()
+        .filter_map(|i| rec.ops.get(i as usize))
+        .filter(|o| o.category == OpCategory::PythonFunction)
+        .filter_map(|o| module_scope(rec.op_name(o)))
+        .collect();
+    scopes.reverse();
+    let site = if scopes.is_empty() {
+        OUTSIDE_MODULES.to_owned()
+    } else {
+        scopes.join(".")
+    };
+    LiveGroup::named(GroupKind::Module, site)
+}
+
+/// The module group of allocations made outside every `nn.Module` scope.
+pub const OUTSIDE_MODULES: &str = "(outside every module)";
+/// The module group of a recording without module scopes (a snapshot, or a trace made
+/// without `with_stack`/`with_modules`).
+pub const NO_MODULES: &str = "(no module scopes recorded)";
 
 /// Largest first; equal sizes by name.
 pub(super) fn sort_groups(groups: &mut [LiveGroup]) {

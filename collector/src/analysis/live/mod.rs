@@ -9,7 +9,10 @@ mod frames;
 mod groups;
 
 pub use frames::{frame_label, is_library_file, without_directory};
-pub use groups::{GroupBy, GroupKind, LiveGroup, SITE_FRAMES, fold_after, live_groups};
+pub use groups::{
+    GroupBy, GroupKind, LiveGroup, NO_MODULES, OUTSIDE_MODULES, SITE_FRAMES, fold_after,
+    live_groups,
+};
 
 use crate::model::{DeviceIdx, Recording};
 use crate::timeline::Timeline;
