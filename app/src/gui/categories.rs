@@ -6,7 +6,7 @@
 //! peak, the series' point at any other instant.
 
 use collector::analysis::categories::{
-    Category, CategoryBytes, CategorySeries, OutsidePytorch, categories_over_time,
+    Category, CategoryBytes, CategorySeries, OutsidePytorch, UnseenWeights, categories_over_time,
 };
 use collector::analysis::pyramid::CurvePyramid;
 use collector::model::DeviceIdx;
@@ -89,6 +89,11 @@ pub struct ShownComposition {
     pub bytes: CategoryBytes,
     /// Device memory used beyond the allocator's reserve (at the peak, with NVML).
     pub outside_pytorch: Option<OutsidePytorch>,
+    /// Bytes per category decided by sizes and lifetimes (at the peak; the series does not
+    /// keep evidence, so elsewhere none is marked).
+    pub inferred: CategoryBytes,
+    /// Weights a CPU trace's totals leave out (at the peak).
+    pub unseen_weights: Option<UnseenWeights>,
 }
 
 impl ShownComposition {
@@ -135,6 +140,8 @@ pub fn composition_at(
                 total_bytes: bytes.iter().sum(),
                 bytes: *bytes,
                 outside_pytorch: None,
+                inferred: [0; Category::ALL.len()],
+                unseen_weights: None,
             })
         }
         (None, None) => None,
@@ -148,6 +155,8 @@ fn from_peak(p: &collector::analysis::categories::Composition) -> ShownCompositi
         total_bytes: p.total_bytes,
         bytes: p.bytes,
         outside_pytorch: p.outside_pytorch,
+        inferred: Category::ALL.map(|c| p.inferred_bytes(c)),
+        unseen_weights: p.unseen_weights,
     }
 }
 

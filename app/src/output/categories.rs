@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use collector::analysis::DeviceSummary;
 use collector::analysis::categories::{
-    Category, CategorySeries, Composition, Evidence, OutsidePytorch,
+    Category, CategorySeries, Composition, Evidence, OutsidePytorch, UnseenWeights,
 };
 use collector::units::{bytes_iec, us_after};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -70,14 +70,32 @@ fn by_evidence(c: &Composition, category: Category) -> Vec<(Evidence, i64)> {
         .collect()
 }
 
-/// The bytes of a category decided by sizes and lifetimes rather than read from the
-/// capture ([`Evidence::is_inferred`]).
-fn inferred_bytes(c: &Composition, category: Category) -> i64 {
-    by_evidence(c, category)
-        .into_iter()
-        .filter(|(e, _)| e.is_inferred())
-        .map(|(_, b)| b)
-        .sum()
+/// What decided a category's bytes, for the report: "scopes", or each kind with its bytes
+/// where several did ("frames 1.20 MiB, matching 3.00 MiB"); inferred kinds say so.
+pub fn decided_words(c: &Composition, category: Category) -> String {
+    let kinds = by_evidence(c, category);
+    let name = |e: Evidence| match e.is_inferred() {
+        true => format!("{} (inferred)", e.as_str()),
+        false => e.as_str().to_owned(),
+    };
+    match kinds.as_slice() {
+        [(e, _)] => name(*e),
+        _ => kinds
+            .iter()
+            .map(|&(e, b)| format!("{} {}", name(e), bytes_iec(b)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// How much of a category's `bytes` was inferred: "" (none), "inferred" (all) or "1.20 MiB
+/// of it inferred"; the text summary and the report mark it alike.
+pub fn inferred_words(c: &Composition, category: Category, bytes: i64) -> String {
+    match c.inferred_bytes(category) {
+        0 => String::new(),
+        b if b == bytes => "inferred".to_owned(),
+        b => format!("{} of it inferred", bytes_iec(b)),
+    }
 }
 
 /// The label column of the text summary's device lines ("  peak allocated   ").
@@ -97,11 +115,9 @@ pub fn composition_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<(
         } else {
             " ".repeat(LABEL.len())
         };
-        let inferred = inferred_bytes(c, *category);
-        let how = match inferred {
-            0 => String::new(),
-            b if b == *bytes => ", inferred".to_owned(),
-            b => format!(", {} of it inferred", bytes_iec(b)),
+        let how = match inferred_words(c, *category, *bytes) {
+            w if w.is_empty() => w,
+            w => format!(", {w}"),
         };
         writeln!(
             out,
@@ -110,6 +126,11 @@ pub fn composition_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<(
             bytes_iec(*bytes),
             share(*bytes, c.total_bytes)
         )?;
+    }
+    if let Some(u) = c.unseen_weights {
+        let [what, why] = unseen_words(&u);
+        let pad = " ".repeat(LABEL.len());
+        writeln!(out, "{pad}{what}\n{pad}  {why}")?;
     }
     if let Some(o) = c.outside_pytorch {
         writeln!(
@@ -121,6 +142,20 @@ pub fn composition_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<(
         )?;
     }
     Ok(())
+}
+
+/// What the peak leaves out of a CPU trace whose model was built before profiling, and
+/// why, in two lines of at most 80 characters.
+pub fn unseen_words(u: &UnseenWeights) -> [String; 2] {
+    let size = match u.at_least_bytes {
+        Some(b) => format!(", at least {} (from the gradients and state)", bytes_iec(b)),
+        None => String::new(),
+    };
+    [
+        format!("not counted: the weights{size},"),
+        "made before profiling began (torch counts CPU memory only while profiling is on)"
+            .to_owned(),
+    ]
 }
 
 /// A device's `outside_pytorch_*` keys in `summary --format json`, beside its composition.

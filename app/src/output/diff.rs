@@ -5,9 +5,10 @@ use std::io::{self, Write};
 
 use collector::analysis::diff::{Align, Change, DeviceDiff, Diff, DiffNote, OpDiff, Side};
 use collector::model::DeviceId;
+use collector::units::us_after as us;
 use collector::units::{bytes_iec, duration_us, torch_memory};
+use serde::Serialize;
 
-use super::json_docs::{DiffDoc, change_us};
 use super::terminal::one_line;
 use super::text::{md_cell, short_name};
 
@@ -261,4 +262,84 @@ pub fn diff_markdown(out: &mut impl Write, files: &DiffFiles<'_>, d: &Diff) -> i
         d.sorted_by
     )?;
     Ok(())
+}
+
+/// `diff --format json`: every value in bytes (µs for times) as `{a, b, delta}`.
+#[derive(Serialize)]
+pub struct DiffDoc<'a> {
+    a: &'a str,
+    b: &'a str,
+    /// What the comparison lacks, when anything: `[{"kind": "no_memory_events", "run": "a"}]`,
+    /// `[{"kind": "no_device_in_common", "a": ["cuda:0"], "b": ["cpu"]}]`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<serde_json::Value>,
+    align: Align,
+    devices: Vec<DeviceDiffDoc>,
+    sorted_by: &'static str,
+    ops: &'a [OpDiff],
+}
+
+impl<'a> DiffDoc<'a> {
+    /// The document for a diff of the files `a` and `b`.
+    pub fn new(a: &'a str, b: &'a str, d: &'a Diff) -> DiffDoc<'a> {
+        DiffDoc {
+            a,
+            b,
+            notes: d.notes.iter().map(note_json).collect(),
+            align: d.align,
+            devices: d.devices.iter().map(DeviceDiffDoc::new).collect(),
+            sorted_by: d.sorted_by,
+            ops: &d.ops,
+        }
+    }
+}
+
+fn note_json(note: &DiffNote) -> serde_json::Value {
+    let names = |ids: &[collector::model::DeviceId]| -> Vec<String> {
+        ids.iter().map(ToString::to_string).collect()
+    };
+    match note {
+        DiffNote::NoMemoryEvents(side) => {
+            serde_json::json!({"kind": "no_memory_events", "run": side})
+        }
+        DiffNote::NoDeviceInCommon { a, b } => {
+            serde_json::json!({"kind": "no_device_in_common", "a": names(a), "b": names(b)})
+        }
+        DiffNote::DifferentModels { device, a, b } => serde_json::json!(
+            {"kind": "different_models", "device": device.to_string(), "a": a, "b": b}
+        ),
+    }
+}
+
+#[derive(Serialize)]
+struct DeviceDiffDoc {
+    device: String,
+    peak_allocated_bytes: Change<i64>,
+    peak_allocated_at_us: Change<f64>,
+    peak_reserved_bytes: Change<i64>,
+    final_allocated_bytes: Change<i64>,
+    final_reserved_bytes: Change<i64>,
+}
+
+impl DeviceDiffDoc {
+    fn new(d: &DeviceDiff) -> DeviceDiffDoc {
+        DeviceDiffDoc {
+            device: d.device.to_string(),
+            peak_allocated_bytes: d.peak_allocated_bytes,
+            peak_allocated_at_us: change_us(&d.peak_allocated_at_ns),
+            peak_reserved_bytes: d.peak_reserved_bytes,
+            final_allocated_bytes: d.final_allocated_bytes,
+            final_reserved_bytes: d.final_reserved_bytes,
+        }
+    }
+}
+
+/// A change of times (ns after each run's origin) in µs.
+pub fn change_us(c: &Change<i64>) -> Change<f64> {
+    let (a, b) = (c.a.map(|t| us(0, t)), c.b.map(|t| us(0, t)));
+    Change {
+        a,
+        b,
+        delta: a.zip(b).map(|(a, b)| b - a),
+    }
 }

@@ -1,11 +1,11 @@
-//! The JSON documents of `summary` and `diff`: their field names and units are a public
+//! The JSON document of `summary`: its field names and units are a public
 //! contract (scripts and CI gates read them), so they are spelled out here, apart from the
 //! collector's typed results. Times become µs since the start of the trace (as f64, the
 //! way torch's traces count), devices torch's names (`cuda:0`).
 
 use std::collections::BTreeMap;
 
-use collector::analysis::diff::{Align, Change, DeviceDiff, Diff, DiffNote, OpDiff};
+use super::categories::{CompositionDoc, EvidenceDoc, OutsideDoc};
 use collector::analysis::fragmentation::{Fragmentation, PoolFragmentation};
 use collector::analysis::growth::StepGrowth;
 use collector::analysis::live::LiveGroup;
@@ -118,11 +118,13 @@ pub(super) struct DeviceDoc<'a> {
     frees_without_alloc: u64,
     live_at_end: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    composition_at_peak: Option<super::categories::CompositionDoc<'a>>,
+    composition_at_peak: Option<CompositionDoc<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    composition_evidence: Option<super::categories::EvidenceDoc<'a>>,
+    composition_evidence: Option<EvidenceDoc<'a>>,
     #[serde(flatten)]
-    outside_pytorch: Option<super::categories::OutsideDoc>,
+    outside_pytorch: Option<OutsideDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    weights_before_profiling: Option<collector::analysis::categories::UnseenWeights>,
 }
 
 impl<'a> DeviceDoc<'a> {
@@ -152,10 +154,10 @@ impl<'a> DeviceDoc<'a> {
             totals: super::text::totals_name(d.totals),
             frees_without_alloc: d.frees_without_alloc,
             live_at_end: d.live_at_end,
-            composition_at_peak: composition.map(super::categories::CompositionDoc),
-            composition_evidence: composition.map(super::categories::EvidenceDoc),
-            outside_pytorch: (composition.and_then(|c| c.outside_pytorch))
-                .map(super::categories::OutsideDoc::from),
+            composition_at_peak: composition.map(CompositionDoc),
+            composition_evidence: composition.map(EvidenceDoc),
+            outside_pytorch: (composition.and_then(|c| c.outside_pytorch)).map(OutsideDoc::from),
+            weights_before_profiling: composition.and_then(|c| c.unseen_weights),
         }
     }
 }
@@ -313,85 +315,5 @@ impl ProcessDoc {
             peak_at_us: p.peak_at_ns.map(|t| us(t0, t)),
             samples: p.samples,
         }
-    }
-}
-
-/// `diff --format json`: every value in bytes (µs for times) as `{a, b, delta}`.
-#[derive(Serialize)]
-pub struct DiffDoc<'a> {
-    a: &'a str,
-    b: &'a str,
-    /// What the comparison lacks, when anything: `[{"kind": "no_memory_events", "run": "a"}]`,
-    /// `[{"kind": "no_device_in_common", "a": ["cuda:0"], "b": ["cpu"]}]`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    notes: Vec<serde_json::Value>,
-    align: Align,
-    devices: Vec<DeviceDiffDoc>,
-    sorted_by: &'static str,
-    ops: &'a [OpDiff],
-}
-
-impl<'a> DiffDoc<'a> {
-    /// The document for a diff of the files `a` and `b`.
-    pub fn new(a: &'a str, b: &'a str, d: &'a Diff) -> DiffDoc<'a> {
-        DiffDoc {
-            a,
-            b,
-            notes: d.notes.iter().map(note_json).collect(),
-            align: d.align,
-            devices: d.devices.iter().map(DeviceDiffDoc::new).collect(),
-            sorted_by: d.sorted_by,
-            ops: &d.ops,
-        }
-    }
-}
-
-fn note_json(note: &DiffNote) -> serde_json::Value {
-    let names = |ids: &[collector::model::DeviceId]| -> Vec<String> {
-        ids.iter().map(ToString::to_string).collect()
-    };
-    match note {
-        DiffNote::NoMemoryEvents(side) => {
-            serde_json::json!({"kind": "no_memory_events", "run": side})
-        }
-        DiffNote::NoDeviceInCommon { a, b } => {
-            serde_json::json!({"kind": "no_device_in_common", "a": names(a), "b": names(b)})
-        }
-        DiffNote::DifferentModels { device, a, b } => serde_json::json!(
-            {"kind": "different_models", "device": device.to_string(), "a": a, "b": b}
-        ),
-    }
-}
-
-#[derive(Serialize)]
-struct DeviceDiffDoc {
-    device: String,
-    peak_allocated_bytes: Change<i64>,
-    peak_allocated_at_us: Change<f64>,
-    peak_reserved_bytes: Change<i64>,
-    final_allocated_bytes: Change<i64>,
-    final_reserved_bytes: Change<i64>,
-}
-
-impl DeviceDiffDoc {
-    fn new(d: &DeviceDiff) -> DeviceDiffDoc {
-        DeviceDiffDoc {
-            device: d.device.to_string(),
-            peak_allocated_bytes: d.peak_allocated_bytes,
-            peak_allocated_at_us: change_us(&d.peak_allocated_at_ns),
-            peak_reserved_bytes: d.peak_reserved_bytes,
-            final_allocated_bytes: d.final_allocated_bytes,
-            final_reserved_bytes: d.final_reserved_bytes,
-        }
-    }
-}
-
-/// A change of times (ns after each run's origin) in µs.
-pub fn change_us(c: &Change<i64>) -> Change<f64> {
-    let (a, b) = (c.a.map(|t| us(0, t)), c.b.map(|t| us(0, t)));
-    Change {
-        a,
-        b,
-        delta: a.zip(b).map(|(a, b)| b - a),
     }
 }

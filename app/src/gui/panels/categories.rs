@@ -116,14 +116,19 @@ fn kept_points(doc: &Document) -> Option<(usize, usize)> {
     Some((c.series.times_ns.len(), c.series.events))
 }
 
+/// What "inferred" means beside a category's bytes.
+const INFERRED_HINT: &str = "Decided from sizes and lifetimes (blocks matched to the \
+    gradients' sizes, or weights inferred in a run without gradients), not read from the \
+    capture's frames, scopes or metadata";
+
 /// One row per category, largest first, then memory outside PyTorch where known.
 fn table_ui(ui: &mut Ui, c: &ShownComposition, kept: Option<(usize, usize)>, palette: &Palette) {
     Grid::new("categories-table")
-        .num_columns(5)
+        .num_columns(6)
         .spacing(vec2(12.0, 3.0))
         .striped(true)
         .show(ui, |ui| {
-            for h in ["", "category", "bytes", "share", ""] {
+            for h in ["", "category", "bytes", "share", "", ""] {
                 ui.label(RichText::new(h).color(palette.weak_text));
             }
             ui.end_row();
@@ -143,6 +148,14 @@ fn table_ui(ui: &mut Ui, c: &ShownComposition, kept: Option<(usize, usize)>, pal
                 ui.painter().rect_filled(bar, 1.0, palette.grid);
                 let filled = egui::Rect::from_min_size(bar.min, vec2(BAR_WIDTH * fraction, 10.0));
                 ui.painter().rect_filled(filled, 1.0, colour);
+                let inferred = c.inferred[category.index()];
+                let how = match inferred {
+                    0 => String::new(),
+                    b if b == bytes => "inferred".to_owned(),
+                    b => format!("{} inferred", units::bytes(b)),
+                };
+                ui.label(RichText::new(how).color(palette.weak_text))
+                    .on_hover_text(INFERRED_HINT);
                 ui.end_row();
             }
             if let Some(o) = c.outside_pytorch {
@@ -165,10 +178,16 @@ fn table_ui(ui: &mut Ui, c: &ShownComposition, kept: Option<(usize, usize)>, pal
                     ui.label(label);
                     ui.label(units::bytes(b));
                     ui.label(RichText::new(note).color(palette.weak_text));
+                    ui.label("");
                     ui.end_row();
                 }
             }
         });
+    if let Some(u) = c.unseen_weights {
+        let [what, why] = crate::output::categories::unseen_words(&u);
+        ui.add_space(4.0);
+        ui.label(RichText::new(format!("{what} {why}")).color(palette.weak_text));
+    }
     if !c.at_peak {
         ui.add_space(4.0);
         let note = match kept {

@@ -4,14 +4,15 @@
 //! `composition_at_peak`, as `summary --format json` prints it — and, after a click, the
 //! collector's categories series at that instant.
 
-use collector::analysis::categories::categories_over_time;
+use collector::analysis::categories::{Category, categories_over_time};
 use collector::units::bytes_iec;
 use egui::{Event, vec2};
 use egui_kittest::kittest::Queryable;
 
+use super::super::ViewerApp;
 use super::super::categories::composition_at;
 use super::super::panels::PanelId;
-use super::{fixture, harness, primary, settle};
+use super::{fixture, harness, primary, repo, settle};
 
 /// An MLP trained with Adam on CPU (torch's memory profiler's truth beside it).
 const TRACE: &str = "categories/c03_mlp_adam.json.gz";
@@ -123,4 +124,39 @@ fn the_categories_panel_shows_the_composition_at_the_peak_and_at_the_cursor() {
             "{category:?} {text}"
         );
     }
+}
+
+/// The Categories panel on `path` at the peak, after the panel is opened.
+fn categories_panel(path: std::path::PathBuf) -> egui_kittest::Harness<'static, ViewerApp> {
+    let mut h = harness(vec![path]);
+    settle(&mut h);
+    h.get_by_label("Categories").click();
+    h.run_steps(3);
+    h
+}
+
+#[test]
+fn the_panel_marks_inferred_bytes_and_weights_a_cpu_trace_never_counted() {
+    // A snapshot whose weights were made before recording: inferred, and marked so.
+    let h = categories_panel(repo().join("samples/cs336-transformer-snapshot.pickle"));
+    let doc = h.state().active_doc().expect("doc");
+    let shown = composition_at(&doc.data, doc.device, None).expect("shown");
+    let weights = shown.bytes[Category::Parameter.index()];
+    assert!(weights > 1 << 29, "{weights}");
+    assert_eq!(shown.inferred[Category::Parameter.index()], weights);
+    assert_eq!(h.query_all_by_label("inferred").count(), 1);
+    // A CPU trace of a model built before profiling: its weights appear nowhere, and the
+    // panel says how much at least (what the gradients and optimizer state imply).
+    let h = categories_panel(fixture(TRACE));
+    let doc = h.state().active_doc().expect("doc");
+    let shown = composition_at(&doc.data, doc.device, None).expect("shown");
+    let implied = shown.bytes[Category::Gradient.index()]
+        .max(shown.bytes[Category::OptimizerState.index()] / 2);
+    assert!(implied > 0);
+    let says = format!(
+        "at least {} (from the gradients and state)",
+        bytes_iec(implied)
+    );
+    h.get_by_label_contains(&says);
+    h.get_by_label_contains("made before profiling began");
 }

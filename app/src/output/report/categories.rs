@@ -15,7 +15,7 @@ use collector::units::bytes_iec;
 
 use super::figures::write_png_and_svg;
 use super::{Section, chart_stem};
-use crate::output::categories::share;
+use crate::output::categories::{decided_words, share, unseen_words};
 use crate::output::charts::categories::{
     CategoriesChart, Layer, categories_png, categories_svg, stacked,
 };
@@ -43,23 +43,24 @@ pub fn categories_markdown(
         bytes_iec(c.total_bytes)
     )?;
     writeln!(md)?;
-    writeln!(md, "| category | bytes | share |")?;
-    writeln!(md, "|---|---:|---:|")?;
+    writeln!(md, "| category | bytes | share | decided by |")?;
+    writeln!(md, "|---|---:|---:|---|")?;
     let mut entries: Vec<_> = c.entries().collect();
     entries.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     for (category, bytes) in entries {
         writeln!(
             md,
-            "| {} | {} ({bytes} B) | {} |",
+            "| {} | {} ({bytes} B) | {} | {} |",
             category.as_str(),
             bytes_iec(bytes),
-            share(bytes, c.total_bytes)
+            share(bytes, c.total_bytes),
+            decided_words(c, category)
         )?;
     }
     if let Some(o) = c.outside_pytorch {
         writeln!(
             md,
-            "| outside pytorch (beyond the reserve) | {} ({} B) | |",
+            "| outside pytorch (beyond the reserve) | {} ({} B) | | |",
             bytes_iec(o.bytes),
             o.bytes
         )?;
@@ -72,9 +73,14 @@ pub fn categories_markdown(
         ];
         for (label, bytes) in parts {
             if let Some(b) = bytes {
-                writeln!(md, "| {label} | {} ({b} B) | |", bytes_iec(b))?;
+                writeln!(md, "| {label} | {} ({b} B) | | |", bytes_iec(b))?;
             }
         }
+    }
+    if let Some(u) = c.unseen_weights {
+        let [what, why] = unseen_words(&u);
+        writeln!(md)?;
+        writeln!(md, "{what} {why}.")?;
     }
     let stem = categories_stem(s.prefix, d.device);
     writeln!(md)?;

@@ -19,10 +19,12 @@ mod precapture;
 mod rules;
 mod series;
 mod tags;
+mod unseen;
 
 pub use evidence::{Classified, Evidence, EvidenceBytes};
 pub use phase::{Phase, marks_phases, names_a_phase};
 pub use series::{CategorySeries, MAX_SERIES_POINTS, categories_over_time};
+pub use unseen::UnseenWeights;
 
 use crate::model::{DeviceIdx, Recording};
 use crate::timeline::{DeviceTimeline, Timeline, TotalsSource};
@@ -108,6 +110,8 @@ pub struct Composition {
     /// Device memory in use beyond the allocator's reserve at the peak, where the recording
     /// has NVML samples and reserved totals.
     pub outside_pytorch: Option<OutsidePytorch>,
+    /// Weights a CPU trace's totals leave out (made before profiling began).
+    pub unseen_weights: Option<UnseenWeights>,
 }
 
 /// Device memory in use beyond the allocator's reserve: NVML's used minus reserved (the
@@ -124,6 +128,17 @@ pub struct OutsidePytorch {
 }
 
 impl Composition {
+    /// The bytes of `category` decided by sizes and lifetimes rather than read from the
+    /// capture ([`Evidence::is_inferred`]): reports mark them as inferred.
+    pub fn inferred_bytes(&self, category: Category) -> i64 {
+        let row = self.evidence.get(category.index());
+        Evidence::ALL
+            .into_iter()
+            .filter(|e| e.is_inferred())
+            .filter_map(|e| row.and_then(|r| r.get(e as usize)))
+            .sum()
+    }
+
     /// The categories with bytes, in [`Category::ALL`] order.
     pub fn entries(&self) -> impl Iterator<Item = (Category, i64)> + '_ {
         Category::ALL
@@ -185,7 +200,7 @@ fn classify_with_frees(
 ) -> (Vec<Classified>, Vec<Option<u32>>) {
     let frees = rules::free_events(rec, d);
     let phases = phase::Phases::build(rec, timeline);
-    let pre = pre_capture(rec, d, &phases, Some(&frees));
+    let pre = precapture::find(rec, d, &phases, Some(&frees));
     (rules::classify_all(rec, d, &phases, &pre, &frees), frees)
 }
 
@@ -200,7 +215,7 @@ pub fn categories_of(
 ) -> Vec<Category> {
     let frees = rules::free_events(rec, d);
     let phases = phase::Phases::build(rec, timeline);
-    let pre = pre_capture(rec, d, &phases, Some(&frees));
+    let pre = precapture::find(rec, d, &phases, Some(&frees));
     indices
         .iter()
         .map(|&i| {
@@ -208,41 +223,6 @@ pub fn categories_of(
             rules::classify_one(rec, d, &phases, &pre, i, free).category
         })
         .collect()
-}
-
-/// What the run says of the blocks the capture found already there ([`precapture`]): only
-/// recordings with stacks have such blocks, so a trace pays nothing. `frees` where the
-/// caller has them (else one walk finds them).
-fn pre_capture(
-    rec: &Recording,
-    d: &DeviceTimeline,
-    phases: &phase::Phases,
-    frees: Option<&[Option<u32>]>,
-) -> precapture::PreCapture {
-    let candidates = precapture::candidates(rec, d);
-    if candidates.is_empty() {
-        return precapture::PreCapture::default();
-    }
-    let walked;
-    let frees = match frees {
-        Some(f) => f,
-        None => {
-            walked = rules::free_events(rec, d);
-            &walked
-        }
-    };
-    let none = precapture::PreCapture::default();
-    let first_step_ns = phases.first_step_ns();
-    precapture::decide(d, &candidates, first_step_ns, runs_a_model(rec), |i| {
-        let free = frees.get(i).copied().flatten();
-        rules::classify_one(rec, d, phases, &none, i, free).category
-    })
-}
-
-/// Whether some stack of the recording passes through an `nn.Module`'s call: the program
-/// ran a model (a snapshot of anything else has no weights to infer).
-fn runs_a_model(rec: &Recording) -> bool {
-    (rec.stacks.iter().flatten()).any(|f| frames::in_path(rec.strings.get(f.file), frames::MODULES))
 }
 
 /// The composition of the device's memory at its allocated peak; `None` where the source
@@ -257,7 +237,7 @@ pub fn composition_at_peak(
     // Only the allocations live at the peak are classified: a few hundred of a run's
     // hundreds of thousands, so `summary` pays for the categories of what it shows.
     let phases = phase::Phases::build(rec, timeline);
-    let pre = pre_capture(rec, d, &phases, None);
+    let pre = precapture::find(rec, d, &phases, None);
     let mut evidence = live_by_evidence(rec, d, &phases, &pre, peak_pos);
     let residual_to = match d.totals {
         TotalsSource::Trace => Category::BeforeTrace,
@@ -274,6 +254,7 @@ pub fn composition_at_peak(
         bytes,
         evidence,
         outside_pytorch: outside_pytorch(rec, d.device, peak.reserved_bytes, peak.time_ns),
+        unseen_weights: unseen::unseen_weights(rec, d, &phases, &bytes),
     })
 }
 
@@ -344,7 +325,7 @@ pub fn windows_asked_at_peak(
         return Vec::new();
     };
     let phases = phase::Phases::build_noting(rec, timeline);
-    let pre = pre_capture(rec, d, &phases, None);
+    let pre = precapture::find(rec, d, &phases, None);
     live_by_evidence(rec, d, &phases, &pre, peak_pos);
     phases.asked()
 }

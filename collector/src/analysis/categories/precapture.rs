@@ -45,6 +45,42 @@ impl PreCapture {
     }
 }
 
+/// What the run says of the blocks the capture found already there (this module's rules): only
+/// recordings with stacks have such blocks, so a trace pays nothing. `frees` where the
+/// caller has them (else one walk finds them).
+pub(super) fn find(
+    rec: &Recording,
+    d: &DeviceTimeline,
+    phases: &super::phase::Phases,
+    frees: Option<&[Option<u32>]>,
+) -> PreCapture {
+    let candidates = candidates(rec, d);
+    if candidates.is_empty() {
+        return PreCapture::default();
+    }
+    let walked;
+    let frees = match frees {
+        Some(f) => f,
+        None => {
+            walked = super::rules::free_events(rec, d);
+            &walked
+        }
+    };
+    let none = PreCapture::default();
+    let first_step_ns = phases.first_step_ns();
+    decide(d, &candidates, first_step_ns, runs_a_model(rec), |i| {
+        let free = frees.get(i).copied().flatten();
+        super::rules::classify_one(rec, d, phases, &none, i, free).category
+    })
+}
+
+/// Whether some stack of the recording passes through an `nn.Module`'s call: the program
+/// ran a model (a snapshot of anything else has no weights to infer).
+fn runs_a_model(rec: &Recording) -> bool {
+    (rec.stacks.iter().flatten())
+        .any(|f| super::frames::in_path(rec.strings.get(f.file), super::frames::MODULES))
+}
+
 /// The device's blocks the capture found already there and knows nothing of (indices into
 /// `d.allocations`, ascending): they carry no frames in a recording whose blocks carry them
 /// (an allocator snapshot, a recording with `--torch-memory`), and are placed at the
