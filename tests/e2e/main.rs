@@ -20,6 +20,7 @@ mod golden;
 mod gzip_input;
 mod hostile_input;
 mod live_sums;
+mod memory_timeline;
 mod nsight;
 mod odd_input;
 mod pack;

@@ -10,6 +10,7 @@ use collector::model::DeviceId;
 use collector::parse::SpanFilter;
 use collector::parse::discover::{Discovered, discover};
 use collector::parse::input::DecompressedLimit;
+use collector::parse::memory_timeline::{Beside, is_memory_timeline};
 use collector::{LoadOptions, Recording};
 
 use super::values::{DeviceArg, TimeOffset};
@@ -59,9 +60,21 @@ pub fn inputs(paths: &[PathBuf]) -> Result<Inputs> {
 
 /// Read and summarise `files` on all cores, in fleet order ([`ranks::sort_inputs`]);
 /// warn on stderr for each that ends early.
+/// torch's memory timeline exports among them are put onto the traces they came from
+/// ([`Beside`]); those no trace came from are inputs of their own.
 pub fn summarize_many(files: &[PathBuf], load: LoadArgs) -> Result<Vec<RankInput>> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut inputs = ranks::summarize_files(files, load_options(load), cores)?;
+    let (timelines, others): (Vec<PathBuf>, Vec<PathBuf>) =
+        files.iter().cloned().partition(|p| is_memory_timeline(p));
+    let (beside, files) = match others.is_empty() {
+        true => (Beside::default(), files),
+        false => (Beside::read(&timelines, load_options(load))?, &others[..]),
+    };
+    let mut inputs = ranks::summarize_files_beside(files, &beside, load_options(load), cores)?;
+    let unused: Vec<PathBuf> = beside.unused().into_iter().map(Path::to_path_buf).collect();
+    if !unused.is_empty() {
+        inputs.extend(ranks::summarize_files(&unused, load_options(load), cores)?);
+    }
     for input in &inputs {
         if let Some(at) = input.summary.truncated_at_byte {
             eprintln!(

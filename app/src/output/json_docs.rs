@@ -24,6 +24,8 @@ pub struct SummaryDoc<'a> {
     era: &'a str,
     compressed: bool,
     packed: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    categories_from: Option<&'a str>,
     duration_us: f64,
     events: u64,
     ops: u64,
@@ -59,6 +61,7 @@ impl<'a> SummaryDoc<'a> {
             era: &s.era,
             compressed: s.compressed,
             packed: s.packed.as_deref(),
+            categories_from: s.categories_from.as_deref(),
             duration_us: us(t0, s.end_ns),
             events: s.events,
             ops: s.ops,

@@ -122,6 +122,11 @@ fn findings(v: &RanksView<'_>) -> Vec<(String, String)> {
         ooms.join(", ")
     };
     lines.push(("out of memory".to_owned(), ooms));
+    for input in v.inputs {
+        if let Some(from) = &input.summary.categories_from {
+            lines.push(("categories".to_owned(), format!("{}: {from}", who(input))));
+        }
+    }
     for stage in &f.stages {
         let worst = stage.worst.and_then(|(i, bytes)| {
             let input = v.inputs.get(i)?;
@@ -225,6 +230,8 @@ struct InputDoc<'a> {
     rank: Option<i64>,
     stage: Option<i64>,
     format: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    categories_from: Option<&'a str>,
     devices: Vec<DeviceDoc<'a>>,
 }
 
@@ -283,6 +290,7 @@ pub fn ranks_json(out: &mut impl Write, v: &RanksView<'_>) -> io::Result<()> {
                 rank: r.rank,
                 stage: r.stage,
                 format: r.summary.format.as_str(),
+                categories_from: r.summary.categories_from.as_deref(),
                 devices: r
                     .summary
                     .devices

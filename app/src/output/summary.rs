@@ -69,6 +69,9 @@ fn facts_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
     if let Some(packed) = &s.packed {
         writeln!(out, "  packed     {packed}")?;
     }
+    if let Some(from) = &s.categories_from {
+        writeln!(out, "  categories {}", one_line(from))?;
+    }
     writeln!(
         out,
         "  contents   {}, {}, {}, {}, {} long",

@@ -55,9 +55,8 @@ pub struct MemEvent {
 
 impl MemEvent {
     /// An allocation of `bytes` at `time_ns` (a free where `bytes` is negative) on device 0,
-    /// thread 0, with nothing else known: what tests build their events from.
-    #[cfg(test)]
-    pub(crate) fn sized(time_ns: i64, bytes: i64) -> MemEvent {
+    /// thread 0, with nothing else known: what tests and made-up events start from.
+    pub fn sized(time_ns: i64, bytes: i64) -> MemEvent {
         MemEvent {
             time_ns,
             bytes,

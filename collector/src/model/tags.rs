@@ -1,7 +1,7 @@
 //! Storages named at capture time: `vramscope record --torch-memory`'s shim looks at the
 //! program's optimizers and modules and records where their parameters, gradients and
-//! optimizer state live (data pointer and size), so the categories of those blocks are
-//! known, not inferred.
+//! optimizer state live (data pointer and size), and torch's memory timeline export names
+//! every tensor's category, so the categories of those blocks are known, not inferred.
 
 use super::DeviceIdx;
 
@@ -14,6 +14,16 @@ pub enum TensorRole {
     Gradient,
     /// A tensor of an optimizer's `state` (Adam's moments, SGD's momentum).
     OptimizerState,
+    /// What torch's memory profiler calls an input (a batch; read from its timeline).
+    Input,
+    /// A tensor torch's memory profiler saw made and freed inside one op.
+    Temporary,
+    /// A tensor of the forward pass kept for backward, as torch's memory profiler says.
+    Activation,
+    /// Autograd's own buffers, as torch's memory profiler says.
+    AutogradDetail,
+    /// What torch's memory profiler could not categorise.
+    Unknown,
 }
 
 impl TensorRole {
@@ -23,6 +33,11 @@ impl TensorRole {
             TensorRole::Parameter => "parameter",
             TensorRole::Gradient => "gradient",
             TensorRole::OptimizerState => "optimizer_state",
+            TensorRole::Input => "input",
+            TensorRole::Temporary => "temporary",
+            TensorRole::Activation => "activation",
+            TensorRole::AutogradDetail => "autograd_detail",
+            TensorRole::Unknown => "unknown",
         }
     }
 
@@ -32,6 +47,11 @@ impl TensorRole {
             "parameter" => Some(TensorRole::Parameter),
             "gradient" => Some(TensorRole::Gradient),
             "optimizer_state" => Some(TensorRole::OptimizerState),
+            "input" => Some(TensorRole::Input),
+            "temporary" => Some(TensorRole::Temporary),
+            "activation" => Some(TensorRole::Activation),
+            "autograd_detail" => Some(TensorRole::AutogradDetail),
+            "unknown" => Some(TensorRole::Unknown),
             _ => None,
         }
     }

@@ -111,11 +111,12 @@ mod tests {
 
     #[test]
     fn every_format_has_an_importer_that_claims_its_own_signature() {
-        let heads: [(&[u8], SourceFormat); 5] = [
+        let heads: [(&[u8], SourceFormat); 6] = [
             (b"  \n{\"a\":1}", SourceFormat::TorchChromeTrace),
             (b"\x80\x04\x95", SourceFormat::TorchSnapshot),
             (b"SQLite format 3\0\x10", SourceFormat::NsightSqlite),
             (b"{\"Type\":48}", SourceFormat::NsightJson),
+            (b"[[-1, 1, 512, 0]]", SourceFormat::TorchMemoryTimeline),
             (
                 crate::parse::recording::MAGIC,
                 SourceFormat::VramscopeRecording,

@@ -11,6 +11,7 @@ mod errors;
 pub mod importer;
 pub mod input;
 pub mod json_stream;
+pub mod memory_timeline;
 pub mod nsight;
 pub mod pickle;
 pub mod preview;
@@ -37,6 +38,8 @@ pub enum SourceFormat {
     NsightSqlite,
     /// Nsight Systems `nsys export --type json`.
     NsightJson,
+    /// torch's memory categories: `prof.export_memory_timeline` (plot or raw events).
+    TorchMemoryTimeline,
     /// vramscope's own recording (`vramscope record`).
     VramscopeRecording,
 }
@@ -44,11 +47,12 @@ pub enum SourceFormat {
 impl SourceFormat {
     /// Every format, in the order detection asks their importers ([`SourceFormat::importer`]
     /// maps each to its reader).
-    pub const ALL: [SourceFormat; 5] = [
+    pub const ALL: [SourceFormat; 6] = [
         SourceFormat::TorchChromeTrace,
         SourceFormat::TorchSnapshot,
         SourceFormat::NsightSqlite,
         SourceFormat::NsightJson,
+        SourceFormat::TorchMemoryTimeline,
         SourceFormat::VramscopeRecording,
     ];
 
@@ -65,6 +69,7 @@ impl SourceFormat {
             SourceFormat::TorchSnapshot => &snapshot::SnapshotImporter,
             SourceFormat::NsightSqlite => &nsight::NsightSqliteImporter,
             SourceFormat::NsightJson => &nsight::NsightJsonImporter,
+            SourceFormat::TorchMemoryTimeline => &memory_timeline::MemoryTimelineImporter,
             SourceFormat::VramscopeRecording => &recording::RecordingImporter,
         }
     }
@@ -76,6 +81,7 @@ impl SourceFormat {
             SourceFormat::TorchSnapshot => "pytorch-allocator-snapshot",
             SourceFormat::NsightSqlite => "nsight-systems-sqlite",
             SourceFormat::NsightJson => "nsight-systems-json",
+            SourceFormat::TorchMemoryTimeline => "pytorch-memory-timeline",
             SourceFormat::VramscopeRecording => "vramscope-recording",
         }
     }
@@ -87,6 +93,7 @@ impl SourceFormat {
             SourceFormat::TorchSnapshot => "PyTorch allocator snapshot",
             SourceFormat::NsightSqlite => "Nsight Systems export (SQLite)",
             SourceFormat::NsightJson => "Nsight Systems export (JSON)",
+            SourceFormat::TorchMemoryTimeline => "PyTorch memory timeline (categories)",
             SourceFormat::VramscopeRecording => "vramscope recording",
         }
     }

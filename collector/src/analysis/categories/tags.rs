@@ -53,6 +53,11 @@ fn category_of(role: TensorRole) -> Category {
         TensorRole::Parameter => Category::Parameter,
         TensorRole::Gradient => Category::Gradient,
         TensorRole::OptimizerState => Category::OptimizerState,
+        TensorRole::Input => Category::Input,
+        TensorRole::Temporary => Category::Temporary,
+        TensorRole::Activation => Category::Activation,
+        TensorRole::AutogradDetail => Category::AutogradDetail,
+        TensorRole::Unknown => Category::Unknown,
     }
 }
 

@@ -13,7 +13,9 @@ use std::path::PathBuf;
 use super::Summary;
 use crate::model::{DeviceId, Meta};
 pub use names::{rank_from_file_name, rank_of, stage_of};
-pub use parallel::{FilesProgress, MAX_WORKERS, OnError, map_files, summarize_files};
+pub use parallel::{
+    FilesProgress, MAX_WORKERS, OnError, map_files, summarize_files, summarize_files_beside,
+};
 
 /// One input's summary and where it sits in the fleet.
 #[derive(Clone, Debug, PartialEq)]

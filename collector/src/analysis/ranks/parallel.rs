@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use super::RankInput;
 use crate::analysis::summarize_compact;
 use crate::model::Recording;
+use crate::parse::memory_timeline::Beside;
 use crate::parse::recording::packed::stored_summary;
 use crate::parse::{LoadError, LoadOptions, LoadProgress, SpanFilter, load_watched};
 
@@ -48,6 +49,17 @@ pub fn summarize_files(
     options: LoadOptions,
     workers: usize,
 ) -> Result<Vec<RankInput>, LoadError> {
+    summarize_files_beside(files, &Beside::default(), options, workers)
+}
+
+/// [`summarize_files`], each input first given the categories of the memory timeline
+/// exports in `beside` that came from its profile ([`Beside::put_onto`]).
+pub fn summarize_files_beside(
+    files: &[PathBuf],
+    beside: &Beside,
+    options: LoadOptions,
+    workers: usize,
+) -> Result<Vec<RankInput>, LoadError> {
     let progress = FilesProgress::default();
     // Spans held compressed until the summary takes the few it reads: a fleet of large
     // traces read on every core at once is where memory runs out first.
@@ -56,7 +68,7 @@ pub fn summarize_files(
         ..options
     };
     let done = map_paths(files, workers, &progress, OnError::Stop, |path, watch| {
-        if let Some(stored) = stored_summary(path, options) {
+        if let Some(stored) = stored_summary(path, options).filter(|_| beside.is_empty()) {
             return Ok(RankInput::new(
                 path.to_path_buf(),
                 &stored.meta,
@@ -64,6 +76,7 @@ pub fn summarize_files(
             ));
         }
         load_watched(path, compact, watch).map(|mut rec| {
+            beside.put_onto(&mut rec);
             let (_, summary) = summarize_compact(&mut rec);
             RankInput::new(path.to_path_buf(), &rec.meta, summary)
         })

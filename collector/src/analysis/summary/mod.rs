@@ -129,6 +129,10 @@ pub struct Summary {
     pub compressed: bool,
     /// Set for a `vramscope pack` of another file: where it came from, whether redacted.
     pub packed: Option<String>,
+    /// Set where torch's memory timeline export of the same profile gave the categories:
+    /// the file and how many allocations it named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub categories_from: Option<String>,
     /// The first timestamp, ns on the recording's clock (times in reports count from it).
     pub start_ns: i64,
     /// The last timestamp, ns.
@@ -214,6 +218,9 @@ pub fn summarize(rec: &Recording, timeline: &Timeline) -> Summary {
         era: rec.meta.era.clone(),
         compressed: rec.meta.compressed,
         packed: rec.meta.properties.get("vramscope_pack").cloned(),
+        categories_from: (rec.meta.properties)
+            .get(crate::parse::memory_timeline::CATEGORIES_FROM)
+            .cloned(),
         start_ns: rec.meta.start_ns,
         end_ns: rec.meta.end_ns,
         events: rec.meta.events_read,
