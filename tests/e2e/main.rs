@@ -19,6 +19,7 @@ mod file_signals;
 mod golden;
 mod gzip_input;
 mod hostile_input;
+mod hostile_names;
 mod live_sums;
 mod nsight;
 mod odd_input;
