@@ -140,3 +140,45 @@ fn floods_of_one_byte_pickle_opcodes_stop_at_the_reader_caps() {
         refused_promptly(&path, &needles);
     }
 }
+
+#[test]
+fn references_repeated_to_one_record_stop_at_the_records_budget() {
+    // GIVEN snapshots of 4 MB whose blocks, or trace entries, are 2 million 2-byte
+    // references to one dict (made by tests/hostile/amplified_snapshot.py; at 5e7 such
+    // references a 100 MB file took 3.5 GB and aborted)
+    let dir = temp_dir("hostile-amplified");
+    for kind in ["blocks", "entries"] {
+        let path = dir.join(format!("{kind}.pickle"));
+        let script = repo_root().join("tests/hostile/amplified_snapshot.py");
+        let out = Command::new(python3())
+            .args([
+                arg(&script),
+                arg(&path),
+                "--refs",
+                "2000000",
+                "--kind",
+                kind,
+            ])
+            .output()
+            .expect("python3 runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // WHEN read, THEN refused promptly, saying what is wrong and what to do
+        let what = if kind == "blocks" {
+            "its blocks"
+        } else {
+            "its trace entries"
+        };
+        refused_promptly(
+            &path,
+            &[
+                &format!("{what} repeat references to the same records"),
+                "than a pickle of 4004564 bytes holds (at most 125142, one per 32 bytes)",
+                "take the snapshot again",
+            ],
+        );
+    }
+}

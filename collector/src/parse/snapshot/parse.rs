@@ -31,7 +31,21 @@ pub(super) struct Reader<'p> {
     stack_by_content: FxHashMap<Vec<Frame>, StackId>,
     /// Reused buffer for building a stack before it is looked up.
     scratch: Vec<Frame>,
+    /// Records (segments, blocks, trace entries, annotations) still to be taken from lists
+    /// ([`MIN_RECORD_BYTES`]).
+    records_left: u64,
+    /// The pickle's size, for the error once the budget is spent.
+    pickle_bytes: u64,
 }
+
+/// Fewest bytes of pickle a record of a real snapshot takes (a segment, block, trace entry
+/// or annotation): a dict of four or more memoized keys (2 bytes each) and values (2 to 9),
+/// with its EMPTY_DICT, MARK and SETITEMS — 40 to 60 bytes in torch's. A list may repeat a
+/// 2-byte reference to one dict, which a copy per reference would turn into a record of
+/// 100 to 180 bytes each (5e7 references, 100 MB, took 3.5 GB): the reader takes at most
+/// one record per this many bytes of the pickle, so what it builds stays within about six
+/// times the file.
+pub(super) const MIN_RECORD_BYTES: u64 = 32;
 
 /// Everything the replay needs, read from the pickle.
 pub(super) struct Gathered {
@@ -71,8 +85,10 @@ pub(super) fn gather(p: &Pickle, folder: EntryFolder) -> Result<Gathered, Source
         folded: stacks,
         stack_by_content: FxHashMap::default(),
         scratch: Vec::new(),
+        records_left: p.end_offset / MIN_RECORD_BYTES,
+        pickle_bytes: p.end_offset,
     };
-    let state = r.read_segments(segments);
+    let state = r.read_segments(segments)?;
     let settings = p
         .get(root, "allocator_settings")
         .map(|s| r.read_settings(s))
@@ -95,7 +111,7 @@ pub(super) fn gather(p: &Pickle, folder: EntryFolder) -> Result<Gathered, Source
             r.finish_in_place(&mut trace, &extras);
             trace
         } else {
-            r.read_trace(list, &folded, &extras)
+            r.read_trace(list, &folded, &extras)?
         };
         has_time |= trace.entries.iter().any(|e| e.has_time);
         any_entry |= !trace.entries.is_empty();
@@ -104,6 +120,7 @@ pub(super) fn gather(p: &Pickle, folder: EntryFolder) -> Result<Gathered, Source
     let annotations = p
         .get(root, "external_annotations")
         .map(|a| r.read_annotations(a))
+        .transpose()?
         .unwrap_or_default();
     Ok(Gathered {
         rec: r.rec,
@@ -125,6 +142,38 @@ fn holds_all_in_order(p: &Pickle, list: NodeId, count: usize) -> bool {
 }
 
 impl Reader<'_> {
+    /// Take `n` records of `what` from the budget ([`MIN_RECORD_BYTES`]) and room for
+    /// them in `v`; an error when the pickle names more than its size can hold, or the
+    /// memory is refused.
+    pub(super) fn take_records<T>(
+        &mut self,
+        v: &mut Vec<T>,
+        n: usize,
+        what: &str,
+    ) -> Result<(), SourceError> {
+        let wanted = n as u64;
+        if wanted > self.records_left {
+            let most = self.pickle_bytes / MIN_RECORD_BYTES;
+            return Err(SourceError::shape(
+                None,
+                format!(
+                    "its {what} repeat references to the same records: more segments, blocks, \
+                     trace entries and annotations than a pickle of {} bytes holds (at most \
+                     {most}, one per {MIN_RECORD_BYTES} bytes); it was not written by \
+                     torch.cuda.memory._snapshot(): take the snapshot again",
+                    self.pickle_bytes
+                ),
+            ));
+        }
+        self.records_left -= wanted;
+        v.try_reserve_exact(n).map_err(|_| {
+            SourceError::shape(
+                None,
+                format!("memory for {n} {what} refused; free memory and try again"),
+            )
+        })
+    }
+
     pub(super) fn str_of(&self, dict: NodeId, key: &str) -> Option<&str> {
         self.p.get(dict, key).and_then(|v| self.p.as_str(v))
     }
@@ -270,11 +319,11 @@ impl Reader<'_> {
         list: NodeId,
         folded: &[Entry],
         extras: &FxHashMap<u32, Extra>,
-    ) -> Trace {
+    ) -> Result<Trace, SourceError> {
         let p = self.p;
         let items = p.items(list);
         let mut trace = Trace::default();
-        trace.entries.reserve_exact(items.len());
+        self.take_records(&mut trace.entries, items.len(), "trace entries")?;
         for &e in items {
             let decoded = match p.folded(e) {
                 Some(i) => folded.get(i as usize).map(|&entry| Decoded {
@@ -293,7 +342,7 @@ impl Reader<'_> {
                 trace.entries.push(d.entry);
             }
         }
-        trace
+        Ok(trace)
     }
 
     /// [`Reader::finish`] over `trace.entries` (the folded entries `0..`), in place.
@@ -319,11 +368,12 @@ impl Reader<'_> {
         trace.entries = entries;
     }
 
-    fn read_annotations(&mut self, list: NodeId) -> Vec<OpSpan> {
+    fn read_annotations(&mut self, list: NodeId) -> Result<Vec<OpSpan>, SourceError> {
         // START/END pairs per (device, name), in order.
         let mut open: FxHashMap<(i64, String), Vec<i64>> = FxHashMap::default();
         let mut spans = Vec::new();
         let items: Vec<NodeId> = self.p.items(list).to_vec();
+        self.take_records(&mut spans, items.len() / 2, "annotations")?;
         for a in items {
             let (Some(stage), Some(name)) = (self.str_of(a, "stage"), self.str_of(a, "name"))
             else {
@@ -361,6 +411,6 @@ impl Reader<'_> {
             }
         }
         spans.sort_by_key(|s| (s.start_ns, std::cmp::Reverse(s.end_ns)));
-        spans
+        Ok(spans)
     }
 }

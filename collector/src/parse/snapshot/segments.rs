@@ -5,12 +5,15 @@ use std::collections::BTreeMap;
 
 use super::parse::Reader;
 use crate::model::{Block, BlockState, DeviceId, Segment, SegmentPool, StackId};
+use crate::parse::SourceError;
 use crate::parse::pickle::{NodeId, Pickle};
 
 impl Reader<'_> {
-    pub(super) fn read_segments(&mut self, segments: NodeId) -> Vec<Segment> {
+    pub(super) fn read_segments(&mut self, segments: NodeId) -> Result<Vec<Segment>, SourceError> {
         let mut out = Vec::new();
-        for &s in self.p.items(segments) {
+        let p = self.p;
+        self.take_records(&mut out, p.items(segments).len(), "segments")?;
+        for &s in p.items(segments) {
             if self.p.type_name(s) != "dict" {
                 self.rec
                     .diagnostics
@@ -21,7 +24,8 @@ impl Reader<'_> {
             let device = self.rec.device_index(DeviceId::cuda(device));
             let mut blocks = Vec::new();
             if let Some(list) = self.p.get(s, "blocks") {
-                for &b in self.p.items(list) {
+                self.take_records(&mut blocks, p.items(list).len(), "blocks")?;
+                for &b in p.items(list) {
                     let state = match self.str_of(b, "state") {
                         Some("active_allocated") => BlockState::ActiveAllocated,
                         Some("active_pending_free") => BlockState::ActivePendingFree,
@@ -73,7 +77,7 @@ impl Reader<'_> {
                 blocks,
             });
         }
-        out
+        Ok(out)
     }
 
     /// `segment_pool_id` when it names a pool other than the default `(0, 0)`.
