@@ -25,6 +25,7 @@ mod nsight;
 mod odd_input;
 mod pack;
 mod pack_stored;
+mod python_json;
 
 mod ranks;
 mod real_traces;

@@ -316,9 +316,12 @@ impl Builder {
         if device_type == DeviceType::HIP {
             self.saw_hip = true;
         }
-        let index = args
-            .device_id
-            .map_or(-1, |d| d.0.clamp(-1, i128::from(i32::MAX)) as i32);
+        let in_range = |d: Int| i32::try_from(d.0).ok().filter(|&i| i >= -1);
+        let Some(index) = args.device_id.map_or(Some(-1), in_range) else {
+            self.diagnostics
+                .note("memory events with a Device Id outside -1..=2147483647 skipped");
+            return;
+        };
         self.see_time(time_ns, time_ns);
         let device = self.device(DeviceId { device_type, index });
         let thread = self.thread(ev.pid.as_ref(), ev.tid.as_ref());

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
+use super::budget::{MIN_RECORD_BYTES, sizes_in_range};
 use super::entry::{Action, Entry, Key, Trace};
 use super::fold::{CACHED, Decoded, EntryFolder, Extra, decode, key_of};
 use super::frames::{FRAME_TAG, FoldedStacks};
@@ -33,19 +34,10 @@ pub(super) struct Reader<'p> {
     scratch: Vec<Frame>,
     /// Records (segments, blocks, trace entries, annotations) still to be taken from lists
     /// ([`MIN_RECORD_BYTES`]).
-    records_left: u64,
+    pub(super) records_left: u64,
     /// The pickle's size, for the error once the budget is spent.
-    pickle_bytes: u64,
+    pub(super) pickle_bytes: u64,
 }
-
-/// Fewest bytes of pickle a record of a real snapshot takes (a segment, block, trace entry
-/// or annotation): a dict of four or more memoized keys (2 bytes each) and values (2 to 9),
-/// with its EMPTY_DICT, MARK and SETITEMS — 40 to 60 bytes in torch's. A list may repeat a
-/// 2-byte reference to one dict, which a copy per reference would turn into a record of
-/// 100 to 180 bytes each (5e7 references, 100 MB, took 3.5 GB): the reader takes at most
-/// one record per this many bytes of the pickle, so what it builds stays within about six
-/// times the file.
-pub(super) const MIN_RECORD_BYTES: u64 = 32;
 
 /// Everything the replay needs, read from the pickle.
 pub(super) struct Gathered {
@@ -117,6 +109,7 @@ pub(super) fn gather(p: &Pickle, folder: EntryFolder) -> Result<Gathered, Source
         any_entry |= !trace.entries.is_empty();
         per_device.push((index as i32, trace));
     }
+    sizes_in_range(&per_device)?;
     let annotations = p
         .get(root, "external_annotations")
         .map(|a| r.read_annotations(a))
@@ -142,38 +135,6 @@ fn holds_all_in_order(p: &Pickle, list: NodeId, count: usize) -> bool {
 }
 
 impl Reader<'_> {
-    /// Take `n` records of `what` from the budget ([`MIN_RECORD_BYTES`]) and room for
-    /// them in `v`; an error when the pickle names more than its size can hold, or the
-    /// memory is refused.
-    pub(super) fn take_records<T>(
-        &mut self,
-        v: &mut Vec<T>,
-        n: usize,
-        what: &str,
-    ) -> Result<(), SourceError> {
-        let wanted = n as u64;
-        if wanted > self.records_left {
-            let most = self.pickle_bytes / MIN_RECORD_BYTES;
-            return Err(SourceError::shape(
-                None,
-                format!(
-                    "its {what} repeat references to the same records: more segments, blocks, \
-                     trace entries and annotations than a pickle of {} bytes holds (at most \
-                     {most}, one per {MIN_RECORD_BYTES} bytes); it was not written by \
-                     torch.cuda.memory._snapshot(): take the snapshot again",
-                    self.pickle_bytes
-                ),
-            ));
-        }
-        self.records_left -= wanted;
-        v.try_reserve_exact(n).map_err(|_| {
-            SourceError::shape(
-                None,
-                format!("memory for {n} {what} refused; free memory and try again"),
-            )
-        })
-    }
-
     pub(super) fn str_of(&self, dict: NodeId, key: &str) -> Option<&str> {
         self.p.get(dict, key).and_then(|v| self.p.as_str(v))
     }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::budget::size_in_range;
 use super::parse::Reader;
 use crate::model::{Block, BlockState, DeviceId, Segment, SegmentPool, StackId};
 use crate::parse::SourceError;
@@ -33,10 +34,11 @@ impl Reader<'_> {
                     };
                     let frames = self.p.get(b, "frames");
                     let stack = self.stack(frames).checked_sub(1).map(StackId);
+                    let size = |key| size_in_range("a block", self.u64_of(b, key).unwrap_or(0));
                     blocks.push(Block {
                         address: self.u64_of(b, "address").unwrap_or(0),
-                        size_bytes: self.u64_of(b, "size").unwrap_or(0),
-                        requested_size_bytes: self.u64_of(b, "requested_size").unwrap_or(0),
+                        size_bytes: size("size")?,
+                        requested_size_bytes: size("requested_size")?,
                         state,
                         stack,
                     });
@@ -48,17 +50,30 @@ impl Reader<'_> {
                 _ => SegmentPool::Other,
             };
             let address = self.u64_of(s, "address").unwrap_or(0);
+            for key in [
+                "total_size",
+                "allocated_size",
+                "active_size",
+                "requested_size",
+            ] {
+                size_in_range("a segment", self.u64_of(s, key).unwrap_or(0))?;
+            }
             // Older snapshots lack some sizes; blocks give them.
-            let total = self
-                .u64_of(s, "total_size")
-                .unwrap_or_else(|| blocks.iter().map(|b| b.size_bytes).sum());
-            let allocated = self.u64_of(s, "allocated_size").unwrap_or_else(|| {
-                blocks
+            let sum = |only_allocated: bool| {
+                let sizes = blocks
                     .iter()
-                    .filter(|b| b.state == BlockState::ActiveAllocated)
-                    .map(|b| b.size_bytes)
-                    .sum()
-            });
+                    .filter(|b| !only_allocated || b.state == BlockState::ActiveAllocated);
+                let bytes = sizes.fold(0u64, |sum, b| sum.saturating_add(b.size_bytes));
+                size_in_range("a segment's blocks", bytes)
+            };
+            let total = match self.u64_of(s, "total_size") {
+                Some(total) => total,
+                None => sum(false)?,
+            };
+            let allocated = match self.u64_of(s, "allocated_size") {
+                Some(allocated) => allocated,
+                None => sum(true)?,
+            };
             out.push(Segment {
                 device,
                 address,
