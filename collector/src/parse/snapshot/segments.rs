@@ -23,27 +23,7 @@ impl Reader<'_> {
             }
             let device = self.u64_of(s, "device").unwrap_or(0) as i32;
             let device = self.rec.device_index(DeviceId::cuda(device));
-            let mut blocks = Vec::new();
-            if let Some(list) = self.p.get(s, "blocks") {
-                self.take_records(&mut blocks, p.items(list).len(), "blocks")?;
-                for &b in p.items(list) {
-                    let state = match self.str_of(b, "state") {
-                        Some("active_allocated") => BlockState::ActiveAllocated,
-                        Some("active_pending_free") => BlockState::ActivePendingFree,
-                        _ => BlockState::Inactive,
-                    };
-                    let frames = self.p.get(b, "frames");
-                    let stack = self.stack(frames).checked_sub(1).map(StackId);
-                    let size = |key| size_in_range("a block", self.u64_of(b, key).unwrap_or(0));
-                    blocks.push(Block {
-                        address: self.u64_of(b, "address").unwrap_or(0),
-                        size_bytes: size("size")?,
-                        requested_size_bytes: size("requested_size")?,
-                        state,
-                        stack,
-                    });
-                }
-            }
+            let blocks = self.read_blocks(s)?;
             let pool = match self.str_of(s, "segment_type") {
                 Some("large") => SegmentPool::Large,
                 Some("small") => SegmentPool::Small,
@@ -93,6 +73,34 @@ impl Reader<'_> {
             });
         }
         Ok(out)
+    }
+
+    /// A segment's blocks.
+    fn read_blocks(&mut self, segment: NodeId) -> Result<Vec<Block>, SourceError> {
+        let p = self.p;
+        let mut blocks = Vec::new();
+        let Some(list) = p.get(segment, "blocks") else {
+            return Ok(blocks);
+        };
+        self.take_records(&mut blocks, p.items(list).len(), "blocks")?;
+        for &b in p.items(list) {
+            let state = match self.str_of(b, "state") {
+                Some("active_allocated") => BlockState::ActiveAllocated,
+                Some("active_pending_free") => BlockState::ActivePendingFree,
+                _ => BlockState::Inactive,
+            };
+            let frames = p.get(b, "frames");
+            let stack = self.stack(frames).checked_sub(1).map(StackId);
+            let size = |key| size_in_range("a block", self.u64_of(b, key).unwrap_or(0));
+            blocks.push(Block {
+                address: self.u64_of(b, "address").unwrap_or(0),
+                size_bytes: size("size")?,
+                requested_size_bytes: size("requested_size")?,
+                state,
+                stack,
+            });
+        }
+        Ok(blocks)
     }
 
     /// `segment_pool_id` when it names a pool other than the default `(0, 0)`.
