@@ -192,6 +192,20 @@ fn the_exit_code_is_the_programs() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // A file that is there but not executable: 126, the reason, and no recording (it once
+    // ran the exec step, kept a recording and said the recording was complete).
+    let script = dir.join("not-executable.sh");
+    std::fs::write(&script, "#!/bin/sh\nexit 0\n").expect("script");
+    let program = format!("./{}", script.file_name().expect("name").to_string_lossy());
+    for (name, cmd) in [("dir2.vsr", "/"), ("noexec.vsr", program.as_str())] {
+        let out = record(&dir, &plain_gpu_script(), &["-o", name], &[cmd]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(126), "{cmd}: {stderr}");
+        assert!(stderr.contains(&format!("cannot run {cmd}")), "{stderr}");
+        assert!(stderr.contains("no recording was kept"), "{stderr}");
+        assert!(!stderr.contains("complete"), "{stderr}");
+        assert!(!dir.join(name).exists(), "{cmd}: a recording was left");
+    }
 }
 
 /// `vramscope record --interval-ms 20 -o run.vsr -- sleep 30` in a fresh directory: vramscope,
