@@ -4,11 +4,10 @@
 //! past what vramscope holds are named, never clamped or wrapped without a word.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
-use crate::record_support::python3;
+use crate::record_support::run_python;
 use crate::support::*;
 
 /// A CPU op and a 1 MiB allocation in it, as JSON text, with `ts` and `Bytes` given twice
@@ -33,7 +32,9 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
-fn summary(path: &Path) -> Value {
+/// `summary` of the trace `{TOP"traceEvents":[EVENTS]}` written as `name` in `dir`.
+fn summary_of(dir: &Path, name: &str, top: &str, events: &str) -> Value {
+    let path = write(dir, name, &format!(r#"{{{top}"traceEvents":[{events}]}}"#));
     vramscope_json(&["summary", path.to_str().expect("utf-8")])
 }
 
@@ -48,28 +49,15 @@ fn warning(s: &Value, needle: &str) -> u64 {
 fn keys_given_twice_keep_their_last_value_as_python_reads_them() {
     let dir = temp_dir("python-json-twice");
     // GIVEN a memory event with `ts` and `Bytes` given twice
-    let path = write(
-        &dir,
-        "dup.json",
-        &format!(r#"{{"traceEvents":[{}]}}"#, events(true, 1 << 20, "0")),
-    );
     // WHEN summarized, THEN it is read with the last values, and a note says so
-    let s = summary(&path);
+    let s = summary_of(&dir, "dup.json", "", &events(true, 1 << 20, "0"));
     assert_eq!(s["devices"][0]["device"], "cuda:0", "{s}");
     assert_eq!(s["devices"][0]["peak_allocated_bytes"], 1 << 20);
     assert_eq!(s["devices"][0]["peak_allocated_at_us"], 5.0);
     assert_eq!(warning(&s, "a key given twice read with its last value"), 1);
     // AND `traceEvents` given twice: the last array is the trace (Python keeps the last)
-    let path = write(
-        &dir,
-        "arrays.json",
-        &format!(
-            r#"{{"traceEvents":[{}],"traceEvents":[{}]}}"#,
-            events(false, 3 << 20, "0"),
-            events(false, 2 << 20, "0")
-        ),
-    );
-    let s = summary(&path);
+    let first = format!(r#""traceEvents":[{}],"#, events(false, 3 << 20, "0"));
+    let s = summary_of(&dir, "arrays.json", &first, &events(false, 2 << 20, "0"));
     assert_eq!(s["events"], 2, "{s}");
     assert_eq!(s["devices"][0]["peak_allocated_bytes"], 2 << 20);
     assert_eq!(warning(&s, "\"traceEvents\" given again"), 1);
@@ -78,12 +66,7 @@ fn keys_given_twice_keep_their_last_value_as_python_reads_them() {
 #[test]
 fn a_lone_surrogate_escape_reads_as_a_replacement_character() {
     let dir = temp_dir("python-json-surrogate");
-    let path = write(
-        &dir,
-        "surrogate.json",
-        &format!(r#"{{"traceEvents":[{}]}}"#, events(false, 1 << 20, "0")),
-    );
-    let s = summary(&path);
+    let s = summary_of(&dir, "surrogate.json", "", &events(false, 1 << 20, "0"));
     assert_eq!(
         s["devices"][0]["peak_allocated_op"], "aten::mm \u{fffd}",
         "{s}"
@@ -95,27 +78,21 @@ fn a_lone_surrogate_escape_reads_as_a_replacement_character() {
 fn numbers_past_the_range_are_named_not_clamped() {
     let dir = temp_dir("python-json-range");
     // A device id of 2^64: the event is skipped with a note, never `cuda:2147483647`.
-    let path = write(
+    let s = summary_of(
         &dir,
         "device.json",
-        &format!(
-            r#"{{"traceEvents":[{}]}}"#,
-            events(false, 1 << 20, "18446744073709551616")
-        ),
+        "",
+        &events(false, 1 << 20, "18446744073709551616"),
     );
-    let s = summary(&path);
     assert!(!s.to_string().contains("cuda:2147483647"), "{s}");
     assert_eq!(warning(&s, "Device Id outside -1..=2147483647 skipped"), 1);
     // baseTimeNanoseconds = i64::MAX: ignored with a note, the times exact from zero.
-    let path = write(
+    let s = summary_of(
         &dir,
         "base.json",
-        &format!(
-            r#"{{"baseTimeNanoseconds":9223372036854775807,"traceEvents":[{}]}}"#,
-            events(false, 1 << 20, "0")
-        ),
+        r#""baseTimeNanoseconds":9223372036854775807,"#,
+        &events(false, 1 << 20, "0"),
     );
-    let s = summary(&path);
     assert_eq!(
         warning(&s, "baseTimeNanoseconds 9223372036854775807 would put"),
         1
@@ -153,11 +130,7 @@ pickle.dump({"segments": [seg], "device_traces": [[entry]]}, open(sys.argv[1], "
     ] {
         let path = dir.join(name);
         let p = path.to_str().expect("utf-8");
-        let made = Command::new(python3())
-            .args(["-c", script, p, &total.to_string(), &entry.to_string()])
-            .status()
-            .expect("python3 runs");
-        assert!(made.success());
+        run_python(&["-c", script, p, &total.to_string(), &entry.to_string()]);
         let out = vramscope(&["summary", p]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
