@@ -255,3 +255,31 @@ fn absurd_timestamps_are_clamped_and_counted() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn archives_under_a_trace_name_are_named_with_the_way_out() {
+    // GIVEN the first bytes of a zip, a zstd and an xz file, each named like a gzip trace
+    let dir = temp_dir("archives");
+    for (magic, format, next) in [
+        (&b"PK\x03\x04\x14\x00"[..], "zip", "unpack it (unzip)"),
+        (
+            &b"\x28\xb5\x2f\xfd\x04\x58"[..],
+            "zstd",
+            "decompress it (zstd -d)",
+        ),
+        (&b"\xfd7zXZ\x00\x00\x04"[..], "xz", "decompress it (xz -d)"),
+    ] {
+        let path = dir.join(format!("{format}.json.gz"));
+        std::fs::write(&path, magic).expect("write");
+        let p = path.to_str().expect("utf-8");
+        // WHEN read, THEN the error names the container and what to do
+        expect_failure(
+            &["summary", p],
+            1,
+            &[
+                p,
+                &format!("it is a {format} file, whatever its name says; {next}"),
+            ],
+        );
+    }
+}

@@ -219,3 +219,84 @@ fn a_report_directory_is_replaced_whole_and_only_a_report() {
     vramscope_ok(&["report", s(&a), "-o", s(&deep)]);
     assert_eq!(names(&deep), names(&fresh));
 }
+
+#[test]
+fn a_destination_that_is_not_a_regular_file_is_refused_even_forced() {
+    // GIVEN a device, a FIFO, a socket, and links to a device and a FIFO as destinations
+    let dir = temp_dir("policy-special");
+    input_in(&dir, "a.json.gz", "torch-cpu/k06_lm_sched.json.gz");
+    input_in(&dir, "b.json.gz", "torch-cpu/k08_lm_ckpt_sched.json.gz");
+    let fifo = dir.join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.expect("mkfifo runs").success());
+    let _socket = std::os::unix::net::UnixListener::bind(dir.join("socket")).expect("socket");
+    std::os::unix::fs::symlink("/dev/null", dir.join("to-null")).expect("symlink");
+    std::os::unix::fs::symlink(&fifo, dir.join("to-fifo")).expect("symlink");
+    let cases = [
+        (PathBuf::from("/dev/null"), "a character device"),
+        (dir.join("to-null"), "a character device"),
+        (fifo.clone(), "a FIFO"),
+        (dir.join("to-fifo"), "a FIFO"),
+        (dir.join("socket"), "a socket"),
+    ];
+    for (dest, kind) in &cases {
+        let mut every = commands(dir.as_path(), dest);
+        every.push((
+            "report",
+            vec![
+                "report".into(),
+                s(&dir.join("a.json.gz")).into(),
+                "-o".into(),
+                s(dest).into(),
+            ],
+        ));
+        for (command, args) in every {
+            for force in [&[][..], &["--force"][..]] {
+                // WHEN written with and without --force
+                let r = run(&args, force);
+                // THEN refused, naming what it is, and never suggesting --force
+                assert_eq!(
+                    r.status.code(),
+                    Some(1),
+                    "{command} {force:?}: {}",
+                    stderr(&r)
+                );
+                let want = format!(
+                    "refusing to write {}: it is {kind}, not a regular file; name a new file",
+                    dest.display()
+                );
+                assert!(stderr(&r).contains(&want), "{command}: {}", stderr(&r));
+                assert!(!stderr(&r).contains("--force"), "{command}: {}", stderr(&r));
+            }
+        }
+    }
+    // AND the links are still links, the FIFO still a FIFO
+    for link in ["to-null", "to-fifo"] {
+        let meta = std::fs::symlink_metadata(dir.join(link)).expect("link");
+        assert!(meta.is_symlink(), "{link} kept");
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(
+        std::fs::metadata(&fifo)
+            .expect("fifo")
+            .file_type()
+            .is_fifo()
+    );
+}
+
+#[test]
+fn an_output_named_with_250_bytes_is_written() {
+    // GIVEN an output name of 250 bytes (the temporary beside it once passed 255)
+    let dir = temp_dir("policy-long-name");
+    let a = input_in(&dir, "a.json.gz", "torch-cpu/k06_lm_sched.json.gz");
+    let out = dir.join(format!("{}.json", "n".repeat(245)));
+    // WHEN exported, THEN it is written under that name and nothing else is left
+    let r = vramscope(&["export", s(&a), "--format", "perfetto", "-o", s(&out)]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(
+        std::fs::read(&out)
+            .expect("out")
+            .starts_with(magic("export"))
+    );
+    assert_eq!(names(&dir).len(), 2);
+}

@@ -2,10 +2,9 @@
 //! one line naming the file, what is wrong and what to do, and exit code 1.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::record_support::python3;
+use crate::record_support::run_python;
 use crate::support::*;
 
 fn arg(p: &Path) -> &str {
@@ -43,15 +42,7 @@ fn export_with_view(dir: &Path, table: &str, view_sql: &str) -> std::path::PathB
          db.executescript('DROP TABLE {table}; CREATE VIEW {table} AS {view_sql};')\n\
          db.close()\n"
     );
-    let out = Command::new(python3())
-        .args(["-c", &script, arg(&path)])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_python(&["-c", &script, arg(&path)]);
     path
 }
 
@@ -85,15 +76,7 @@ fn wal_mode_databases_read_without_files_beside_them() {
                   db = sqlite3.connect(sys.argv[1])\n\
                   assert db.execute('PRAGMA journal_mode=WAL').fetchone()[0] == 'wal'\n\
                   db.close()\n";
-    let out = Command::new(python3())
-        .args(["-c", script, arg(&path)])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_python(&["-c", script, arg(&path)]);
     // WHEN summarized, THEN it reads as the original does and leaves no -wal or -shm file
     let original = fixtures().join("nsight/cuda-memory.sqlite");
     let expected = vramscope_json(&["summary", arg(&original)]);
@@ -138,5 +121,39 @@ fn floods_of_one_byte_pickle_opcodes_stop_at_the_reader_caps() {
         bytes.resize(2 + (4 << 20), opcode);
         std::fs::write(&path, bytes).expect("write");
         refused_promptly(&path, &needles);
+    }
+}
+
+#[test]
+fn references_repeated_to_one_record_stop_at_the_records_budget() {
+    // GIVEN snapshots of 4 MB whose blocks, or trace entries, are 2 million 2-byte
+    // references to one dict (made by tests/hostile/amplified_snapshot.py; at 5e7 such
+    // references a 100 MB file took 3.5 GB and aborted)
+    let dir = temp_dir("hostile-amplified");
+    for kind in ["blocks", "entries"] {
+        let path = dir.join(format!("{kind}.pickle"));
+        let script = repo_root().join("tests/hostile/amplified_snapshot.py");
+        run_python(&[
+            arg(&script),
+            arg(&path),
+            "--refs",
+            "2000000",
+            "--kind",
+            kind,
+        ]);
+        // WHEN read, THEN refused promptly, saying what is wrong and what to do
+        let what = if kind == "blocks" {
+            "its blocks"
+        } else {
+            "its trace entries"
+        };
+        refused_promptly(
+            &path,
+            &[
+                &format!("{what} repeat references to the same records"),
+                "than a pickle of 4004564 bytes holds (at most 125142, one per 32 bytes)",
+                "take the snapshot again",
+            ],
+        );
     }
 }

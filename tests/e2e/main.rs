@@ -19,12 +19,14 @@ mod file_signals;
 mod golden;
 mod gzip_input;
 mod hostile_input;
+mod hostile_names;
 mod live_sums;
 mod memory_timeline;
 mod nsight;
 mod odd_input;
 mod pack;
 mod pack_stored;
+mod python_json;
 
 mod ranks;
 mod real_traces;

@@ -3,6 +3,8 @@
 //! obeyed.
 
 use std::io::Write;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::bad_input::expect_failure;
 use crate::support::*;
@@ -163,5 +165,91 @@ fn control_characters_from_input_are_shown_not_obeyed() {
             .iter()
             .any(|r| r["name"] == name),
         "{rows}"
+    );
+}
+
+/// Run `vramscope ARGS` with `fixture` fed through the FIFO `fifo` by another thread;
+/// fail the test if it has not ended in 20 s (an input opened twice waits forever).
+fn through_fifo(fifo: &std::path::Path, fixture: &std::path::Path, args: &[&str]) -> Output {
+    let _ = std::fs::remove_file(fifo);
+    let made = Command::new("mkfifo").arg(fifo).status();
+    assert!(made.expect("mkfifo runs").success());
+    let (from, to) = (fixture.to_owned(), fifo.to_owned());
+    std::thread::Builder::new()
+        .name("fifo-writer".into())
+        .spawn(move || {
+            let _ = std::fs::write(&to, std::fs::read(&from).expect("fixture"));
+        })
+        .expect("spawn");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vramscope"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run vramscope");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("vramscope {args:?} still waiting on the FIFO after 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// A FIFO (or /dev/stdin) gives its bytes once: `summary` and `table` read it once and say
+/// what a file of the same bytes says; an Nsight SQLite export, which SQLite must seek in,
+/// is refused with what to do.
+#[test]
+fn inputs_that_are_pipes_are_read_once() {
+    let dir = temp_dir("fifo-inputs");
+    let fifo = dir.join("pipe");
+    let p = fifo.to_str().expect("utf-8");
+    // A pack of this build, whose stored summary and table `summary` and `table` look for.
+    let pack = dir.join("k01.vsr");
+    let trace = fixtures().join("torch-cpu/k01_mlp_s1.json.gz");
+    vramscope_ok(&[
+        "pack",
+        trace.to_str().expect("utf-8"),
+        "-o",
+        pack.to_str().expect("utf-8"),
+    ]);
+    for fixture in [
+        "torch-cpu/k01_mlp_s1.json.gz",
+        "snapshot/oom.pickle",
+        "recording/v1-train.vsr",
+        "pack/oom.v2.vsr",
+        "k01.vsr",
+    ] {
+        let file = if fixture == "k01.vsr" {
+            pack.clone()
+        } else {
+            fixtures().join(fixture)
+        };
+        let f = file.to_str().expect("utf-8");
+        for cmd in ["summary", "table"] {
+            let got = through_fifo(&fifo, &file, &[cmd, p, "--format", "json"]);
+            let stderr = String::from_utf8_lossy(&got.stderr);
+            assert!(got.status.success(), "{cmd} {fixture}: {stderr}");
+            let mut got: serde_json::Value = serde_json::from_slice(&got.stdout).expect("JSON");
+            let mut want = vramscope_json(&[cmd, f]);
+            for doc in [&mut got, &mut want] {
+                if let Some(o) = doc.as_object_mut() {
+                    o.remove("file");
+                    o.remove("packed");
+                }
+            }
+            assert_eq!(got, want, "{cmd} {fixture}");
+        }
+    }
+    let sqlite = fixtures().join("nsight/cuda-memory.sqlite");
+    let got = through_fifo(&fifo, &sqlite, &["summary", p]);
+    let stderr = String::from_utf8_lossy(&got.stderr);
+    assert_eq!(got.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(p), "{stderr}");
+    assert!(
+        stderr.contains("SQLite seeks in the file, so it must be a regular file; save it to a file and pass that"),
+        "{stderr}"
     );
 }

@@ -238,3 +238,29 @@ fn report_of_a_rank_directory_starts_with_the_ranks() {
     std::fs::remove_dir_all(&dir).expect("clean up");
     std::fs::remove_dir_all(out_dir.parent().expect("parent")).expect("clean up");
 }
+
+#[test]
+fn a_deep_unrelated_subtree_is_skipped_with_a_warning() {
+    // GIVEN a rank directory that also holds a tree 40 levels deep (a venv, a cache)
+    let (dir, _) = rank_set("deep-subtree");
+    let mut deep = dir.join("cache");
+    for level in 0..40 {
+        deep = deep.join(format!("d{level}"));
+    }
+    std::fs::create_dir_all(&deep).expect("deep tree");
+    // WHEN summarized
+    let out = vramscope(&["summary", dir.to_str().expect("utf-8"), "--format", "json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // THEN the ranks are read, and a warning says what was not searched and what to do
+    assert!(out.status.success(), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["inputs"].as_array().map(Vec::len), Some(8));
+    assert!(
+        stderr.contains("1 directories more than 32 levels below the directory named not searched"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("name a deeper directory itself to read them"),
+        "{stderr}"
+    );
+}

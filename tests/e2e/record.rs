@@ -192,6 +192,20 @@ fn the_exit_code_is_the_programs() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // A file that is there but not executable: 126, the reason, and no recording (it once
+    // ran the exec step, kept a recording and said the recording was complete).
+    let script = dir.join("not-executable.sh");
+    std::fs::write(&script, "#!/bin/sh\nexit 0\n").expect("script");
+    let program = format!("./{}", script.file_name().expect("name").to_string_lossy());
+    for (name, cmd) in [("dir2.vsr", "/"), ("noexec.vsr", program.as_str())] {
+        let out = record(&dir, &plain_gpu_script(), &["-o", name], &[cmd]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(126), "{cmd}: {stderr}");
+        assert!(stderr.contains(&format!("cannot run {cmd}")), "{stderr}");
+        assert!(stderr.contains("no recording was kept"), "{stderr}");
+        assert!(!stderr.contains("complete"), "{stderr}");
+        assert!(!dir.join(name).exists(), "{cmd}: a recording was left");
+    }
 }
 
 /// `vramscope record --interval-ms 20 -o run.vsr -- sleep 30` in a fresh directory: vramscope,
@@ -305,27 +319,38 @@ fn bad_output_paths_stop_before_the_program_runs_and_force_replaces() {
     assert_eq!(named.len(), 1, "{named:?}");
 }
 
+/// `record ARGS -- CMD` in `dir` with its writes limited to 4 KiB (SIGXFSZ ignored, so a
+/// write past it fails with EFBIG as one on a full disk fails with ENOSPC). `/dev/full`
+/// did this until outputs that are devices were refused.
+fn record_on_a_full_disk(
+    dir: &std::path::Path,
+    args: &[&str],
+    cmd: &[&str],
+) -> std::process::Output {
+    let inner = record_command(dir, &plain_gpu_script(), args, cmd);
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 8; exec \"$0\" \"$@\"")
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .envs(inner.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null());
+    c.output().expect("run vramscope record")
+}
+
 #[test]
 fn a_full_disk_never_hides_the_programs_outcome() {
     let dir = record_dir("disk-full");
-    let out = record(
-        &dir,
-        &plain_gpu_script(),
-        &["-o", "/dev/full", "--force", "--interval-ms", "5"],
-        &["sh", "-c", "sleep 0.3; exit 5"],
-    );
+    let args = ["-o", "run.vsr", "--force", "--interval-ms", "2"];
+    let out = record_on_a_full_disk(&dir, &args, &["sh", "-c", "sleep 0.5; exit 5"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{stderr}");
-    assert!(stderr.contains("cannot write /dev/full"), "{stderr}");
+    assert!(stderr.contains("cannot write run.vsr"), "{stderr}");
     assert!(stderr.contains("the program exited with 5"), "{stderr}");
     // A program that succeeded with its recording cut: vramscope's own failure code, so a
     // script does not take the cut file for a whole one.
-    let out = record(
-        &dir,
-        &plain_gpu_script(),
-        &["-o", "/dev/full", "--force", "--interval-ms", "5"],
-        &["sh", "-c", "sleep 0.3"],
-    );
+    let out = record_on_a_full_disk(&dir, &args, &["sh", "-c", "sleep 0.5"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(125), "{stderr}");
     assert!(stderr.contains("incomplete"), "{stderr}");

@@ -153,6 +153,19 @@ pub fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
         .map(str::trim)
 }
 
+/// Run `python3 ARGS` and require it to succeed (a test's fixture script).
+pub fn run_python(args: &[&str]) {
+    let out = Command::new(python3())
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The real python3 executable. `python3` on PATH may be a shim (pyenv runs bash
 /// subprocesses that carry the script's arguments before it execs Python), and the fake
 /// NVML would see those transient processes too.

@@ -15,6 +15,7 @@ Failing inputs are kept in the output directory (default: a temporary one) to re
 import argparse
 import gzip
 import os
+import pickle
 import random
 import shutil
 import sqlite3
@@ -75,6 +76,43 @@ def hostile_seeds(out):
     made.append(b"\x80\x02" + b"(" * 100_000)  # past MAX_OPEN_MARKS (65,536)
     made.append(b"\x80\x02" + b"N" * ((1 << 20) + 1000))  # past MAX_STACK_VALUES (1 Mi)
     made.append(b"\x80\x04" + b"(N]}" * 300_000 + b".")  # marks, values and slots mixed
+    return made + issue40_seeds()
+
+
+def issue40_seeds():
+    """The shapes of issue 40: a snapshot repeating references to one block and to one
+    entry (past the records budget), sizes near 2^64; JSON as Python reads it (keys and
+    traceEvents given twice, a lone surrogate, a device id of 2^64, baseTimeNanoseconds =
+    i64::MAX); names carrying markdown, HTML, bidi and control characters, a formula, a
+    long name; a zip under a trace's name."""
+    frames = [{"filename": "train.py", "line": 1, "name": "forward"}]
+    block = {"address": 1 << 32, "size": 512, "requested_size": 512,
+             "state": "active_allocated", "frames": frames}
+    entry = {"action": "alloc", "addr": 1 << 32, "size": 512, "stream": 0, "time_us": 1,
+             "frames": frames}
+    def snapshot(blocks, entries, total=2 << 20):
+        seg = {"device": 0, "address": 1 << 32, "total_size": total, "allocated_size": 512,
+               "active_size": 512, "requested_size": 512, "stream": 0,
+               "segment_type": "large", "blocks": blocks}
+        return pickle.dumps({"segments": [seg], "device_traces": [entries]}, protocol=2)
+    made = [
+        snapshot([block] * 200_000, [entry]),
+        snapshot([block], [entry] * 200_000),
+        snapshot([block], [dict(entry, size=2**64 - 1)], total=2**64 - 4096),
+    ]
+    def mem(ts, b, dev="0"):
+        return ('{"ph":"i","s":"t","cat":"cpu_instant_event","name":"[memory]","pid":1,"tid":1,'
+                f'"ts":{ts},"args":{{"Bytes":{b},"Total Allocated":{b},"Addr":4096,'
+                f'"Device Type":1,"Device Id":{dev}}}}}')
+    op = '{"ph":"X","cat":"cpu_op","name":"%s","pid":1,"tid":1,"ts":0,"dur":10}'
+    names = ["aten::mm` ![x](https://e/x.png) <img src=x onerror=alert(1)> \\u001b[2J\\u0007"
+             "\\u202egnp\\u2066\\u2028\\nok: forged", "=HYPERLINK(\\\"http://e\\\")",
+             "aten::" + "x" * 20_000, "aten::mm \\udcff"]
+    events = ",".join([op % n for n in names] + [mem(5, 1 << 20), mem(6, 1 << 20, "18446744073709551616"),
+                                               mem('1,"ts":7', '1,"Bytes":2')])
+    made.append(('{"baseTimeNanoseconds":9223372036854775807,"traceEvents":[%s],'
+                 '"traceEvents":[%s]}' % (events, events)).encode())
+    made.append(b"PK\x03\x04\x14\x00" + b"\0" * 64)
     return made
 
 

@@ -55,7 +55,11 @@ pub fn inputs(paths: &[PathBuf]) -> Result<Inputs> {
     {
         return Ok(Inputs::One(path.clone()));
     }
-    Ok(Inputs::Many(discover(paths)?))
+    let found = discover(paths)?;
+    if let Some(warning) = found.too_deep_warning() {
+        eprintln!("vramscope: {} {warning}", stderr_warning());
+    }
+    Ok(Inputs::Many(found))
 }
 
 /// Read and summarise `files` on all cores, in fleet order ([`ranks::sort_inputs`]);

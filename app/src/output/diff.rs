@@ -10,7 +10,7 @@ use collector::units::{bytes_iec, duration_us, torch_memory};
 use serde::Serialize;
 
 use super::terminal::one_line;
-use super::text::{md_cell, short_name};
+use super::text::{md_cell, md_code, short_name};
 
 /// The two inputs, as the user named them.
 pub struct DiffFiles<'a> {
@@ -155,8 +155,8 @@ const NAME_WIDTH: usize = 55;
 
 /// The diff for a terminal.
 pub fn diff_text(out: &mut impl Write, files: &DiffFiles<'_>, d: &Diff) -> io::Result<()> {
-    writeln!(out, "A: {}", files.a)?;
-    writeln!(out, "B: {}", files.b)?;
+    writeln!(out, "A: {}", one_line(files.a))?;
+    writeln!(out, "B: {}", one_line(files.b))?;
     writeln!(out, "({}; changes are B − A)", align_text(d.align))?;
     for note in &d.notes {
         writeln!(out, "note: {}", note_text(note))?;
@@ -220,8 +220,8 @@ pub fn diff_json(out: &mut impl Write, files: &DiffFiles<'_>, d: &Diff) -> io::R
 pub fn diff_markdown(out: &mut impl Write, files: &DiffFiles<'_>, d: &Diff) -> io::Result<()> {
     writeln!(out, "## Memory: A vs B")?;
     writeln!(out)?;
-    writeln!(out, "- A: `{}`", files.a)?;
-    writeln!(out, "- B: `{}`", files.b)?;
+    writeln!(out, "- A: {}", md_code(files.a))?;
+    writeln!(out, "- B: {}", md_code(files.b))?;
     writeln!(out, "- {}; changes are B − A", align_text(d.align))?;
     for note in &d.notes {
         writeln!(out, "- **note:** {}", md_cell(&note_text(note)))?;
@@ -249,8 +249,8 @@ pub fn diff_markdown(out: &mut impl Write, files: &DiffFiles<'_>, d: &Diff) -> i
         let cells = op_cells(o, device);
         writeln!(
             out,
-            "| `{}` | {} |",
-            md_cell(&short_name(&o.name)),
+            "| {} | {} |",
+            md_code(&short_name(&o.name)),
             cells.join(" | ")
         )?;
     }

@@ -108,6 +108,14 @@ pub enum FileError {
         /// The input inside it.
         input: PathBuf,
     },
+    /// The destination exists and is not a regular file (a device, a FIFO, a socket, or a
+    /// symlink to one): refused even with `--force`, which would put a file in its place.
+    NotRegular {
+        /// The destination.
+        dest: PathBuf,
+        /// What it is ("a character device").
+        kind: &'static str,
+    },
     /// A file was asked for and the destination is a directory.
     IsDirectory {
         /// The destination.
@@ -160,6 +168,11 @@ impl fmt::Display for FileError {
                 dest.display(),
                 input.display()
             ),
+            FileError::NotRegular { dest, kind } => write!(
+                f,
+                "refusing to write {}: it is {kind}, not a regular file; name a new file",
+                dest.display()
+            ),
             FileError::IsDirectory { dest } => write!(
                 f,
                 "{} is a directory; name a file (in it, or elsewhere)",
@@ -207,6 +220,12 @@ pub fn check(dest: &Path, policy: &Policy<'_>) -> Result<(), FileError> {
             dest: dest.to_owned(),
         });
     }
+    if let Some(kind) = not_regular(dest) {
+        return Err(FileError::NotRegular {
+            dest: dest.to_owned(),
+            kind,
+        });
+    }
     // A dangling symlink is an existing name too: the rename would replace it.
     match policy.overwrite {
         Overwrite::Refuse { hint } if fs::symlink_metadata(dest).is_ok() => {
@@ -216,6 +235,26 @@ pub fn check(dest: &Path, policy: &Policy<'_>) -> Result<(), FileError> {
             })
         }
         _ => Ok(()),
+    }
+}
+
+/// What `dest` is when it exists and is neither a regular file nor a directory, following
+/// symlinks: `/dev/null`, a FIFO, a socket, or a link to one such.
+pub(crate) fn not_regular(dest: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = fs::metadata(dest).ok()?.file_type();
+    if kind.is_file() || kind.is_dir() {
+        None
+    } else if kind.is_char_device() {
+        Some("a character device")
+    } else if kind.is_block_device() {
+        Some("a block device")
+    } else if kind.is_fifo() {
+        Some("a FIFO")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else {
+        Some("a special file")
     }
 }
 

@@ -8,7 +8,7 @@ use collector::analysis::live::{GroupKind, LiveGroup};
 use collector::units::{bytes_iec, duration_us};
 use serde::Serialize;
 
-use super::terminal::one_line;
+use super::terminal::{one_line, path_line};
 use super::text::{blocks_word, cut, cut_front, group, percent};
 
 /// Widest row of `live`'s text: it fits a 100-column terminal. The site gets what the
@@ -58,7 +58,7 @@ pub fn live_text(out: &mut impl Write, path: &Path, r: &LiveReport) -> io::Resul
     writeln!(
         out,
         "{} — {} at {} ({})",
-        path.display(),
+        path_line(path),
         r.device,
         r.at,
         duration_us(r.at_us)

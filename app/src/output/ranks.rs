@@ -10,7 +10,7 @@ use collector::units::{bytes_iec, duration_between};
 use serde::Serialize;
 
 use super::json_docs::DeviceDoc;
-use super::terminal::one_line;
+use super::terminal::{one_line, path_line};
 use super::text::{group, md_cell, plural};
 
 /// The table's column headings.
@@ -42,8 +42,8 @@ pub struct RanksView<'a> {
 /// "rank 3", or the file when the input has no rank.
 fn who(input: &RankInput) -> String {
     match input.rank {
-        Some(rank) => format!("rank {rank} ({})", input.path.display()),
-        None => input.path.display().to_string(),
+        Some(rank) => format!("rank {rank} ({})", path_line(&input.path)),
+        None => path_line(&input.path),
     }
 }
 
@@ -57,7 +57,7 @@ fn rows(inputs: &[RankInput]) -> Vec<[String; 9]> {
     for input in inputs {
         let s = &input.summary;
         let rank = dash(input.rank.map(|r| r.to_string()));
-        let file = input.path.display().to_string();
+        let file = path_line(&input.path);
         if s.devices.is_empty() {
             let mut row: [String; 9] = Default::default();
             row.iter_mut().for_each(|c| *c = "-".to_owned());

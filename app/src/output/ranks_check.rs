@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::check::{CheckDoc, CheckVerdict};
 use super::style::{Paint, Tone};
+use super::terminal::path_line;
 use super::text::plural;
 
 /// One input and its verdict.
@@ -22,8 +23,8 @@ pub struct RankVerdict<'a> {
 
 fn who(input: &RankInput) -> String {
     match input.rank {
-        Some(rank) => format!("rank {rank} {}", input.path.display()),
-        None => input.path.display().to_string(),
+        Some(rank) => format!("rank {rank} {}", path_line(&input.path)),
+        None => path_line(&input.path),
     }
 }
 

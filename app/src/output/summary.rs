@@ -11,7 +11,7 @@ use collector::units::{bytes_iec, duration_between};
 use super::json_docs::SummaryDoc;
 use super::nvml;
 use super::style::{Paint, Tone};
-use super::terminal::one_line;
+use super::terminal::{one_line, path_line};
 use super::text::{blocks_word, group, plural, when};
 
 /// The summary as JSON ([`SummaryDoc`]: field names and units are a public contract).
@@ -24,7 +24,7 @@ pub fn summary_json(out: &mut impl Write, path: &Path, summary: &Summary) -> io:
 /// The summary as text for a terminal: the file's facts, then one block per device, what
 /// the driver saw, and the analyses' findings.
 pub fn summary_text(out: &mut impl Paint, path: &Path, s: &Summary) -> io::Result<()> {
-    writeln!(out, "{}", path.display())?;
+    writeln!(out, "{}", path_line(path))?;
     facts_text(out, s)?;
     if !s.has_memory_data && !nvml::has_samples(s) {
         writeln!(out)?;

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use super::terminal::one_line;
+use super::terminal::{one_line, path_line};
 use super::text::noun;
 use collector::analysis::{OpRow, TimeWindow};
 use collector::model::SourceFormat;
@@ -45,7 +45,7 @@ pub fn table_text(out: &mut impl Write, rows: &[OpRow], ctx: &TableContext<'_>) 
         writeln!(
             out,
             "note: {} has no memory events ({})",
-            ctx.path.display(),
+            path_line(ctx.path),
             ctx.format.importer().memory_hint()
         )?;
     }
@@ -161,11 +161,22 @@ pub fn table_csv(out: &mut impl Write, rows: &[OpRow]) -> io::Result<()> {
     Ok(())
 }
 
+/// A CSV cell of text from the input (an op name): quoted where it holds a separator, a
+/// quote or a line break, and given a leading `'` where it starts as a spreadsheet formula
+/// would (`=`, `+`, `-`, `@`, a tab or carriage return), so a spreadsheet shows it as text
+/// and runs nothing. vramscope's own numbers, negative ones too, are written as numbers
+/// and never pass here.
 fn csv_field(s: &str) -> String {
+    let formula = s.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    let s = if formula {
+        format!("'{s}")
+    } else {
+        s.to_owned()
+    };
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
-        s.to_owned()
+        s
     }
 }
 
@@ -178,5 +189,9 @@ mod tests {
         assert_eq!(csv_field("aten::mm"), "aten::mm");
         assert_eq!(csv_field("f(a, b)"), "\"f(a, b)\"");
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(csv_field("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(csv_field("-2+3"), "'-2+3");
+        assert_eq!(csv_field("+x"), "'+x");
     }
 }

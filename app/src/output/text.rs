@@ -47,9 +47,47 @@ pub fn noun<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
     if n == 1 { one } else { many }
 }
 
-/// Escape a table cell for markdown.
+/// Text from an input (a name, a file name, a setting) as markdown text, in a table cell
+/// or a line: it can open no link, image, code span or HTML tag (`[`, `]`, `` ` `` and
+/// `\` escaped with a backslash, `<`, `>`, `&` as HTML entities), end no cell (`|`),
+/// start no line (a newline is a space), and carries no control or reordering character
+/// (shown as `\uXXXX`, as on a terminal).
 pub fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    let s = md_plain(s);
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' | '`' | '[' | ']' | '|' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text from an input as a markdown code span, its backticks included: fenced with a run
+/// of backticks longer than any in it (and spaced from one at either end), so no backtick
+/// in a name can close it; `|` escaped for tables (GFM reads `\|` in a span as `|`).
+pub fn md_code(s: &str) -> String {
+    let s = md_plain(s).replace('|', "\\|");
+    let longest_run = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest_run + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{s}{pad}{fence}")
+}
+
+/// Input text on one markdown line: newlines as spaces, controls escaped.
+fn md_plain(s: &str) -> String {
+    super::terminal::escape_controls(&s.replace(['\n', '\r'], " ")).into_owned()
 }
 
 /// Longest op name in markdown tables; kernel names run to hundreds of characters.
@@ -104,5 +142,18 @@ mod tests {
             "LM_0.Block_1.Linear_2"
         );
         assert_eq!(cut_front("LM_0.Block_1.Linear_2", 10), "….Linear_2");
+    }
+
+    #[test]
+    fn markdown_from_input_opens_nothing() {
+        let name = "a`![x](https://e/x.png)<img src=x onerror=alert(1)>|\u{1b}[31m\nb&c\\";
+        assert_eq!(
+            md_cell(name),
+            "a\\`!\\[x\\](https://e/x.png)&lt;img src=x onerror=alert(1)&gt;\\|\\\\u001b\\[31m b&amp;c\\\\"
+        );
+        assert_eq!(md_code("aten::mm"), "`aten::mm`");
+        assert_eq!(md_code("a`b``c"), "```a`b``c```");
+        assert_eq!(md_code("`x"), "`` `x ``");
+        assert_eq!(md_code("a|b\nc"), "`a\\|b c`");
     }
 }

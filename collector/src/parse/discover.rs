@@ -28,6 +28,21 @@ pub struct Discovered {
     pub files: Vec<PathBuf>,
     /// Files in directories that no importer recognised (skipped).
     pub skipped: u64,
+    /// Directories more than [`MAX_DEPTH`] levels below a named one, not searched: how
+    /// many, and the first met (an unrelated deep tree is skipped, not an error).
+    pub too_deep: Option<(u64, PathBuf)>,
+}
+
+impl Discovered {
+    /// The warning for the directories too deep to search, if any.
+    pub fn too_deep_warning(&self) -> Option<String> {
+        let (n, first) = self.too_deep.as_ref()?;
+        Some(format!(
+            "{n} directories more than {MAX_DEPTH} levels below the directory named not \
+             searched (the first: {}); name a deeper directory itself to read them",
+            first.display()
+        ))
+    }
 }
 
 /// Why the inputs could not be listed.
@@ -35,8 +50,6 @@ pub struct Discovered {
 pub enum DiscoverError {
     /// A path could not be read (missing, no permission).
     Io(PathBuf, io::Error),
-    /// A directory below a named one is deeper than [`MAX_DEPTH`].
-    TooDeep(PathBuf),
     /// More than [`MAX_INPUTS`] inputs.
     TooMany(PathBuf),
     /// Directories named but none holds a recognised input.
@@ -47,12 +60,6 @@ impl fmt::Display for DiscoverError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DiscoverError::Io(path, e) => write!(f, "{}: {e}", path.display()),
-            DiscoverError::TooDeep(path) => write!(
-                f,
-                "{}: more than {MAX_DEPTH} directory levels below the directory named; \
-                 name a deeper directory itself",
-                path.display()
-            ),
             DiscoverError::TooMany(path) => write!(
                 f,
                 "{}: more than {MAX_INPUTS} inputs; summarise each part of the fleet on its own",
@@ -71,7 +78,8 @@ impl std::error::Error for DiscoverError {}
 
 /// The inputs `paths` mean: a file is taken as given (it is read, and any problem with it
 /// reported, like a single input); a directory is searched to [`MAX_DEPTH`] levels for
-/// files an importer recognises, the others counted in [`Discovered::skipped`]. Symbolic
+/// files an importer recognises, the others counted in [`Discovered::skipped`] (and
+/// directories deeper than that in [`Discovered::too_deep`]). Symbolic
 /// links to directories are not followed (no cycles); links to files are.
 pub fn discover(paths: &[PathBuf]) -> Result<Discovered, DiscoverError> {
     let mut found = Discovered::default();
@@ -104,7 +112,9 @@ fn push(found: &mut Discovered, path: PathBuf) -> Result<(), DiscoverError> {
 /// Add the recognised files under `dir` (at `depth` below a named directory).
 fn walk(dir: &Path, depth: usize, found: &mut Discovered) -> Result<(), DiscoverError> {
     if depth > MAX_DEPTH {
-        return Err(DiscoverError::TooDeep(dir.to_path_buf()));
+        let (n, _) = found.too_deep.get_or_insert_with(|| (0, dir.to_path_buf()));
+        *n += 1;
+        return Ok(());
     }
     let io = |e| DiscoverError::Io(dir.to_path_buf(), e);
     let mut entries: Vec<PathBuf> = fs::read_dir(dir)

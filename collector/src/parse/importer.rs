@@ -54,6 +54,42 @@ pub trait Importer: Sync {
     }
 }
 
+/// Containers a trace is often sent in, by their magic bytes: named in the error (a
+/// `.json.gz` that is really a zip was described by its first byte alone), with the
+/// command that takes the input out.
+const ARCHIVES: [(&[u8], &str, &str); 6] = [
+    (
+        b"PK\x03\x04",
+        "zip",
+        "unpack it (unzip) and pass the trace inside",
+    ),
+    (
+        b"\x28\xb5\x2f\xfd",
+        "zstd",
+        "decompress it (zstd -d) and pass the result",
+    ),
+    (
+        b"\xfd7zXZ\x00",
+        "xz",
+        "decompress it (xz -d) and pass the result",
+    ),
+    (
+        b"BZh",
+        "bzip2",
+        "decompress it (bzip2 -d) and pass the result",
+    ),
+    (
+        b"7z\xbc\xaf\x27\x1c",
+        "7z",
+        "unpack it (7z x) and pass the trace inside",
+    ),
+    (
+        b"\x04\x22\x4d\x18",
+        "lz4",
+        "decompress it (lz4 -d) and pass the result",
+    ),
+];
+
 /// The format whose importer is surest of `head`; otherwise why none is.
 pub fn detect(head: &[u8]) -> Result<SourceFormat, String> {
     let mut likely = None;
@@ -71,6 +107,15 @@ pub fn detect(head: &[u8]) -> Result<SourceFormat, String> {
     }
     if let Some(why) = refusal {
         return Err(why);
+    }
+    if let Some((name, next)) = ARCHIVES
+        .iter()
+        .find(|(magic, ..)| head.starts_with(magic))
+        .map(|&(_, name, next)| (name, next))
+    {
+        return Err(format!(
+            "it is a {name} file, whatever its name says; {next}"
+        ));
     }
     let text = without_bom(head);
     match text.iter().find(|b| !b.is_ascii_whitespace()) {

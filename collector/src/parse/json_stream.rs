@@ -9,6 +9,7 @@
 use std::io::{self, Read};
 
 use super::input::{READ_CHUNK_BYTES, UTF8_BOM};
+use surrogates::is_lone_surrogate;
 
 /// Largest single JSON value (one event, or one top-level field) accepted. Real events are
 /// a few KiB; this cap only stops a hostile file from making us buffer gigabytes.
@@ -58,6 +59,8 @@ pub struct JsonStream<R> {
     /// A read error met while reading ahead ([`read_ahead`](Self::read_ahead)): returned by
     /// the next read that needs more bytes, so the bytes before it are used first.
     deferred: Option<io::Error>,
+    /// Lone surrogate escapes read as `\ufffd` ([`replace_lone_surrogates`]).
+    pub surrogates_replaced: u64,
 }
 
 impl<R: Read> JsonStream<R> {
@@ -71,6 +74,7 @@ impl<R: Read> JsonStream<R> {
             base: 0,
             eof: false,
             deferred: None,
+            surrogates_replaced: 0,
         }
     }
 
@@ -314,6 +318,8 @@ impl<R: Read> JsonStream<R> {
                 // serde_json calls a number cut by the window's end ("0.0|40") invalid
                 // rather than incomplete, so an error is only believed once more input
                 // leaves it where it was.
+                // A lone surrogate escape, as Python writes: read again as U+FFFD.
+                Err(ValueError::Json(e)) if is_lone_surrogate(&e) && self.repair_surrogates() => {}
                 Err(ValueError::Json(e)) => {
                     let error = self.json_error(&e);
                     let at = match &error {
@@ -388,5 +394,6 @@ pub fn parse_one<'de, T: serde::Deserialize<'de>>(
     }
 }
 
+mod surrogates;
 #[cfg(test)]
 mod tests;

@@ -13,6 +13,7 @@
 //! readings), so old readers never misread new files and new readers read every v1 file.
 
 mod absorb;
+pub mod beside;
 mod merge;
 mod reader;
 mod shim_status;
@@ -304,3 +305,5 @@ pub struct EndInfo {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_beside;

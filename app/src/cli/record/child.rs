@@ -117,6 +117,14 @@ pub fn spawn(command: &[OsString], env: &[(OsString, OsString)]) -> io::Result<C
             "no such program (looked up in PATH as the shell would)",
         ));
     }
+    // One that is there but cannot be run is a failed start too (126), not a run of the
+    // exec step that ends with 126 and leaves a recording of nothing.
+    if program.as_encoded_bytes().contains(&b'/') && !executable(Path::new(program)) {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "not an executable file (chmod +x it, or run it through its interpreter)",
+        ));
+    }
     Command::new(std::env::current_exe()?)
         .arg(super::EXEC_STEP)
         .arg("--")
@@ -125,16 +133,19 @@ pub fn spawn(command: &[OsString], env: &[(OsString, OsString)]) -> io::Result<C
         .spawn()
 }
 
+/// Whether `path` is a file with an execute bit (as `execvp` would need).
+fn executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
 /// `program` looked up in PATH as `execvp` would.
 fn which(program: &OsString) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|dir| dir.join(program))
-        .find(|p| {
-            p.metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+        .find(|p| executable(p))
 }
 
 /// The exec step, in the child: clear the mask, exec the program; on failure say why and

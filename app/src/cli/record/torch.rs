@@ -14,6 +14,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use collector::parse::recording::beside::{MAX_SNAPSHOT_FILE_BYTES, open_inside};
 use collector::parse::recording::snapshots::{
     CHUNK_BYTES, NO_PYTHON_NOTE, SnapshotEncoder, no_torch_note, read_status,
 };
@@ -139,7 +140,7 @@ impl TorchShim {
             };
             id += 1;
             let file = self.out_dir.join(&info.file);
-            match embed(tx, &file, info, now) {
+            match embed(tx, &self.out_dir, info, now) {
                 Ok(()) => report.embedded += 1,
                 Err(err) => {
                     note(
@@ -187,12 +188,13 @@ impl Drop for TorchShim {
 /// Send one snapshot file as a snapshot line, chunk lines and an end line.
 fn embed(
     tx: &Sender<Line>,
-    file: &Path,
+    dir: &Path,
     mut info: collector::parse::recording::SnapshotInfo,
     now: impl Fn() -> i64,
 ) -> io::Result<()> {
-    let mut f = fs::File::open(file)?;
+    let f = open_inside(dir, &info.file, MAX_SNAPSHOT_FILE_BYTES)?;
     info.bytes = f.metadata()?.len();
+    let mut f = f.take(MAX_SNAPSHOT_FILE_BYTES);
     let id = info.id;
     let tags_file = info.tags_file.clone();
     let closed = |_| io::Error::other("the writer stopped");
@@ -212,8 +214,8 @@ fn embed(
     }
     // The tags go before the end line: a complete snapshot has all of them.
     if let Some(name) = tags_file {
-        let path = file.with_file_name(&name);
-        match read_tags_file(&path) {
+        let path = dir.join(&name);
+        match read_tags_file(dir, &name) {
             Ok(rows) => {
                 for line in tag_lines(id, &rows, now()) {
                     tx.send(line).map_err(closed)?;
@@ -233,7 +235,7 @@ fn embed(
 
 /// Fill `buf` as far as the file goes (chunks must be whole multiples of 3 bytes but the
 /// last, for base64).
-fn read_full(f: &mut fs::File, buf: &mut [u8]) -> io::Result<usize> {
+fn read_full(f: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         match f.read(&mut buf[n..]) {

@@ -114,9 +114,11 @@ fn load(
     if progress.cancel.load(Ordering::Relaxed) {
         return Err("loading the rank grid was cancelled".into());
     }
+    let mut errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    errors.extend(found.too_deep_warning());
     Ok(GridLoaded {
         grid: Grid::build(ranks),
-        errors: errors.iter().map(ToString::to_string).collect(),
+        errors,
         skipped: found.skipped,
     })
 }

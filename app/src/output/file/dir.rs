@@ -48,6 +48,12 @@ pub fn check_dir(dest: &Path, policy: &Policy<'_>, shape: &DirShape) -> Result<F
     if fs::symlink_metadata(dest).is_err() {
         return Ok(Found::Absent);
     }
+    if let Some(kind) = super::not_regular(dest) {
+        return Err(FileError::NotRegular {
+            dest: dest.to_owned(),
+            kind,
+        });
+    }
     if !dest.is_dir() {
         return Err(FileError::NotDirectory {
             dest: dest.to_owned(),

@@ -30,18 +30,28 @@ fn live() -> MutexGuard<'static, Vec<PathBuf>> {
     LIVE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// `.NAME.TAG-PID-N` beside `dest`, and `.EXT` after it when given.
+/// The longest file name most filesystems take (Linux's NAME_MAX): a temporary named after
+/// a destination of 250 bytes would pass it, so the destination's part is cut to fit.
+const MAX_NAME_BYTES: usize = 255;
+
+/// `.NAME.TAG-PID-N` beside `dest`, and `.EXT` after it when given; NAME cut (at a
+/// character) so the whole stays within [`MAX_NAME_BYTES`].
 pub fn sibling(dest: &Path, tag: &str, ext: Option<&OsStr>) -> PathBuf {
     let name = dest
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let mut temp = format!(".{name}.{tag}-{}-{n}", std::process::id());
+    let mut suffix = format!(".{tag}-{}-{n}", std::process::id());
     if let Some(ext) = ext {
-        temp.push('.');
-        temp.push_str(&ext.to_string_lossy());
+        suffix.push('.');
+        suffix.push_str(&ext.to_string_lossy());
     }
-    dest.with_file_name(temp)
+    let room = MAX_NAME_BYTES.saturating_sub(suffix.len() + 1);
+    let mut end = name.len().min(room);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    dest.with_file_name(format!(".{}{suffix}", &name[..end]))
 }
 
 /// A registered temporary: removed when dropped unless it was renamed into place.

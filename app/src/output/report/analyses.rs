@@ -9,7 +9,7 @@ use collector::units::{bytes_iec, duration_between};
 
 use super::Section;
 use super::section::site_label;
-use crate::output::text::{blocks_word, md_cell};
+use crate::output::text::{blocks_word, md_cell, md_code};
 
 /// What the analyses found, each part only when there is something to say.
 pub fn analyses_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
@@ -91,11 +91,11 @@ fn ooms_markdown(md: &mut String, sum: &Summary) -> std::fmt::Result {
             for g in &o.largest_live {
                 writeln!(
                     md,
-                    "  - {} in {} {}: `{}`",
+                    "  - {} in {} {}: {}",
                     bytes_iec(g.bytes),
                     g.blocks,
                     blocks_word(g.blocks),
-                    md_cell(&site_label(g))
+                    md_code(&site_label(g))
                 )?;
             }
         }

@@ -15,7 +15,7 @@ use super::analyses::analyses_markdown;
 use super::categories::categories_markdown;
 use super::figures::{host_chart_stem, top_ops};
 use super::{LIVE_GROUPS, Section, TOP_OPS, chart_stem};
-use crate::output::text::{md_cell, noun, percent, short_name, totals_name, when};
+use crate::output::text::{md_cell, md_code, noun, percent, short_name, totals_name, when};
 
 /// One input's section: its facts and environment, each device, the top ops, and what
 /// the analyses found.
@@ -70,7 +70,7 @@ fn device_markdown(md: &mut String, s: &Section<'_>, d: &DeviceSummary) -> std::
     let name = d
         .name
         .as_deref()
-        .map_or(String::new(), |n| format!(" — {n}"));
+        .map_or(String::new(), |n| format!(" — {}", md_cell(n)));
     writeln!(md, "### {}{name}", d.device)?;
     writeln!(md)?;
     writeln!(md, "| | |")?;
@@ -80,7 +80,7 @@ fn device_markdown(md: &mut String, s: &Section<'_>, d: &DeviceSummary) -> std::
         let op = d
             .peak_allocated_op
             .as_deref()
-            .map_or(String::new(), |o| format!(" in `{}`", md_cell(o)));
+            .map_or(String::new(), |o| format!(" in {}", md_code(o)));
         writeln!(
             md,
             "| peak allocated | {} ({p} B){}{op} |",
@@ -190,7 +190,7 @@ fn environment(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
             md,
             "- gpu: {} {}{mem}",
             g.device,
-            g.name.as_deref().unwrap_or("?")
+            md_cell(g.name.as_deref().unwrap_or("?"))
         )?;
     }
     for (k, v) in &s.rec.meta.properties {
@@ -228,7 +228,7 @@ fn live_at_peak(md: &mut String, s: &Section<'_>, device: DeviceId) -> std::fmt:
     writeln!(md, "|---:|---:|---:|---|")?;
     for g in fold_after(live.groups, LIVE_GROUPS) {
         let site = if g.kind.is_seen() {
-            format!("`{}`", md_cell(&site_label(&g)))
+            md_code(&site_label(&g))
         } else {
             md_cell(&g.site)
         };
@@ -273,8 +273,8 @@ fn top_ops_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
     for r in s.rows.iter().take(TOP_OPS) {
         writeln!(
             md,
-            "| `{}` | {} | {} | {} | {} | {} |",
-            md_cell(&short_name(&r.name)),
+            "| {} | {} | {} | {} | {} | {} |",
+            md_code(&short_name(&r.name)),
             torch_memory(r.cpu_memory_usage),
             torch_memory(r.self_cpu_memory_usage),
             torch_memory(r.device_memory_usage),

@@ -161,6 +161,16 @@ impl Builder {
         micros.ns
     }
 
+    /// A memory event's `Device Id` (-1 when absent); `None`, noted, outside `i32`.
+    fn device_index(&mut self, id: Option<Int>) -> Option<i32> {
+        let index = id.map_or(Some(-1), |d| i32::try_from(d.0).ok().filter(|&i| i >= -1));
+        if index.is_none() {
+            self.diagnostics
+                .note("memory events with a Device Id outside -1..=2147483647 skipped");
+        }
+        index
+    }
+
     pub(super) fn add(&mut self, ev: Fields<'_>) {
         self.events_read += 1;
         let ph = ev.ph.as_deref().unwrap_or("");
@@ -316,9 +326,9 @@ impl Builder {
         if device_type == DeviceType::HIP {
             self.saw_hip = true;
         }
-        let index = args
-            .device_id
-            .map_or(-1, |d| d.0.clamp(-1, i128::from(i32::MAX)) as i32);
+        let Some(index) = self.device_index(args.device_id) else {
+            return;
+        };
         self.see_time(time_ns, time_ns);
         let device = self.device(DeviceId { device_type, index });
         let thread = self.thread(ev.pid.as_ref(), ev.tid.as_ref());

@@ -10,6 +10,7 @@
 mod builder;
 mod fast;
 mod importer;
+mod one;
 mod parallel;
 mod raw;
 mod trailing;
@@ -18,17 +19,15 @@ use std::borrow::Cow;
 use std::io::Read;
 use std::sync::Arc;
 
-use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
 use super::LoadOptions;
 use super::input::Input;
-use super::json_stream::{JsonStream, StreamError, ValueError, parse_one};
+use super::json_stream::{JsonStream, StreamError, parse_one};
 use super::preview::Preview;
 use crate::model::Recording;
 use builder::Builder;
 pub use importer::ChromeTraceImporter;
-use raw::{Fields, RawEvent};
 
 /// The instant event vramscope's Perfetto export writes for an allocator segment
 /// (cudaMalloc/cudaFree of the caching allocator's reserve), which torch's traces have no
@@ -77,6 +76,12 @@ fn read_with(
     let mut builder = Builder::new(options.spans);
     builder.preview = preview;
     let outcome = read_document(&mut stream, &mut builder, parallel);
+    if stream.surrogates_replaced > 0 {
+        builder.diagnostics.note_n(
+            "lone surrogate escapes (\\udcff: bytes Python could not decode) read as U+FFFD",
+            stream.surrogates_replaced,
+        );
+    }
     match outcome {
         Ok(()) => trailing::after_document(&mut stream, &mut builder, options)?,
         Err(Cut {
@@ -189,6 +194,9 @@ fn read_top_level_object<R: Read>(
             .expect(b':', "after a top-level key")
             .map_err(outside)?;
         if key == "traceEvents" {
+            if saw_events {
+                b.forget_events();
+            }
             read_event_array(stream, b, false, parallel)?;
             saw_events = true;
         } else {
@@ -329,7 +337,7 @@ fn read_step<R: Read>(
     bare: bool,
 ) -> Result<Step, Cut> {
     stream
-        .value("a trace event", |w| read_one(b, w))
+        .value("a trace event", |w| one::read_one(b, w))
         .map_err(inside)?;
     match stream.peek().map_err(inside)? {
         Some(b',') => stream.bump(),
@@ -366,30 +374,6 @@ fn read_step<R: Read>(
         return Ok(Step::Done);
     }
     Ok(Step::More)
-}
-
-/// Read the event at the start of `w` into the builder: the fast reader, else serde.
-/// Returns the bytes it used.
-fn read_one(b: &mut Builder, w: &[u8]) -> Result<((), usize), ValueError> {
-    if let Some((ev, n)) = fast::event(w) {
-        b.add(ev);
-        return Ok(((), n));
-    }
-    match parse_one::<RawEvent<'_>>(w) {
-        Ok((ev, n)) => {
-            b.add(Fields::from(ev));
-            Ok(((), n))
-        }
-        // Valid JSON of another shape (a string where a number belongs, a non-object):
-        // skip that one event, count it, and go on.
-        Err(ValueError::Json(j)) if j.classify() == serde_json::error::Category::Data => {
-            let (_, n) = parse_one::<IgnoredAny>(w)?;
-            b.diagnostics
-                .note("trace events with unexpected field types skipped");
-            Ok(((), n))
-        }
-        Err(e) => Err(e),
-    }
 }
 
 #[cfg(test)]

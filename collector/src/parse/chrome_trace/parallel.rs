@@ -354,7 +354,7 @@ fn apply_events(b: &mut Builder, done: &Done) -> Option<usize> {
             }
             Found::Slow(start) => {
                 let window = chunk.get(*start as usize..)?;
-                if super::read_one(b, window).is_err() {
+                if super::one::read_one(b, window).is_err() {
                     return Some(*start as usize);
                 }
             }

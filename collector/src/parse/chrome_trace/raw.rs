@@ -237,8 +237,33 @@ impl<'a> From<RawEvent<'a>> for Fields<'a> {
 /// The memory and metadata fields of an event's raw `args`; `None` when they are not an
 /// object of the expected field types (the event is then skipped and counted).
 pub(super) fn read_args(raw: &[u8]) -> Option<RawArgs<'_>> {
-    match super::fast::args(raw) {
-        Some(args) => Some(args),
-        None => serde_json::from_str::<RawArgs<'_>>(std::str::from_utf8(raw).ok()?).ok(),
+    if let Some(args) = super::fast::args(raw) {
+        return Some(args);
     }
+    let text = std::str::from_utf8(raw).ok()?;
+    match serde_json::from_str::<RawArgs<'_>>(text) {
+        Ok(args) => Some(args),
+        Err(e) if is_duplicate(&e) => {
+            let last_wins = serde_json::from_str::<serde_json::Value>(text).ok()?;
+            let text = last_wins.to_string();
+            let args = serde_json::from_str::<RawArgs<'_>>(&text).ok()?;
+            Some(RawArgs {
+                name: args.name.map(|n| Cow::Owned(n.into_owned())),
+                ..args
+            })
+        }
+        Err(_) => None,
+    }
+}
+
+/// Counted when an event, or its `args`, gives a key twice: read as Python's json reads
+/// it, the last value kept (serde_json's derived readers refuse it; its `Value` keeps the
+/// last).
+pub(super) const DUPLICATE_KEYS_NOTE: &str =
+    "events with a key given twice read with its last value (as Python's json does)";
+
+/// Whether serde refused an object for a key given twice.
+pub(super) fn is_duplicate(e: &serde_json::Error) -> bool {
+    e.classify() == serde_json::error::Category::Data
+        && e.to_string().starts_with("duplicate field")
 }

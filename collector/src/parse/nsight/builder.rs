@@ -379,8 +379,10 @@ impl Builder {
             }
         }
         self.rec.steps.sort_by_key(|s| (s.start_ns, s.number));
+        let start_ns = self.start_ns.unwrap_or(self.session_start_ns);
+        precapture::reserve_before_capture(&mut self.rec, start_ns);
         let meta = &mut self.rec.meta;
-        meta.start_ns = self.start_ns.unwrap_or(self.session_start_ns);
+        meta.start_ns = start_ns;
         meta.end_ns = self.end_ns.unwrap_or(meta.start_ns);
         meta.events_read = self.events_read;
         meta.compressed = compressed;
@@ -389,5 +391,6 @@ impl Builder {
     }
 }
 
+mod precapture;
 #[cfg(test)]
 mod tests;

@@ -30,6 +30,14 @@ const NSYS_TABLES: &[&str] = &[
 
 /// Read the export at `path`, opened read-only and immutable (nothing is written beside it).
 pub fn read(path: &Path) -> Result<Recording, SourceError> {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        // The importer was picked from the first bytes, already read from the pipe.
+        return Err(SourceError::shape(
+            None,
+            "an Nsight Systems export (SQLite) read from a pipe or device: SQLite seeks in \
+             the file, so it must be a regular file; save it to a file and pass that",
+        ));
+    }
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;

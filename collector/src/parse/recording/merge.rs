@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicU64;
 
 use super::Header;
 use super::absorb::absorb;
+use super::beside::{MAX_SNAPSHOT_FILE_BYTES, open_inside};
 use super::snapshots::{Embedded, ShimEvent, SnapshotInfo, no_torch_note, nvml_index, read_status};
 use super::tags::{TagRow, place, read_tags_file};
 use crate::model::{DeviceId, Recording, SourceFormat};
@@ -88,9 +89,18 @@ pub(super) fn merge_into(
         }
     }
     if let Some(tm) = &header.torch_memory {
-        let dir = path.parent().unwrap_or(Path::new(".")).join(&tm.dir);
-        if dir.is_dir() {
-            beside(rec, &dir, &embedded_files, finalised, &mut candidates);
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        match super::beside::inside(parent, &tm.dir) {
+            Ok(dir) if dir.is_dir() => {
+                beside(rec, &dir, &embedded_files, finalised, &mut candidates);
+            }
+            Ok(_) => {}
+            Err(e) => rec
+                .diagnostics
+                .note(&format!("torch-memory: folder not read: {e}")),
         }
     }
     let mut last: BTreeMap<u32, Candidate> = BTreeMap::new();
@@ -143,10 +153,18 @@ fn beside(
             continue;
         };
         id -= 1;
-        let file = dir.join(&info.file);
-        if embedded_files.contains(&info.file) || !file.is_file() {
+        if embedded_files.contains(&info.file) {
             continue;
         }
+        let file = match open_inside(dir, &info.file, MAX_SNAPSHOT_FILE_BYTES) {
+            Ok(_) => dir.join(&info.file),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                rec.diagnostics
+                    .note(&format!("torch-memory: snapshot not read: {e}"));
+                continue;
+            }
+        };
         rec.diagnostics.note(&format!(
             "torch-memory: snapshot {} read from beside the recording (not embedded)",
             info.file
@@ -162,7 +180,7 @@ fn beside_tags(rec: &mut Recording, dir: &Path, info: &SnapshotInfo) -> Vec<TagR
     let Some(name) = &info.tags_file else {
         return Vec::new();
     };
-    read_tags_file(&dir.join(name)).unwrap_or_else(|e| {
+    read_tags_file(dir, name).unwrap_or_else(|e| {
         rec.diagnostics.note(&format!(
             "torch-memory: storage tags {name} unreadable ({e}): categories inferred"
         ));

@@ -4,11 +4,12 @@
 //! the one note a recording gets when no process recorded any history.
 
 use std::fs;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use serde::Deserialize;
 
+use super::beside::MAX_STATUS_FILE_BYTES;
 use super::snapshots::{SnapshotDevice, SnapshotInfo};
 
 /// The folder's status files: `status-<pid>.jsonl`.
@@ -151,18 +152,19 @@ pub const NO_PYTHON_NOTE: &str = "torch-memory: no Python process reported (the 
 pub fn read_status(dir: &Path) -> io::Result<Vec<ShimEvent>> {
     let mut events = Vec::new();
     for entry in fs::read_dir(dir)? {
-        let path = entry?.path();
-        let is_status = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with(STATUS_PREFIX) && n.ends_with(".jsonl"));
-        if !is_status {
-            continue;
-        }
-        let Ok(file) = fs::File::open(&path) else {
+        let name = entry?.file_name();
+        let Some(name) = name
+            .to_str()
+            .filter(|n| n.starts_with(STATUS_PREFIX) && n.ends_with(".jsonl"))
+        else {
             continue;
         };
-        for line in BufReader::new(file).lines().map_while(Result::ok) {
+        // A status file that is a FIFO, a device or a link out of the folder is skipped.
+        let Ok(file) = super::beside::open_inside(dir, name, MAX_STATUS_FILE_BYTES) else {
+            continue;
+        };
+        let bounded = BufReader::new(file.take(MAX_STATUS_FILE_BYTES));
+        for line in bounded.lines().map_while(Result::ok) {
             if let Ok(e) = serde_json::from_str::<ShimEvent>(&line) {
                 events.push(e);
             }

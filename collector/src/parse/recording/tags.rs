@@ -5,7 +5,6 @@
 //! and its end line, so a complete snapshot has all its tags. The reader places them on the
 //! devices the snapshot's history is merged onto ([`place`]).
 
-use std::fs;
 use std::io::{self, Read};
 use std::path::Path;
 
@@ -45,14 +44,9 @@ struct TagsFile {
 
 /// The tags of a tags file; an error for a file over [`MAX_TAGS_FILE_BYTES`] or not the
 /// shim's JSON.
-pub fn read_tags_file(path: &Path) -> io::Result<Vec<TagRow>> {
-    let file = fs::File::open(path)?;
+pub fn read_tags_file(dir: &Path, name: &str) -> io::Result<Vec<TagRow>> {
+    let file = super::beside::open_inside(dir, name, MAX_TAGS_FILE_BYTES)?;
     let len = file.metadata()?.len();
-    if len > MAX_TAGS_FILE_BYTES {
-        return Err(io::Error::other(format!(
-            "{len} bytes, over the {MAX_TAGS_FILE_BYTES}-byte limit of a tags file"
-        )));
-    }
     let mut text = Vec::with_capacity(len as usize);
     file.take(MAX_TAGS_FILE_BYTES).read_to_end(&mut text)?;
     let parsed: TagsFile = serde_json::from_slice(&text).map_err(|e| {

@@ -3,7 +3,7 @@ use super::*;
 use crate::model::SourceFormat;
 use crate::parse::{LoadOptions, load};
 
-fn temp(name: &str) -> std::path::PathBuf {
+pub(super) fn temp(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("vramscope-rec-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let p = dir.join(name);
@@ -165,7 +165,7 @@ fn damage_in_the_middle_is_an_error_with_offset() {
     assert!(err.to_string().contains("version 99"), "{err}");
 }
 
-fn fixture(name: &str) -> std::path::PathBuf {
+pub(super) fn fixture(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures")
         .join(name)
@@ -307,6 +307,11 @@ fn free_driver_reserved_pids_and_mig_round_trip() {
 
 /// `basic.pickle` embedded as a recording's snapshot, on GPU 1 by UUID.
 fn recording_with_snapshot(name: &str, cut: bool) -> (std::path::PathBuf, Vec<u8>) {
+    recording_naming(name, cut, &format!("{name}.torch"))
+}
+
+/// As [`recording_with_snapshot`], its header naming `dir` as the snapshots folder.
+pub(super) fn recording_naming(name: &str, cut: bool, dir: &str) -> (std::path::PathBuf, Vec<u8>) {
     let pickle = std::fs::read(fixture("snapshot/basic.pickle")).expect("fixture");
     let path = temp(name);
     let mut h = header();
@@ -321,7 +326,7 @@ fn recording_with_snapshot(name: &str, cut: bool) -> (std::path::PathBuf, Vec<u8
     h.start_unix_ns = 1_699_999_999_000_000_000;
     h.torch_memory = Some(TorchMemoryHeader {
         max_entries: 1000,
-        dir: format!("{name}.torch"),
+        dir: dir.to_owned(),
     });
     let mut w = RecordingWriter::create(&path, &h, false).expect("create");
     w.write(&Line::Snapshot {

@@ -14,6 +14,7 @@
 //! per-device `entry` lists (and `segments` the allocator state); `replay` walks each
 //! history back and replays it.
 
+mod budget;
 mod entry;
 mod fold;
 mod frames;

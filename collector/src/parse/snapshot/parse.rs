@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
+use super::budget::{MIN_RECORD_BYTES, sizes_in_range};
 use super::entry::{Action, Entry, Key, Trace};
 use super::fold::{CACHED, Decoded, EntryFolder, Extra, decode, key_of};
 use super::frames::{FRAME_TAG, FoldedStacks};
@@ -31,6 +32,11 @@ pub(super) struct Reader<'p> {
     stack_by_content: FxHashMap<Vec<Frame>, StackId>,
     /// Reused buffer for building a stack before it is looked up.
     scratch: Vec<Frame>,
+    /// Records (segments, blocks, trace entries, annotations) still to be taken from lists
+    /// ([`MIN_RECORD_BYTES`]).
+    pub(super) records_left: u64,
+    /// The pickle's size, for the error once the budget is spent.
+    pub(super) pickle_bytes: u64,
 }
 
 /// Everything the replay needs, read from the pickle.
@@ -71,8 +77,10 @@ pub(super) fn gather(p: &Pickle, folder: EntryFolder) -> Result<Gathered, Source
         folded: stacks,
         stack_by_content: FxHashMap::default(),
         scratch: Vec::new(),
+        records_left: p.end_offset / MIN_RECORD_BYTES,
+        pickle_bytes: p.end_offset,
     };
-    let state = r.read_segments(segments);
+    let state = r.read_segments(segments)?;
     let settings = p
         .get(root, "allocator_settings")
         .map(|s| r.read_settings(s))
@@ -95,15 +103,17 @@ pub(super) fn gather(p: &Pickle, folder: EntryFolder) -> Result<Gathered, Source
             r.finish_in_place(&mut trace, &extras);
             trace
         } else {
-            r.read_trace(list, &folded, &extras)
+            r.read_trace(list, &folded, &extras)?
         };
         has_time |= trace.entries.iter().any(|e| e.has_time);
         any_entry |= !trace.entries.is_empty();
         per_device.push((index as i32, trace));
     }
+    sizes_in_range(&per_device)?;
     let annotations = p
         .get(root, "external_annotations")
         .map(|a| r.read_annotations(a))
+        .transpose()?
         .unwrap_or_default();
     Ok(Gathered {
         rec: r.rec,
@@ -270,11 +280,11 @@ impl Reader<'_> {
         list: NodeId,
         folded: &[Entry],
         extras: &FxHashMap<u32, Extra>,
-    ) -> Trace {
+    ) -> Result<Trace, SourceError> {
         let p = self.p;
         let items = p.items(list);
         let mut trace = Trace::default();
-        trace.entries.reserve_exact(items.len());
+        self.take_records(&mut trace.entries, items.len(), "trace entries")?;
         for &e in items {
             let decoded = match p.folded(e) {
                 Some(i) => folded.get(i as usize).map(|&entry| Decoded {
@@ -293,7 +303,7 @@ impl Reader<'_> {
                 trace.entries.push(d.entry);
             }
         }
-        trace
+        Ok(trace)
     }
 
     /// [`Reader::finish`] over `trace.entries` (the folded entries `0..`), in place.
@@ -319,11 +329,12 @@ impl Reader<'_> {
         trace.entries = entries;
     }
 
-    fn read_annotations(&mut self, list: NodeId) -> Vec<OpSpan> {
+    fn read_annotations(&mut self, list: NodeId) -> Result<Vec<OpSpan>, SourceError> {
         // START/END pairs per (device, name), in order.
         let mut open: FxHashMap<(i64, String), Vec<i64>> = FxHashMap::default();
         let mut spans = Vec::new();
         let items: Vec<NodeId> = self.p.items(list).to_vec();
+        self.take_records(&mut spans, items.len() / 2, "annotations")?;
         for a in items {
             let (Some(stage), Some(name)) = (self.str_of(a, "stage"), self.str_of(a, "name"))
             else {
@@ -361,6 +372,6 @@ impl Reader<'_> {
             }
         }
         spans.sort_by_key(|s| (s.start_ns, std::cmp::Reverse(s.end_ns)));
-        spans
+        Ok(spans)
     }
 }

@@ -68,8 +68,9 @@ impl Replayer {
         let device = self.rec.device_index(DeviceId::cuda(index));
         let thread = self.rec.thread_index("allocator", &format!("cuda:{index}"));
         let (mut live, mut pieces) = state_at_snapshot(state, device);
-        let final_allocated: i64 = live.values().map(|&(size, _)| size.block as i64).sum();
-        let final_reserved: i64 = pieces.values().map(|&s| s as i64).sum();
+        let final_allocated =
+            (live.values()).fold(0i64, |t, &(size, _)| t.saturating_add(size.block as i64));
+        let final_reserved = (pieces.values()).fold(0i64, |t, &s| t.saturating_add(s as i64));
         // Two walks back over the history, one from the live blocks at snapshot time and
         // one changing them: each on its own thread.
         let at_snapshot = live.clone();
@@ -121,7 +122,7 @@ impl Replayer {
         entries: usize,
     ) -> FxHashMap<u64, Sizes> {
         for (&addr, &size) in pieces {
-            lane.reserved += size as i64;
+            lane.reserved = lane.reserved.saturating_add(size as i64);
             lane.push(
                 &mut self.rec,
                 MemEventKind::SegmentAlloc,
@@ -202,11 +203,11 @@ impl Replayer {
                     MemEventKind::Free
                 }
                 Action::SegmentAlloc | Action::SegmentMap => {
-                    lane.reserved += size;
+                    lane.reserved = lane.reserved.saturating_add(size);
                     MemEventKind::SegmentAlloc
                 }
                 Action::SegmentFree | Action::SegmentUnmap => {
-                    lane.reserved -= size;
+                    lane.reserved = lane.reserved.saturating_sub(size);
                     MemEventKind::SegmentFree
                 }
                 Action::Oom => {
@@ -280,8 +281,11 @@ struct Lane {
 impl Lane {
     /// A block taken (`sign` 1) or given back (−1): both totals move.
     fn take(&mut self, sizes: Sizes, sign: i64) {
-        self.allocated += sign * sizes.block.min(i64::MAX as u64) as i64;
-        self.requested += sign * sizes.requested.min(i64::MAX as u64) as i64;
+        // Sizes are at most MAX_SIZE_BYTES; only a flood of them could pass i64.
+        self.allocated =
+            (self.allocated).saturating_add(sign * sizes.block.min(i64::MAX as u64) as i64);
+        self.requested =
+            (self.requested).saturating_add(sign * sizes.requested.min(i64::MAX as u64) as i64);
     }
 
     /// Keep the requested total's peak (the first time it is reached).

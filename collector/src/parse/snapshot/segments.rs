@@ -3,14 +3,18 @@
 
 use std::collections::BTreeMap;
 
+use super::budget::size_in_range;
 use super::parse::Reader;
 use crate::model::{Block, BlockState, DeviceId, Segment, SegmentPool, StackId};
+use crate::parse::SourceError;
 use crate::parse::pickle::{NodeId, Pickle};
 
 impl Reader<'_> {
-    pub(super) fn read_segments(&mut self, segments: NodeId) -> Vec<Segment> {
+    pub(super) fn read_segments(&mut self, segments: NodeId) -> Result<Vec<Segment>, SourceError> {
         let mut out = Vec::new();
-        for &s in self.p.items(segments) {
+        let p = self.p;
+        self.take_records(&mut out, p.items(segments).len(), "segments")?;
+        for &s in p.items(segments) {
             if self.p.type_name(s) != "dict" {
                 self.rec
                     .diagnostics
@@ -19,42 +23,37 @@ impl Reader<'_> {
             }
             let device = self.u64_of(s, "device").unwrap_or(0) as i32;
             let device = self.rec.device_index(DeviceId::cuda(device));
-            let mut blocks = Vec::new();
-            if let Some(list) = self.p.get(s, "blocks") {
-                for &b in self.p.items(list) {
-                    let state = match self.str_of(b, "state") {
-                        Some("active_allocated") => BlockState::ActiveAllocated,
-                        Some("active_pending_free") => BlockState::ActivePendingFree,
-                        _ => BlockState::Inactive,
-                    };
-                    let frames = self.p.get(b, "frames");
-                    let stack = self.stack(frames).checked_sub(1).map(StackId);
-                    blocks.push(Block {
-                        address: self.u64_of(b, "address").unwrap_or(0),
-                        size_bytes: self.u64_of(b, "size").unwrap_or(0),
-                        requested_size_bytes: self.u64_of(b, "requested_size").unwrap_or(0),
-                        state,
-                        stack,
-                    });
-                }
-            }
+            let blocks = self.read_blocks(s)?;
             let pool = match self.str_of(s, "segment_type") {
                 Some("large") => SegmentPool::Large,
                 Some("small") => SegmentPool::Small,
                 _ => SegmentPool::Other,
             };
             let address = self.u64_of(s, "address").unwrap_or(0);
+            for key in [
+                "total_size",
+                "allocated_size",
+                "active_size",
+                "requested_size",
+            ] {
+                size_in_range("a segment", self.u64_of(s, key).unwrap_or(0))?;
+            }
             // Older snapshots lack some sizes; blocks give them.
-            let total = self
-                .u64_of(s, "total_size")
-                .unwrap_or_else(|| blocks.iter().map(|b| b.size_bytes).sum());
-            let allocated = self.u64_of(s, "allocated_size").unwrap_or_else(|| {
-                blocks
+            let sum = |only_allocated: bool| {
+                let sizes = blocks
                     .iter()
-                    .filter(|b| b.state == BlockState::ActiveAllocated)
-                    .map(|b| b.size_bytes)
-                    .sum()
-            });
+                    .filter(|b| !only_allocated || b.state == BlockState::ActiveAllocated);
+                let bytes = sizes.fold(0u64, |sum, b| sum.saturating_add(b.size_bytes));
+                size_in_range("a segment's blocks", bytes)
+            };
+            let total = match self.u64_of(s, "total_size") {
+                Some(total) => total,
+                None => sum(false)?,
+            };
+            let allocated = match self.u64_of(s, "allocated_size") {
+                Some(allocated) => allocated,
+                None => sum(true)?,
+            };
             out.push(Segment {
                 device,
                 address,
@@ -73,7 +72,35 @@ impl Reader<'_> {
                 blocks,
             });
         }
-        out
+        Ok(out)
+    }
+
+    /// A segment's blocks.
+    fn read_blocks(&mut self, segment: NodeId) -> Result<Vec<Block>, SourceError> {
+        let p = self.p;
+        let mut blocks = Vec::new();
+        let Some(list) = p.get(segment, "blocks") else {
+            return Ok(blocks);
+        };
+        self.take_records(&mut blocks, p.items(list).len(), "blocks")?;
+        for &b in p.items(list) {
+            let state = match self.str_of(b, "state") {
+                Some("active_allocated") => BlockState::ActiveAllocated,
+                Some("active_pending_free") => BlockState::ActivePendingFree,
+                _ => BlockState::Inactive,
+            };
+            let frames = p.get(b, "frames");
+            let stack = self.stack(frames).checked_sub(1).map(StackId);
+            let size = |key| size_in_range("a block", self.u64_of(b, key).unwrap_or(0));
+            blocks.push(Block {
+                address: self.u64_of(b, "address").unwrap_or(0),
+                size_bytes: size("size")?,
+                requested_size_bytes: size("requested_size")?,
+                state,
+                stack,
+            });
+        }
+        Ok(blocks)
     }
 
     /// `segment_pool_id` when it names a pool other than the default `(0, 0)`.

@@ -4,10 +4,29 @@
 use serde_json::value::RawValue;
 
 use super::Builder;
-use crate::model::{DeviceId, DeviceType, DistributedInfo, Meta, Recording, SourceFormat};
+use crate::model::{
+    DeviceId, DeviceType, DistributedInfo, Meta, Recording, SourceFormat, TIME_LIMIT_NS,
+};
 use crate::parse::chrome_trace::raw::{Int, RawDeviceProps, RawDistributed};
 
 impl Builder {
+    /// A second `traceEvents` key: Python's json keeps a key's last value, so what the
+    /// events before built is dropped (the other top-level keys and the notes kept), and
+    /// a note says so.
+    pub(in crate::parse::chrome_trace) fn forget_events(&mut self) {
+        let mut fresh = Builder::new(self.spans);
+        fresh.diagnostics = std::mem::take(&mut self.diagnostics);
+        fresh.base_time_ns = self.base_time_ns;
+        fresh.device_props = std::mem::take(&mut self.device_props);
+        fresh.distributed = self.distributed.take();
+        fresh.properties = std::mem::take(&mut self.properties);
+        fresh.preview = self.preview.take();
+        fresh.diagnostics.note(
+            "\"traceEvents\" given again: the events of the last one read, as Python's json does",
+        );
+        *self = fresh;
+    }
+
     /// A top-level key other than `traceEvents`.
     pub(in crate::parse::chrome_trace) fn top_level(&mut self, key: &str, value: &RawValue) {
         let text = value.get();
@@ -47,12 +66,34 @@ impl Builder {
         }
     }
 
+    /// Drop a `baseTimeNanoseconds` that would carry the events' times past
+    /// [`TIME_LIMIT_NS`] (where they would all be clamped to one instant), with a note:
+    /// the times then count from the trace's own zero, their differences exact.
+    fn check_base_time(&mut self) {
+        let Some(base) = self.base_time_ns else {
+            return;
+        };
+        let fits = |t: Option<i64>| {
+            t.is_none_or(|t| {
+                t.checked_add(base)
+                    .is_some_and(|s| s.abs() <= TIME_LIMIT_NS)
+            })
+        };
+        if !(fits(self.start_ns) && fits(self.end_ns)) {
+            self.base_time_ns = None;
+            self.diagnostics.note(&format!(
+                "baseTimeNanoseconds {base} would put the events past ±146 years: ignored, times counted from the trace's own zero"
+            ));
+        }
+    }
+
     pub(in crate::parse::chrome_trace) fn finish(
         mut self,
         compressed: bool,
         content_bytes: u64,
     ) -> Recording {
         self.update_preview();
+        self.check_base_time();
         if let Some(base) = self.base_time_ns {
             for e in &mut self.mem_events {
                 e.time_ns = e.time_ns.saturating_add(base);

@@ -87,3 +87,41 @@ fn bad_ranges_are_counted_not_kept() {
     assert_eq!((rec.meta.start_ns, rec.meta.end_ns), (5, 9));
     assert_eq!(rec.diagnostics.total(), 2);
 }
+
+#[test]
+fn a_block_freed_but_reserved_before_the_capture_counts_from_its_start() {
+    // GIVEN an export whose first memory row frees 8 MiB it never allocated, then
+    // allocates and frees 4 MiB
+    let mut b = Builder::new(SourceFormat::NsightSqlite, "test", 0);
+    let row = |rel_ns, op, bytes, address| MemRow {
+        rel_ns,
+        device_id: 0,
+        kind: MemKind::Device,
+        op,
+        bytes,
+        address: Some(address),
+        process: None,
+        correlation: None,
+    };
+    b.memory(row(100, MemOp::Free, 8 << 20, 0xa000));
+    b.memory(row(200, MemOp::Alloc, 4 << 20, 0xb000));
+    b.memory(row(300, MemOp::Free, 4 << 20, 0xb000));
+    let rec = b.finish(false, 0);
+    // THEN the reserved memory starts at 8 MiB, never below zero
+    let timeline = crate::Timeline::build(&rec);
+    let reserved: Vec<i64> = timeline.devices[0]
+        .points
+        .iter()
+        .filter_map(|p| p.reserved_bytes)
+        .collect();
+    assert_eq!(reserved, [8 << 20, 0, 4 << 20, 0]);
+    assert_eq!(rec.mem_events[0].time_ns, 100);
+    // AND a note says how many blocks, and how much, came from before the capture
+    let note = "CUDA memory freed in the capture but reserved before it: counted from the capture's start (8388608 bytes)";
+    assert_eq!(
+        rec.diagnostics.counts.get(note),
+        Some(&1),
+        "{:?}",
+        rec.diagnostics.counts
+    );
+}

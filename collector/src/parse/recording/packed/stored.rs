@@ -237,6 +237,11 @@ fn stored_record(
     prefix: &[u8],
     trusted: impl Fn(&PackLine) -> bool,
 ) -> Option<(PackLine, Stored)> {
+    // Only a regular file is read twice (here, then by the load when nothing is stored): a
+    // FIFO or /dev/stdin gives its bytes once, so the load takes them.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
     let options = LoadOptions {
         salvage_truncated: false,
         ..options
