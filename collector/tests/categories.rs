@@ -3,8 +3,10 @@
 //! must match `prof._memory_profile()`'s categories of the allocations live there. The runs
 //! are made the ways users make them: the model built before profiling (c01–c08) and the
 //! whole script inside the profiler (c09–c17: inference, LoRA, tied embeddings, two
-//! optimizers, accumulation, an RNN, a parameter-dominated run, one without stacks), and an
-//! inference run of a model built before profiling (c18).
+//! optimizers, accumulation, an RNN, a parameter-dominated run, one without stacks), an
+//! inference run of a model built before profiling (c18), and the programs of PyTorch's own
+//! memory-profiler tests (t02–t16 made by `gen_torch_tests.py`; t01, t04, t05, t13, t14, which
+//! torch's definitions set apart, are kept in `known_disagreements/`, out of this count).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -77,7 +79,8 @@ fn check(truth_path: &PathBuf) -> Run {
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_i64().expect("bytes")))
         .collect();
-    if truth["args"]["no_stack"].as_bool() == Some(true) {
+    // A run without an optimizer (no `opt`) has no state for torch to merge.
+    if truth["args"]["no_stack"].as_bool() == Some(true) && !truth["args"]["opt"].is_null() {
         without_stacks(&trace, &truth, &mut want);
     }
     let error: i64 = Category::ALL
@@ -160,7 +163,7 @@ fn without_stacks(trace: &str, truth: &serde_json::Value, want: &mut BTreeMap<&s
 fn composition_at_peak_matches_torch_memory_profiler() {
     let files = truth_files();
     let committed = std::env::var_os("VRAMSCOPE_CATEGORIES_DIR").is_none();
-    let least = if committed { 18 } else { 1 };
+    let least = if committed { 29 } else { 1 };
     assert!(
         files.len() >= least,
         "expected ≥ {least} runs, found {}",
@@ -244,7 +247,7 @@ fn weights_made_before_profiling_are_said_to_be_uncounted() {
     }
     eprintln!("weights made before profiling, not said: {missed:?}");
     if std::env::var_os("VRAMSCOPE_CATEGORIES_DIR").is_none() {
-        assert_eq!((before, inside), (9, 9));
+        assert_eq!((before, inside), (16, 13));
         // c06 only: torch itself labels a weight-sized block of its second profiled window
         // `parameter` (1,024,000 B beside 1,029,360 B of gradients), which hides the
         // uncounted weights.

@@ -53,7 +53,10 @@ pub(super) enum LeafKind {
 }
 
 /// Ops that create a batch: torch calls their results inputs when nothing else tells.
-const FACTORY_OPS: [&str; 8] = [
+/// (`ones` and `zeros` too: synthetic batches and targets, a recurrent net's first state.)
+const FACTORY_OPS: [&str; 10] = [
+    "aten::ones",
+    "aten::zeros",
     "aten::randint",
     "aten::randn",
     "aten::rand",
@@ -127,18 +130,27 @@ fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
         _ => by_name,
     };
     let python = category == OpCategory::PythonFunction;
+    // The engine's `evaluate_function` span wraps a node and the engine's own work on its
+    // outputs (reducing a broadcast gradient to its input's shape): torch's leaves are the
+    // node and those ops, so what the node returns is its output, not an intermediate.
+    let engine = by_name == Some(Phase::Backward);
     Role {
         phase,
-        leaf: cpu_op && (name.starts_with("aten::") || backward_node),
+        leaf: cpu_op && (name.starts_with("aten::") || (backward_node && !engine)),
         module: python && module_scope(name).is_some(),
         makes_weights: python && span_makes_weights(name),
     }
 }
 
 /// The functions whose allocations are a module's weights: a `torch.nn` module's
-/// `__init__` or `reset_parameters` (the weights of a model built inside the capture), and
-/// `load_state_dict`.
-const WEIGHT_MAKERS: [&str; 3] = ["__init__", "reset_parameters", "load_state_dict"];
+/// `__init__` or `reset_parameters` (the weights of a model built inside the capture), a
+/// lazy module's `initialize_parameters` (its first forward), and `load_state_dict`.
+const WEIGHT_MAKERS: [&str; 4] = [
+    "__init__",
+    "reset_parameters",
+    "initialize_parameters",
+    "load_state_dict",
+];
 
 /// Whether a function of a `torch.nn` module's source file makes weights
 /// ([`WEIGHT_MAKERS`]): asked of a snapshot's frames and a trace's Python spans alike.

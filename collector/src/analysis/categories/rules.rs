@@ -240,8 +240,11 @@ fn freed_before_a_step(phases: &Phases, made: &Made, free: Option<(Site, i64)>) 
 /// Whether an allocation of a trace made before the run's first optimizer step is never
 /// freed. (A stack says more: a weight made in the capture has its module's `__init__` in
 /// it, and what a snapshot's first forward keeps to the end is that forward's.)
+/// A trace with module frames (`with_stack=True`) shows a weight being made
+/// ([`Site::makes_weights`]); there, what outlives it is a forward result or the loss's.
 fn kept_from_before_training(phases: &Phases, made: &Made, free: Option<(Site, i64)>) -> bool {
     !made.site.from_frames
+        && !phases.has_modules()
         && free.is_none()
         && phases
             .first_step_ns()
@@ -291,14 +294,15 @@ fn optimizer(
 }
 
 /// torch's inputs: tensors that feed the model but depend on no gradient — the batch.
-/// Read from a trace as: made outside any module, before the iteration's first module
-/// forward (the iteration starts after the previous optimizer step); without module frames,
-/// made by an op that creates data.
+/// Read from a trace as: made outside any module by an op that creates data (a batch, or
+/// targets made after the forward), or with module frames, by any op before the
+/// iteration's first module forward (the iteration starts after the previous optimizer
+/// step).
 fn is_input(phases: &Phases, alloc: &Site, alloc_ns: i64) -> bool {
     if alloc.in_module {
         return false;
     }
-    if !phases.has_modules() {
+    if alloc.leaf_kind == LeafKind::Factory || !phases.has_modules() {
         return alloc.leaf_kind == LeafKind::Factory;
     }
     let since = phases.previous_step_end(alloc_ns).unwrap_or(i64::MIN);
