@@ -79,10 +79,10 @@ fn device_selects_one_device() {
     let host = check(&path, &["--max-peak", &limit, "--device", "-1"]);
     assert_eq!(code(&host), 0, "{host:?}");
     assert!(String::from_utf8_lossy(&host.stdout).contains("cpu"));
-    // A device the trace does not have is a usage error.
+    // A device the trace does not have has no memory to judge.
     assert_eq!(
         code(&check(&path, &["--max-peak", &limit, "--device", "7"])),
-        2
+        3
     );
 }
 

@@ -72,11 +72,12 @@ fn exit_codes_tell_within_over_unreadable_and_no_data_apart() {
         &["no memory recorded", "profile_memory"],
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    // No memory on the device asked for is 3 as well; a device the trace lacks is 2.
+    // No memory on the device asked for is 3 as well, a device the trace lacks too (the
+    // README's table; a fleet says the same).
     expect_failure(
         &["check", &t2, "--max-peak", "1G", "--device", "cuda:0"],
-        2,
-        &["no device cuda:0", "(it has cpu)"],
+        3,
+        &["no memory recorded on cuda:0: the input has cpu"],
     );
     assert_eq!(
         code(&vramscope(&[

@@ -39,6 +39,7 @@ mod record_tags;
 mod record_torch;
 mod report;
 mod report_categories;
+mod slips;
 mod snapshot;
 mod snapshot_notes;
 mod snapshots;

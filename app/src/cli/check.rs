@@ -88,7 +88,11 @@ fn run_one(
         error,
     })?;
     let (_, summary) = analysis::summarize_compact(&mut rec);
-    let keys = options.device.map(|d| device_keys(&rec, d)).transpose()?;
+    // A device the input does not have has no memory recorded: "no data" (3), as for a
+    // fleet, not a mistake in the command line.
+    let keys = options
+        .device
+        .map(|d| device_keys(&rec, d).unwrap_or_default());
     let verdict = judge(&summary, keys.as_deref(), options.max_peak);
     match options.format {
         Format::Text => check_text(out, &verdict),
@@ -96,14 +100,17 @@ fn run_one(
     }
     .with_context(|| path.display().to_string())?;
     if verdict.peaks.is_empty() {
-        let on = keys.map_or(String::new(), |keys| {
-            let names: Vec<String> = keys.iter().map(DeviceId::to_string).collect();
-            format!(" on {}", names.join(", "))
-        });
+        let why = match options.device {
+            Some(d) if keys.as_ref().is_some_and(Vec::is_empty) => {
+                let there: Vec<String> = rec.devices.iter().map(|d| d.key.to_string()).collect();
+                format!(" on {d}: the input has {}", there.join(", "))
+            }
+            Some(d) => format!(" on {d} ({})", rec.meta.format.importer().memory_hint()),
+            None => format!(" ({})", rec.meta.format.importer().memory_hint()),
+        };
         let message = format!(
-            "{}: no memory recorded{on}: nothing to check against --max-peak ({})",
+            "{}: no memory recorded{why}; nothing to check against --max-peak",
             path.display(),
-            rec.meta.format.importer().memory_hint()
         );
         eprintln!("vramscope: {}", escape_controls(&message));
         return Ok(ExitCode::from(NO_DATA));

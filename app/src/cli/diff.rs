@@ -39,7 +39,7 @@ pub fn run(
     let run_b = Run::read(b, load, align)?;
     let mut d = analysis::diff::diff(&run_a.facts(), &run_b.facts(), align);
     if let Some(n) = options.limit {
-        d.ops.truncate(n);
+        d.keep_largest_changes(n);
     }
     let (a, b) = (a.display().to_string(), b.display().to_string());
     let files = DiffFiles { a: &a, b: &b };

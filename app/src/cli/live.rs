@@ -8,12 +8,13 @@ use anyhow::{Context, Result};
 use collector::analysis::live::{
     GroupBy, Instant, LiveError, fold_after, live_at, pick_device, resolve_instant,
 };
+use collector::units::duration_between;
 use collector::{Recording, Timeline};
 
 use super::input::{at_ns, no_device, open};
 use super::options::GroupByArg;
 use super::values::{DeviceArg, InstantArg};
-use super::{Format, LiveOptions, LoadArgs};
+use super::{Format, LiveOptions, LoadArgs, UsageError};
 use crate::output::live::{LiveReport, live_json, live_text};
 
 /// Show what was live in `path` as `options` say.
@@ -56,6 +57,17 @@ fn live_report(
         InstantArg::Oom => (Instant::FirstOom, "oom".to_owned()),
         InstantArg::At(t) => (Instant::At(at_ns(rec, t)), (t.ns as f64 / 1e3).to_string()),
     };
+    if let (Instant::At(t), InstantArg::At(asked)) = (instant, options.at)
+        && !(rec.meta.start_ns..=rec.meta.end_ns).contains(&t)
+    {
+        let lasts = duration_between(rec.meta.start_ns, rec.meta.end_ns);
+        return Err(UsageError(format!(
+            "--at {} is outside the trace, which lasts {lasts}: give a time from 0 to {lasts}, \
+             or --at peak|end|oom",
+            duration_between(0, asked.ns)
+        ))
+        .into());
+    }
     let explain = |e| explain(rec, &at_text, e);
     let device_idx = match options.device {
         // A name is one device; an ordinal is torch's cuda:N first, as the collector says.

@@ -19,6 +19,7 @@ use flate2::write::GzEncoder;
 use super::LoadArgs;
 use super::input::open;
 use crate::output::file::{self, Overwrite, Policy};
+use crate::output::text::plural;
 
 /// Pack `path` into `output` and say so on `out`.
 pub fn run(
@@ -109,7 +110,8 @@ pub fn describe(output: &Path, p: &Packed) -> String {
         String::new()
     };
     let redacted = p.redacted.map_or_else(String::new, |r| {
-        format!("; user paths removed from {} strings", r.strings + r.other)
+        let strings = plural((r.strings + r.other) as u64, "string", "strings");
+        format!("; user paths removed from {strings}")
     });
     format!(
         "wrote {}: {} from {}{ratio}{redacted}",

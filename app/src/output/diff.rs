@@ -10,7 +10,7 @@ use collector::units::{bytes_iec, duration_us, torch_memory};
 use serde::Serialize;
 
 use super::terminal::one_line;
-use super::text::{md_cell, md_code, short_name};
+use super::text::{md_cell, md_code, plural, short_name};
 
 /// The two inputs, as the user named them.
 pub struct DiffFiles<'a> {
@@ -120,6 +120,17 @@ fn op_headers(device: bool) -> [&'static str; 7] {
     }
 }
 
+/// Why a diff lists no op: none in either run, or none changed.
+fn no_ops_words(d: &Diff) -> String {
+    match d.unchanged_left_out {
+        0 => "no ops in either run".to_owned(),
+        n => format!(
+            "no op changed: {} the same in both runs",
+            plural(n as u64, "op is", "ops are")
+        ),
+    }
+}
+
 /// A note in words (the CLI's text and markdown, the viewer's Compare panel).
 pub fn note_text(note: &DiffNote) -> String {
     let list = |ids: &[DeviceId]| {
@@ -129,6 +140,10 @@ pub fn note_text(note: &DiffNote) -> String {
     match note {
         DiffNote::NoMemoryEvents(side) => format!(
             "{} has no memory events (profile_memory=True?): its side of every row is empty",
+            side_name(*side)
+        ),
+        DiffNote::NoStepsToAlign(side) => format!(
+            "{} has no training steps (ProfilerStep#N): its times are from its start",
             side_name(*side)
         ),
         DiffNote::NoDeviceInCommon { a, b } => format!(
@@ -170,7 +185,7 @@ pub fn diff_text(out: &mut impl Write, files: &DiffFiles<'_>, d: &Diff) -> io::R
     }
     writeln!(out)?;
     if d.ops.is_empty() {
-        writeln!(out, "no ops in either run")?;
+        writeln!(out, "{}", no_ops_words(d))?;
         return Ok(());
     }
     let device = d.sorted_by == "self_device_memory_usage";
@@ -238,7 +253,7 @@ pub fn diff_markdown(out: &mut impl Write, files: &DiffFiles<'_>, d: &Diff) -> i
     }
     writeln!(out)?;
     if d.ops.is_empty() {
-        writeln!(out, "No ops in either run.")?;
+        writeln!(out, "{}.", no_ops_words(d))?;
         return Ok(());
     }
     let device = d.sorted_by == "self_device_memory_usage";
@@ -277,6 +292,13 @@ pub struct DiffDoc<'a> {
     devices: Vec<DeviceDiffDoc>,
     sorted_by: &'static str,
     ops: &'a [OpDiff],
+    /// Ops left out by `--limit` because both runs agree on them.
+    #[serde(skip_serializing_if = "is_zero")]
+    unchanged_ops_left_out: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl<'a> DiffDoc<'a> {
@@ -290,6 +312,7 @@ impl<'a> DiffDoc<'a> {
             devices: d.devices.iter().map(DeviceDiffDoc::new).collect(),
             sorted_by: d.sorted_by,
             ops: &d.ops,
+            unchanged_ops_left_out: d.unchanged_left_out,
         }
     }
 }
@@ -301,6 +324,9 @@ fn note_json(note: &DiffNote) -> serde_json::Value {
     match note {
         DiffNote::NoMemoryEvents(side) => {
             serde_json::json!({"kind": "no_memory_events", "run": side})
+        }
+        DiffNote::NoStepsToAlign(side) => {
+            serde_json::json!({"kind": "no_steps_to_align", "run": side})
         }
         DiffNote::NoDeviceInCommon { a, b } => {
             serde_json::json!({"kind": "no_device_in_common", "a": names(a), "b": names(b)})

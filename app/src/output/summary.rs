@@ -35,7 +35,8 @@ pub fn summary_text(out: &mut impl Paint, path: &Path, s: &Summary) -> io::Resul
         )?;
         writeln!(
             out,
-            "so there is nothing to say about memory. Ops and steps are listed above."
+            "so there is nothing to say about memory: its ops and steps are counted above, and \
+             `vramscope table` lists the ops."
         )?;
     }
     for d in &s.devices {

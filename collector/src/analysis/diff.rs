@@ -24,6 +24,13 @@ pub struct Change<T> {
     pub delta: Option<T>,
 }
 
+impl<T: PartialEq> Change<T> {
+    /// Whether the two runs differ here.
+    pub fn differs(&self) -> bool {
+        self.a != self.b
+    }
+}
+
 impl<T: Copy + std::ops::Sub<Output = T>> Change<T> {
     /// A change known only when both sides are.
     fn both(a: Option<T>, b: Option<T>) -> Change<T> {
@@ -75,6 +82,17 @@ pub struct OpDiff {
     pub device_memory_usage: Change<i64>,
 }
 
+impl OpDiff {
+    /// Whether the runs differ in this row's calls or memory.
+    pub fn changed(&self) -> bool {
+        self.calls.differs()
+            || self.self_cpu_memory_usage.differs()
+            || self.cpu_memory_usage.differs()
+            || self.self_device_memory_usage.differs()
+            || self.device_memory_usage.differs()
+    }
+}
+
 /// Where each run's clock starts for the times in a diff.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -121,6 +139,9 @@ pub enum Side {
 pub enum DiffNote {
     /// A run has no memory events: its side of every row is empty.
     NoMemoryEvents(Side),
+    /// Times were asked from each run's first training step and a run has none: its
+    /// times count from its start.
+    NoStepsToAlign(Side),
     /// Both runs have memory, on no device in common (a CUDA snapshot against a CPU trace):
     /// no device row compares the two.
     NoDeviceInCommon {
@@ -154,6 +175,19 @@ pub struct Diff {
     pub sorted_by: &'static str,
     /// Ops of either run.
     pub ops: Vec<OpDiff>,
+    /// Ops left out of `ops` because both runs agree on them ([`Diff::keep_largest_changes`]).
+    pub unchanged_left_out: usize,
+}
+
+impl Diff {
+    /// Keep the `n` ops that changed most (`ops` is sorted so), leaving out those the runs
+    /// agree on.
+    pub fn keep_largest_changes(&mut self, n: usize) {
+        let before = self.ops.len();
+        self.ops.retain(OpDiff::changed);
+        self.unchanged_left_out = before - self.ops.len();
+        self.ops.truncate(n);
+    }
 }
 
 /// Compare run A with run B.
@@ -202,27 +236,36 @@ pub fn diff<'a>(a: &RunFacts<'a>, b: &RunFacts<'a>, align: Align) -> Diff {
         .collect();
     let (ops, sorted_by) = op_diffs(a.rows, b.rows);
     Diff {
-        notes: notes(a.summary, b.summary),
+        notes: notes(a.summary, b.summary, align),
         align,
         devices,
         sorted_by,
         ops,
+        unchanged_left_out: 0,
     }
 }
 
 /// The notes a comparison of these two summaries needs.
-fn notes(a: &Summary, b: &Summary) -> Vec<DiffNote> {
+fn notes(a: &Summary, b: &Summary, align: Align) -> Vec<DiffNote> {
     let mut notes = Vec::new();
     for (side, s) in [(Side::A, a), (Side::B, b)] {
         if !s.has_memory_data {
             notes.push(DiffNote::NoMemoryEvents(side));
         }
     }
+    for (side, s) in [(Side::A, a), (Side::B, b)] {
+        if align == Align::Step && s.steps == 0 {
+            notes.push(DiffNote::NoStepsToAlign(side));
+        }
+    }
     let names =
         |s: &Summary| -> Vec<String> { s.devices.iter().map(|d| d.device.to_string()).collect() };
     let (in_a, in_b) = (names(a), names(b));
     let shared = in_a.iter().any(|n| in_b.contains(n));
-    if notes.is_empty() && !shared && !in_a.is_empty() && !in_b.is_empty() {
+    let no_memory = notes
+        .iter()
+        .any(|n| matches!(n, DiffNote::NoMemoryEvents(_)));
+    if !no_memory && !shared && !in_a.is_empty() && !in_b.is_empty() {
         notes.push(DiffNote::NoDeviceInCommon {
             a: a.devices.iter().map(|d| d.device).collect(),
             b: b.devices.iter().map(|d| d.device).collect(),

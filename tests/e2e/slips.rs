@@ -1,0 +1,98 @@
+//! What a new user tripped on (issue 39's "commands that disagree, and slips"): each
+//! command says what it did instead of falling back in silence, and the exit codes are
+//! the README's.
+
+use serde_json::Value;
+
+use crate::support::{fixtures, repo_root, vramscope, vramscope_json, vramscope_ok};
+
+fn sample() -> String {
+    repo_root()
+        .join("samples/transformer-lm-train-cpu.json.gz")
+        .display()
+        .to_string()
+}
+
+fn stepless() -> String {
+    fixtures()
+        .join("memory-timeline/mlp-adam-cpu.trace.json.gz")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn diff_aligned_at_steps_says_which_run_has_none() {
+    let (a, b) = (stepless(), sample());
+    let text = vramscope_ok(&["diff", &a, &b, "--align", "step"]);
+    assert!(
+        text.contains(
+            "note: A has no training steps (ProfilerStep#N): its times are from its start"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("B has no training steps"), "{text}");
+    let doc = vramscope_json(&["diff", &a, &b, "--align", "step"]);
+    let kinds: Vec<&Value> = doc["notes"].as_array().expect("notes").iter().collect();
+    assert!(
+        kinds
+            .iter()
+            .any(|n| n["kind"] == "no_steps_to_align" && n["run"] == "a"),
+        "{kinds:?}"
+    );
+    // Aligned at the start, there is nothing to say.
+    let doc = vramscope_json(&["diff", &a, &b]);
+    assert!(
+        doc["notes"].as_array().is_none_or(Vec::is_empty),
+        "{}",
+        doc["notes"]
+    );
+}
+
+#[test]
+fn diff_limit_lists_only_changes() {
+    // A run against itself: nothing changed, so --limit lists no row of 0 B.
+    let a = sample();
+    let doc = vramscope_json(&["diff", &a, &a, "--limit", "5"]);
+    assert_eq!(
+        doc["ops"].as_array().expect("ops").len(),
+        0,
+        "{}",
+        doc["ops"]
+    );
+    let all = vramscope_json(&["diff", &a, &a]);
+    assert!(all["ops"].as_array().expect("ops").len() > 5);
+}
+
+#[test]
+fn live_at_a_time_outside_the_trace_is_refused() {
+    let out = vramscope(&["live", &sample(), "--at", "99s"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--at 99.000 s is outside the trace, which lasts 248.963 ms"),
+        "{stderr}"
+    );
+    assert!(
+        vramscope(&["live", &sample(), "--at", "100ms"])
+            .status
+            .success()
+    );
+}
+
+#[test]
+fn check_on_a_device_the_input_lacks_has_no_data_to_judge() {
+    let out = vramscope(&[
+        "check",
+        &sample(),
+        "--device",
+        "cuda:0",
+        "--max-peak",
+        "1GB",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("no memory recorded on cuda:0: the input has cpu"),
+        "{stderr}"
+    );
+}
