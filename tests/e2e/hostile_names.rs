@@ -190,3 +190,32 @@ fn outside_code_spans(md: &str) -> String {
     }
     out
 }
+
+#[test]
+fn warnings_on_stderr_show_a_hostile_file_name_on_one_line() {
+    // GIVEN a trace cut short, under a name with a newline, an `ok:` line and a bidi override
+    let dir = temp_dir("hostile-names-stderr");
+    let whole = std::fs::read(crafted(&dir, "whole.json")).expect("read");
+    let cut = dir.join(format!("cut\nok: forged {RLO}.json"));
+    std::fs::write(&cut, &whole[..whole.len() * 2 / 3]).expect("write");
+    let chart = dir.join(format!("chart\nok: forged {RLO}.svg"));
+    for args in [
+        vec!["summary", s(&cut), "--salvage"],
+        vec!["diff", s(&cut), s(&cut), "--salvage", "--chart", s(&chart)],
+    ] {
+        // WHEN a command warns about it, or names what it wrote, on stderr
+        let out = vramscope(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        // THEN the warning is there, on one line, with no raw control
+        assert!(
+            stderr.contains("ends early") || stderr.contains("wrote"),
+            "{stderr}"
+        );
+        assert!(raw_controls(&out.stderr).is_empty(), "{args:?}: {stderr}");
+        assert!(
+            stderr.lines().all(|l| !l.starts_with("ok: forged")),
+            "{stderr}"
+        );
+    }
+}

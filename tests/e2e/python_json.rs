@@ -140,3 +140,56 @@ pickle.dump({"segments": [seg], "device_traces": [[entry]]}, open(sys.argv[1], "
         assert!(stderr.contains("take it again"), "{stderr}");
     }
 }
+
+#[test]
+fn a_snapshot_segment_of_a_device_beyond_32_bits_is_skipped_with_a_note() {
+    let dir = temp_dir("python-json-device");
+    let script = r#"
+import pickle, sys
+def seg(device, address):
+    return {"device": device, "address": address, "total_size": 2 << 20,
+            "allocated_size": 512, "active_size": 512, "requested_size": 512, "stream": 0,
+            "segment_type": "large",
+            "blocks": [{"address": address, "size": 512, "requested_size": 512,
+                        "state": "active_allocated", "frames": []}]}
+pickle.dump({"segments": [seg(0, 1 << 32), seg((1 << 64) - 1, 1 << 33)],
+             "device_traces": [[]]}, open(sys.argv[1], "wb"), protocol=2)
+"#;
+    let path = dir.join("device.pickle");
+    let p = path.to_str().expect("utf-8");
+    run_python(&["-c", script, p]);
+    let s = vramscope_json(&["summary", p]);
+    // Only cuda:0: the device 2^64 − 1 is no cuda:-1 and no cuda:2147483647.
+    let devices: Vec<&str> = (s["devices"].as_array().expect("devices").iter())
+        .filter_map(|d| d["device"].as_str())
+        .collect();
+    assert_eq!(devices, ["cuda:0"], "{s}");
+    assert_eq!(
+        warning(&s, "segments of a device numbered beyond 32 bits skipped"),
+        1,
+        "{s}"
+    );
+}
+
+#[test]
+fn snapshot_entries_adding_up_past_any_device_are_an_error_not_a_saturated_total() {
+    // 2,048 allocations of 1 PiB each (each within the size limit): 2 EiB in all.
+    let dir = temp_dir("python-json-total");
+    let script = r#"
+import pickle, sys
+entries = [{"action": "alloc", "addr": (1 << 40) + i * (1 << 51), "size": 1 << 50,
+            "stream": 0, "time_us": i, "frames": []} for i in range(2048)]
+pickle.dump({"segments": [], "device_traces": [entries]}, open(sys.argv[1], "wb"), protocol=2)
+"#;
+    let path = dir.join("total.pickle");
+    let p = path.to_str().expect("utf-8");
+    run_python(&["-c", script, p]);
+    let out = vramscope(&["summary", p]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(p), "names the file: {stderr}");
+    assert!(
+        stderr.contains("add up to more than any device holds"),
+        "{stderr}"
+    );
+}

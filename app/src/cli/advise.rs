@@ -14,6 +14,7 @@ use super::values::parse_size;
 use super::{Format, LoadArgs};
 use crate::output::advise::{NamedAdvice, advise_json, advise_text};
 use crate::output::style::Paint;
+use crate::output::terminal::eprint_escaped;
 
 /// The arguments of `advise`.
 #[derive(clap::Args, Debug)]
@@ -61,7 +62,7 @@ pub fn run(out: &mut impl Paint, args: &AdviseArgs) -> Result<ExitCode> {
         Format::Json => advise_json(out, &named)?,
     }
     if named.is_empty() {
-        eprintln!(
+        eprint_escaped!(
             "vramscope: {} records no allocations: nothing to advise on",
             args.path.display()
         );

@@ -14,6 +14,7 @@ use super::LoadArgs;
 use super::input::open;
 use crate::output::categories::{NamedSeries, categories_csv, categories_json};
 use crate::output::file::{self, Overwrite, Policy};
+use crate::output::terminal::eprint_escaped;
 
 /// The arguments of `categories`.
 #[derive(clap::Args, Debug)]
@@ -78,11 +79,11 @@ pub fn run(out: &mut impl Write, args: &CategoriesArgs) -> Result<ExitCode> {
         None => write(out)?,
         Some(dest) => {
             file::write(dest, &policy, "categories", |w| Ok(write(w)?))?;
-            eprintln!("wrote {}", dest.display());
+            eprint_escaped!("wrote {}", dest.display());
         }
     }
     if named.is_empty() {
-        eprintln!(
+        eprint_escaped!(
             "vramscope: {} records no allocations: no categories to show",
             Path::new(&args.path).display()
         );

@@ -16,7 +16,7 @@ use super::{CheckOptions, Failure, Format, LoadArgs};
 use crate::output::check::{CheckVerdict, check_json, check_text};
 use crate::output::ranks_check::{RankVerdict, ranks_check_json, ranks_check_text};
 use crate::output::style::Paint;
-use crate::output::terminal::escape_controls;
+use crate::output::terminal::eprint_escaped;
 
 /// Exit code: every judged peak is within the limit.
 const WITHIN: u8 = 0;
@@ -64,7 +64,7 @@ pub fn run(
     }
     if verdicts.iter().all(|v| v.verdict.peaks.is_empty()) {
         let on = options.device.map_or(String::new(), |d| format!(" on {d}"));
-        eprintln!(
+        eprint_escaped!(
             "vramscope: none of the {} inputs recorded memory{on}: nothing to check against --max-peak",
             ranks.len()
         );
@@ -112,7 +112,7 @@ fn run_one(
             "{}: no memory recorded{why}; nothing to check against --max-peak",
             path.display(),
         );
-        eprintln!("vramscope: {}", escape_controls(&message));
+        eprint_escaped!("vramscope: {message}");
         return Ok(ExitCode::from(NO_DATA));
     }
     let code = if verdict.over().next().is_some() {

@@ -15,6 +15,7 @@ use super::{AlignArg, DiffFormat, DiffOptions, LoadArgs};
 use crate::output::charts::compare::{self, DeviceCurves, RunCurves};
 use crate::output::diff::{DiffFiles, diff_json, diff_markdown, diff_text};
 use crate::output::file::{self, Overwrite, Policy};
+use crate::output::terminal::eprint_escaped;
 
 /// Compare the two runs on `out`, and draw the chart when asked.
 pub fn run(
@@ -52,7 +53,7 @@ pub fn run(
         write_chart(chart, &chart_policy, &files, &run_a, &run_b, align)?;
         // The table goes to stdout (maybe JSON); the note to stderr, after it.
         out.flush()?;
-        eprintln!("vramscope: wrote {}", chart.display());
+        eprint_escaped!("vramscope: wrote {}", chart.display());
     }
     Ok(ExitCode::SUCCESS)
 }

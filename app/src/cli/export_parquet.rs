@@ -16,6 +16,7 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 use crate::output::file::{self, Policy};
 use crate::output::parquet::{EXPORT_SHAPE, ExportWriter, InputRows, Written, input_rows};
 use crate::output::style::stderr_warning;
+use crate::output::terminal::eprint_escaped;
 
 /// Chunks ([`crate::output::parquet::CHUNK_ROWS`] rows, ~1 MB) queued per input: enough
 /// to keep the writer busy while its reader produces the next.
@@ -102,7 +103,7 @@ fn drain(
             match message {
                 Message::Read { truncated_at } => {
                     if let Some(at) = truncated_at {
-                        eprintln!(
+                        eprint_escaped!(
                             "vramscope: {} {} ends early; read the complete events before byte {at}",
                             stderr_warning(),
                             path.display()

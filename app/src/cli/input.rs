@@ -16,6 +16,7 @@ use collector::{LoadOptions, Recording};
 use super::values::{DeviceArg, TimeOffset};
 use super::{LoadArgs, UsageError};
 use crate::output::style::stderr_warning;
+use crate::output::terminal::eprint_escaped;
 
 /// Read `path` as `--salvage` says; warn on stderr when the file ends early.
 pub fn open(path: &Path, load: LoadArgs) -> Result<Recording> {
@@ -30,7 +31,7 @@ pub fn open_spans(path: &Path, load: LoadArgs, spans: SpanFilter) -> Result<Reco
     };
     let rec = collector::load(path, options)?;
     if let Some(at) = rec.diagnostics.truncated_at {
-        eprintln!(
+        eprint_escaped!(
             "vramscope: {} {} ends early; read the complete events before byte {at}",
             stderr_warning(),
             path.display()
@@ -57,7 +58,7 @@ pub fn inputs(paths: &[PathBuf]) -> Result<Inputs> {
     }
     let found = discover(paths)?;
     if let Some(warning) = found.too_deep_warning() {
-        eprintln!("vramscope: {} {warning}", stderr_warning());
+        eprint_escaped!("vramscope: {} {warning}", stderr_warning());
     }
     Ok(Inputs::Many(found))
 }
@@ -81,7 +82,7 @@ pub fn summarize_many(files: &[PathBuf], load: LoadArgs) -> Result<Vec<RankInput
     }
     for input in &inputs {
         if let Some(at) = input.summary.truncated_at_byte {
-            eprintln!(
+            eprint_escaped!(
                 "vramscope: {} {} ends early; read the complete events before byte {at}",
                 stderr_warning(),
                 input.path.display()

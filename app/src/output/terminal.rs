@@ -44,6 +44,16 @@ pub fn escape_controls(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `eprintln!` for lines that may carry input text (file names, error messages with paths,
+/// notes from a recording): the line goes through [`escape_controls`], so a file name with a
+/// newline or a bidi override cannot forge or reorder a line on the terminal.
+macro_rules! eprint_escaped {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::output::terminal::escape_controls(&format!($($arg)*)))
+    };
+}
+pub(crate) use eprint_escaped;
+
 /// Longest input name (op, site, file) on a line of text output: a kernel name runs to a
 /// few hundred characters, a crafted one to 100 MB, which would print as one line of that
 /// size; this keeps a line of `summary` or `check` within a screen's scrollback.

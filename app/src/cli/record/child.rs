@@ -23,6 +23,7 @@ use std::process::{Child, Command, ExitStatus};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use crate::output::terminal::eprint_escaped;
 use collector::parse::recording::Line;
 use crossbeam_channel::Sender;
 use nix::sys::signal::{SigSet, Signal, kill};
@@ -153,14 +154,14 @@ fn which(program: &OsString) -> Option<PathBuf> {
 pub fn exec_step(command: &[OsString]) -> u8 {
     use std::os::unix::process::CommandExt;
     if let Err(e) = SigSet::empty().thread_set_mask() {
-        eprintln!("vramscope: cannot clear the signal mask: {e}");
+        eprint_escaped!("vramscope: cannot clear the signal mask: {e}");
     }
     let Some((program, args)) = command.split_first() else {
-        eprintln!("vramscope: no command to run");
+        eprint_escaped!("vramscope: no command to run");
         return 127;
     };
     let err = Command::new(program).args(args).exec();
-    eprintln!("vramscope: cannot run {}: {err}", program.to_string_lossy());
+    eprint_escaped!("vramscope: cannot run {}: {err}", program.to_string_lossy());
     spawn_failure_code(&err)
 }
 

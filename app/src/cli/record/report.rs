@@ -14,6 +14,7 @@ use collector::units::bytes_iec;
 use super::child::Outcome;
 use super::torch::TorchReport;
 use super::writer::WriterReport;
+use crate::output::terminal::eprint_escaped;
 
 /// What the summary is made of.
 pub struct Facts<'a> {
@@ -139,12 +140,12 @@ pub fn print(f: &Facts<'_>, format: crate::cli::Format) {
     match format {
         crate::cli::Format::Text => {
             for line in lines(f).into_iter().chain(next_steps(f)) {
-                eprintln!("vramscope: {line}");
+                eprint_escaped!("vramscope: {line}");
             }
         }
         crate::cli::Format::Json => match serde_json::to_string_pretty(&doc(f)) {
             Ok(text) => println!("{text}"),
-            Err(e) => eprintln!("vramscope: warning: cannot write the report as JSON: {e}"),
+            Err(e) => eprint_escaped!("vramscope: warning: cannot write the report as JSON: {e}"),
         },
     }
 }

@@ -18,6 +18,7 @@ use crossbeam_channel::{Sender, bounded};
 use super::torch::{TorchReport, TorchShim};
 use super::{OWN_FAILURE, RecordArgs, child, name, report, writer};
 use crate::output::file;
+use crate::output::terminal::eprint_escaped;
 
 /// Run `vramscope record`.
 pub fn run(args: RecordArgs) -> Result<ExitCode> {
@@ -34,7 +35,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     let (torch, notes) = prepare_torch(&args, &path);
     // Before any thread starts, so that every thread inherits the mask.
     let signals = child::block_signals()
-        .map_err(|e| eprintln!("vramscope: warning: signals will not be forwarded: {e}"))
+        .map_err(|e| eprint_escaped!("vramscope: warning: signals will not be forwarded: {e}"))
         .ok();
     let env = torch.as_ref().map(TorchShim::env).unwrap_or_default();
     let start_unix_ns = unix_ns_now();
@@ -50,7 +51,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     );
     let writer = RecordingWriter::new(file, &header)
         .map_err(|e| {
-            eprintln!(
+            eprint_escaped!(
                 "vramscope: warning: cannot write {}: {e}; nothing will be recorded, the program runs anyway",
                 path.display()
             );
@@ -60,7 +61,9 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     let writer = match writer::spawn(writer, rx, path.clone(), start) {
         Ok(w) => w,
         Err(e) => {
-            eprintln!("vramscope: warning: cannot start writing: {e}; the program runs unrecorded");
+            eprint_escaped!(
+                "vramscope: warning: cannot start writing: {e}; the program runs unrecorded"
+            );
             return Ok(ExitCode::from(unrecorded(spawned)));
         }
     };
@@ -117,20 +120,20 @@ fn create_file(path: &Path, force: bool, command: &[OsString]) -> Option<std::fs
             file::FileError::Exists { .. } => ", or -o to choose another name",
             _ => "",
         };
-        eprintln!("vramscope: {e}{next}");
+        eprint_escaped!("vramscope: {e}{next}");
         return None;
     }
     match open_output(path, force) {
         Ok(f) => Some(f),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-            eprintln!(
+            eprint_escaped!(
                 "vramscope: {} exists; pass --force to overwrite it, or -o to choose another name",
                 path.display()
             );
             None
         }
         Err(e) => {
-            eprintln!("vramscope: cannot create {}: {e}", path.display());
+            eprint_escaped!("vramscope: cannot create {}: {e}", path.display());
             None
         }
     }
@@ -145,7 +148,7 @@ fn open_probe(args: &RecordArgs) -> (Option<NvmlProbe>, Option<String>) {
     match NvmlProbe::open(lib.as_deref().map(Path::as_os_str)) {
         Ok(p) => (Some(p), None),
         Err(why) => {
-            eprintln!("vramscope: warning: no GPU memory will be recorded: {why}");
+            eprint_escaped!("vramscope: warning: no GPU memory will be recorded: {why}");
             (None, Some(why))
         }
     }
@@ -159,7 +162,7 @@ fn prepare_torch(args: &RecordArgs, path: &Path) -> (Option<TorchShim>, Vec<Stri
     match TorchShim::prepare(path, args.torch_max_entries, args.force) {
         Ok(t) => (Some(t), Vec::new()),
         Err(e) => {
-            eprintln!("vramscope: warning: --torch-memory is off: {e}");
+            eprint_escaped!("vramscope: warning: --torch-memory is off: {e}");
             (None, vec![format!("torch-memory: off: {e}")])
         }
     }
@@ -195,7 +198,7 @@ fn not_started(
     // Nothing ran, so there is nothing to keep; a file left behind would only make the
     // next run, with the command fixed, stop at "exists".
     let _ = std::fs::remove_file(path);
-    eprintln!("vramscope: {what}; no recording was kept");
+    eprint_escaped!("vramscope: {what}; no recording was kept");
     ExitCode::from(code)
 }
 
@@ -212,15 +215,15 @@ fn watch(
     let probe = probe.map(|p| Box::new(p) as Box<dyn GpuProbe>);
     let interval = Duration::from_millis(args.interval_ms);
     let mut sampler = Sampler::start(probe, pid, interval, start, tx.clone())
-        .map_err(|e| eprintln!("vramscope: warning: cannot start sampling: {e}"))
+        .map_err(|e| eprint_escaped!("vramscope: warning: cannot start sampling: {e}"))
         .ok();
     let forwarder = signals.and_then(|set| {
         child::forward(pid, &set, tx.clone(), start)
-            .map_err(|e| eprintln!("vramscope: warning: signals will not be forwarded: {e}"))
+            .map_err(|e| eprint_escaped!("vramscope: warning: signals will not be forwarded: {e}"))
             .ok()
     });
     let outcome = child::wait(child, forwarder).unwrap_or_else(|e| {
-        eprintln!("vramscope: warning: lost track of the program: {e}");
+        eprint_escaped!("vramscope: warning: lost track of the program: {e}");
         child::Outcome {
             exit_code: None,
             signal: None,
@@ -239,7 +242,7 @@ fn unrecorded(spawned: io::Result<std::process::Child>) -> u8 {
             .wait()
             .map_or(1, |s| child::Outcome::from_status(s).code()),
         Err(e) => {
-            eprintln!("vramscope: cannot run the program: {e}");
+            eprint_escaped!("vramscope: cannot run the program: {e}");
             child::spawn_failure_code(&e)
         }
     }
@@ -264,13 +267,13 @@ fn finish_torch(torch: Option<&TorchShim>, report: Option<&TorchReport>, finalis
     };
     if finalised && r.failed.is_empty() {
         if let Err(e) = t.remove_snapshots() {
-            eprintln!(
+            eprint_escaped!(
                 "vramscope: warning: cannot remove {}: {e}",
                 t.out_dir().display()
             );
         }
     } else if r.embedded > 0 || !r.failed.is_empty() {
-        eprintln!(
+        eprint_escaped!(
             "vramscope: warning: allocator snapshots kept in {} (the recording could not hold them all)",
             t.out_dir().display()
         );

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::output::terminal::eprint_escaped;
 use collector::parse::recording::{Line, RecordingWriter};
 use collector::units::bytes_iec;
 use crossbeam_channel::{Receiver, TryRecvError};
@@ -157,7 +158,7 @@ fn fail(
     if let Some(s) = status.as_mut() {
         s.clear();
     }
-    eprintln!(
+    eprint_escaped!(
         "vramscope: warning: cannot write {}: {e}; the recording stops here, the program goes on",
         path.display()
     );

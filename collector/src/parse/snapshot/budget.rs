@@ -4,6 +4,7 @@
 
 use super::entry::Trace;
 use super::parse::Reader;
+use crate::model::Segment;
 use crate::parse::SourceError;
 
 /// Fewest bytes of pickle a record of a real snapshot takes (a segment, block, trace entry
@@ -67,12 +68,35 @@ pub(super) fn size_in_range(what: &str, bytes: u64) -> Result<u64, SourceError> 
     Ok(bytes)
 }
 
-/// Every trace entry's size within [`MAX_SIZE_BYTES`].
-pub(super) fn sizes_in_range(per_device: &[(i32, Trace)]) -> Result<(), SourceError> {
+/// The most the segments and trace entries of a snapshot may add up to (1 EiB): every
+/// total the replay keeps (allocated, requested, reserved) is at most this sum, so within
+/// it no total can pass i64; a real history adds up to a few hundred GiB per device.
+pub(super) const MAX_TOTAL_BYTES: u64 = 1 << 60;
+
+/// Every trace entry's size within [`MAX_SIZE_BYTES`], and all of them with the segments
+/// within [`MAX_TOTAL_BYTES`].
+pub(super) fn sizes_in_range(
+    per_device: &[(i32, Trace)],
+    segments: &[Segment],
+) -> Result<(), SourceError> {
+    let mut total = segments
+        .iter()
+        .try_fold(0u64, |t, s| t.checked_add(s.total_size_bytes));
     for (device, trace) in per_device {
         if let Some(e) = trace.entries.iter().find(|e| e.size > MAX_SIZE_BYTES) {
             size_in_range(&format!("a trace entry on cuda:{device}"), e.size)?;
         }
+        total = (trace.entries.iter()).fold(total, |t, e| t?.checked_add(e.size));
     }
-    Ok(())
+    match total {
+        Some(bytes) if bytes <= MAX_TOTAL_BYTES => Ok(()),
+        _ => Err(SourceError::shape(
+            None,
+            format!(
+                "the snapshot's segments and trace entries add up to more than any device \
+                 holds (over {MAX_TOTAL_BYTES} bytes, MAX_TOTAL_BYTES): the snapshot is \
+                 damaged; take it again"
+            ),
+        )),
+    }
 }

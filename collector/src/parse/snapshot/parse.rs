@@ -109,7 +109,7 @@ pub(super) fn gather(p: &Pickle, folder: EntryFolder) -> Result<Gathered, Source
         any_entry |= !trace.entries.is_empty();
         per_device.push((index as i32, trace));
     }
-    sizes_in_range(&per_device)?;
+    sizes_in_range(&per_device, &state)?;
     let annotations = p
         .get(root, "external_annotations")
         .map(|a| r.read_annotations(a))

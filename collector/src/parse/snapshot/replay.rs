@@ -281,7 +281,7 @@ struct Lane {
 impl Lane {
     /// A block taken (`sign` 1) or given back (−1): both totals move.
     fn take(&mut self, sizes: Sizes, sign: i64) {
-        // Sizes are at most MAX_SIZE_BYTES; only a flood of them could pass i64.
+        // The sizes add up to at most MAX_TOTAL_BYTES (checked when read): never past i64.
         self.allocated =
             (self.allocated).saturating_add(sign * sizes.block.min(i64::MAX as u64) as i64);
         self.requested =

@@ -21,7 +21,13 @@ impl Reader<'_> {
                     .note("entries of \"segments\" that are not dicts skipped");
                 continue;
             }
-            let device = self.u64_of(s, "device").unwrap_or(0) as i32;
+            // torch numbers CUDA devices from 0; a number beyond 32 bits names none.
+            let Ok(device) = i32::try_from(self.u64_of(s, "device").unwrap_or(0)) else {
+                self.rec
+                    .diagnostics
+                    .note("segments of a device numbered beyond 32 bits skipped");
+                continue;
+            };
             let device = self.rec.device_index(DeviceId::cuda(device));
             let blocks = self.read_blocks(s)?;
             let pool = match self.str_of(s, "segment_type") {
