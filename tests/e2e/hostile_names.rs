@@ -126,6 +126,19 @@ fn markdown_outputs_carry_no_markup_control_or_newline_from_names() {
             "{what}: {text}"
         );
     }
+    // The charts beside it show the names as text too: no control byte (which no SVG may
+    // hold) and no reordering character, no tag.
+    let mut svgs = 0;
+    for entry in std::fs::read_dir(&report).expect("report dir") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "svg") {
+            let svg = std::fs::read_to_string(&path).expect("svg");
+            assert!(raw_controls(svg.as_bytes()).is_empty(), "{}", path.display());
+            assert!(!svg.contains("<img"), "{}", path.display());
+            svgs += 1;
+        }
+    }
+    assert!(svgs >= 1);
     // The file's name heads its section as text: the backtick and bracket escaped, the tag
     // as entities, the BEL as text.
     assert!(

@@ -12,7 +12,9 @@ use plotters::prelude::*;
 
 use super::columns::Columns;
 use super::memory::MEMORY_CHART_SIZE;
-use super::{FONT, GRID, draw_err, png_file, register_fonts, rgb, size_unit, time_unit};
+use super::{
+    FONT, GRID, chart_text, draw_err, png_file, register_fonts, rgb, size_unit, time_unit,
+};
 use crate::palette::Rgb;
 
 /// The order categories are stacked in, bottom first: what lives the whole run (memory
@@ -113,7 +115,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &CategoriesChart<'
     // Headroom above the stack for the legend.
     let y_max = top_bytes as f64 / b_div * 1.45;
     let mut chart = ChartBuilder::on(root)
-        .caption(c.title, (FONT, 24))
+        .caption(chart_text(c.title), (FONT, 24))
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(78)

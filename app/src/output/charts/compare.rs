@@ -12,7 +12,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::columns::Columns;
-use super::{FONT, GRID, draw_err, png_file, register_fonts, rgb, size_unit, time_unit};
+use super::{
+    FONT, GRID, chart_text, draw_err, png_file, register_fonts, rgb, size_unit, time_unit,
+};
 use crate::output::file::{self, Policy};
 use crate::palette;
 
@@ -149,10 +151,10 @@ fn draw<DB: DrawingBackend>(
     root.fill(&WHITE)?;
     let (title, body) = root.split_vertically(TITLE_HEIGHT);
     title.draw(&Text::new(
-        format!(
+        chart_text(&format!(
             "{}  vs  {}  (aligned at each run's {origin})",
             a.label, b.label
-        ),
+        )),
         (COMPARE_WIDTH as i32 / 2, TITLE_HEIGHT as i32 / 2),
         (FONT, 20)
             .into_font()
@@ -205,7 +207,7 @@ fn draw_panel<DB: DrawingBackend>(
     let (x0, x1) = (t0 as f64 / t_div, t1 as f64 / t_div);
     let y_max = max_bytes as f64 / b_div * 1.3;
     let mut chart = ChartBuilder::on(area)
-        .caption(device, (FONT, 18))
+        .caption(chart_text(device), (FONT, 18))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(78)

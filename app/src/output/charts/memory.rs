@@ -13,7 +13,10 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::columns::Columns;
-use super::{ALLOCATED, FONT, GRID, draw_err, png_file, register_fonts, rgb, size_unit, time_unit};
+use super::{
+    ALLOCATED, FONT, GRID, chart_text, draw_err, png_file, register_fonts, rgb, size_unit,
+    time_unit,
+};
 use crate::palette;
 
 /// Chart size in pixels. The memory curve is decimated to one min/max pair per pixel
@@ -131,7 +134,7 @@ fn draw_memory<DB: DrawingBackend>(
     root.fill(&WHITE)?;
     let s = Scales::of(c);
     let mut chart = ChartBuilder::on(root)
-        .caption(c.title, (FONT, 24))
+        .caption(chart_text(c.title), (FONT, 24))
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(78)
@@ -269,6 +272,7 @@ fn draw_peak<DB: DrawingBackend>(
     (t, bytes, label): &(i64, i64, String),
     s: &Scales,
 ) -> Drawn<DB> {
+    let label = &chart_text(label);
     let (x, y) = (*t as f64 / s.t_div, *bytes as f64 / s.b_div);
     chart.draw_series(std::iter::once(Circle::new((x, y), 5, PEAK.filled())))?;
     // Keep the label inside the plot: to the left of the point in the right half.

@@ -27,6 +27,14 @@ use crate::palette;
 pub(crate) const FONT_TTF: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSans.ttf");
 const FONT: &str = "sans-serif";
 
+/// Input text (op names, file names) as a chart shows it: on one line, cut at
+/// [`LINE_NAME_CHARS`](super::terminal::LINE_NAME_CHARS), its controls and reordering
+/// characters as `\uXXXX` (an SVG may not hold C0 controls at all, and a bidi override would
+/// show a label reversed); plotters escapes `<`, `>` and `&` itself.
+pub fn chart_text(s: &str) -> String {
+    super::terminal::escape_controls(&super::terminal::one_line(s)).into_owned()
+}
+
 /// A palette colour as plotters takes it.
 const fn rgb(c: palette::Rgb) -> RGBColor {
     RGBColor(c.0, c.1, c.2)

@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{ALLOCATED, FONT, GRID, draw_err, png_file, register_fonts, size_unit};
+use super::{ALLOCATED, FONT, GRID, chart_text, draw_err, png_file, register_fonts, size_unit};
 
 /// Size of the top-ops chart.
 pub const OPS_CHART_SIZE: (u32, u32) = (1200, 560);
@@ -36,7 +36,7 @@ fn draw_ops<DB: DrawingBackend>(
     let (b_div, b_name) = size_unit(max_bytes);
     let n = ops.len().max(1) as f64;
     let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, 24))
+        .caption(chart_text(title), (FONT, 24))
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(OPS_NAME_AREA)
@@ -59,10 +59,11 @@ fn draw_ops<DB: DrawingBackend>(
             [(0.0, y - 0.88), (v, y - 0.12)],
             ALLOCATED.mix(0.35).filled(),
         )))?;
+        let name = chart_text(name);
         let name: String = if name.chars().count() > OPS_NAME_CHARS {
             name.chars().take(OPS_NAME_CHARS - 1).collect::<String>() + "…"
         } else {
-            name.clone()
+            name
         };
         // Names sit in the label area left of the axis, right-aligned against it.
         let label_at = chart.backend_coord(&(0.0, y - 0.5));
