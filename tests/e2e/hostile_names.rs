@@ -133,7 +133,11 @@ fn markdown_outputs_carry_no_markup_control_or_newline_from_names() {
         let path = entry.expect("entry").path();
         if path.extension().is_some_and(|e| e == "svg") {
             let svg = std::fs::read_to_string(&path).expect("svg");
-            assert!(raw_controls(svg.as_bytes()).is_empty(), "{}", path.display());
+            assert!(
+                raw_controls(svg.as_bytes()).is_empty(),
+                "{}",
+                path.display()
+            );
             assert!(!svg.contains("<img"), "{}", path.display());
             svgs += 1;
         }

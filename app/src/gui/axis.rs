@@ -1,6 +1,8 @@
 //! Axis ticks: "nice" 1–2–5 steps for time (ns to s) and for bytes (in the IEC unit of
 //! the axis), labelled in the units of [`super::units`]; and ellipsized labels.
 
+use collector::units::BYTE_UNITS;
+
 use super::units::time_unit;
 
 /// The largest "nice" step (1, 2 or 5 × 10^k) that gives at most `max_ticks` ticks over
@@ -50,17 +52,8 @@ pub fn time_ticks(t0_ns: f64, t1_ns: f64, max_ticks: usize) -> Vec<(f64, String)
 
 /// A byte unit: divisor and name.
 pub fn byte_unit(max_bytes: f64) -> (f64, &'static str) {
-    const UNITS: [(f64, &str); 5] = [
-        (1024f64 * 1024.0 * 1024.0 * 1024.0, "TiB"),
-        (1024f64 * 1024.0 * 1024.0, "GiB"),
-        (1024f64 * 1024.0, "MiB"),
-        (1024.0, "KiB"),
-        (1.0, "B"),
-    ];
-    UNITS
-        .into_iter()
-        .find(|(d, _)| max_bytes.abs() >= *d)
-        .unwrap_or((1.0, "B"))
+    let (divisor, name) = collector::units::unit_for(max_bytes.abs() as u64, &BYTE_UNITS);
+    (divisor as f64, name)
 }
 
 /// Byte ticks over `[0, max_bytes]`: (position in bytes, label).

@@ -6,29 +6,21 @@
 //! formatted here; a table column shows all its values in one unit, named in its header
 //! ([`ColumnUnit`]).
 
-use collector::units::{bytes_iec, torch_memory};
+use collector::units::{BYTE_UNITS, TORCH_BYTE_UNITS, bytes_iec, signed, torch_memory, unit_for};
 
 /// Bytes: IEC with two decimals ("1.50 GiB", "512 B").
 pub fn bytes(b: i64) -> String {
     bytes_iec(b)
 }
 
-/// A signed change in bytes: "+12.00 MiB", "−3.00 KiB", "0 B".
+/// A signed change in bytes: "+12.00 MiB", "-3.00 KiB", "0 B".
 pub fn bytes_delta(b: i64) -> String {
-    signed(b, bytes)
+    collector::units::bytes_delta(b)
 }
 
 /// Bytes in a per-op (key_averages) table: torch's format ("37.55 MB").
 pub fn op_bytes(b: i64) -> String {
     torch_memory(b)
-}
-
-fn signed(b: i64, format: fn(i64) -> String) -> String {
-    match b.signum() {
-        1 => format!("+{}", format(b)),
-        -1 => format!("−{}", format(-b)),
-        _ => "0 B".into(),
-    }
 }
 
 /// Which names a byte column uses.
@@ -54,17 +46,14 @@ impl ColumnUnit {
     /// The unit for a column holding `values`.
     pub fn of(values: impl IntoIterator<Item = i64>, names: Names) -> ColumnUnit {
         let largest = values.into_iter().map(i64::unsigned_abs).max().unwrap_or(0);
-        let units: [&str; 4] = match names {
-            Names::Iec => ["B", "KiB", "MiB", "GiB"],
-            Names::Torch => ["B", "KB", "MB", "GB"],
+        let units: &[(u64, &'static str)] = match names {
+            Names::Iec => &BYTE_UNITS,
+            Names::Torch => &TORCH_BYTE_UNITS,
         };
-        let mut power = 0;
-        while power + 1 < units.len() && largest >= 1u64 << (10 * (power + 1)) {
-            power += 1;
-        }
+        let (divisor, name) = unit_for(largest, units);
         ColumnUnit {
-            divisor: (1u64 << (10 * power)) as f64,
-            name: units[power],
+            divisor: divisor as f64,
+            name,
         }
     }
 
@@ -77,13 +66,12 @@ impl ColumnUnit {
         }
     }
 
-    /// A signed change in this unit: "+12.50", "−0.25", "0".
+    /// A signed change in this unit: "+12.50", "-0.25", "0".
     pub fn format_delta(&self, b: i64) -> String {
-        match b.signum() {
-            1 => format!("+{}", self.format(b)),
-            -1 => format!("−{}", self.format(-b)),
-            _ => "0".into(),
-        }
+        signed(b, |v| match v {
+            0 => "0".to_owned(),
+            v => self.format(v),
+        })
     }
 }
 
@@ -169,7 +157,7 @@ mod tests {
         assert_eq!(format_time_ns(0.0), "0 s");
         assert_eq!(format_time_in(0.0, 251.5e6), "0.0 ms");
         assert_eq!(format_time_in(251.5e6, 251.5e6), "251.5 ms");
-        assert_eq!(bytes_delta(-3072), "−3.00 KiB");
+        assert_eq!(bytes_delta(-3072), "-3.00 KiB");
         assert_eq!(bytes_delta(0), "0 B");
         assert_eq!(op_bytes(13_431_808), "12.81 MB");
     }
@@ -181,7 +169,7 @@ mod tests {
         assert_eq!(u.name, "GB");
         assert_eq!(u.format(1536 << 20), "1.50");
         assert_eq!(u.format(3 << 10), "0.00");
-        assert_eq!(u.format_delta(-(512 << 20)), "−0.50");
+        assert_eq!(u.format_delta(-(512 << 20)), "-0.50");
         let small = ColumnUnit::of([1023, -20], Names::Iec);
         assert_eq!((small.name, small.format(1023)), ("B", "1023".to_owned()));
         assert_eq!(ColumnUnit::of([1024], Names::Iec).name, "KiB");

@@ -109,7 +109,7 @@ pub fn advise_text(out: &mut impl Write, devices: &[NamedAdvice<'_>]) -> io::Res
                 "  {:<28} {:>12} {:>12}",
                 label(e.technique),
                 bytes_iec(e.estimated_peak_bytes),
-                signed(e.saving_bytes)
+                bytes_iec(e.saving_bytes)
             )?;
         }
         for e in &a.estimates {
@@ -126,15 +126,6 @@ pub fn advise_text(out: &mut impl Write, devices: &[NamedAdvice<'_>]) -> io::Res
         }
     }
     Ok(())
-}
-
-/// Bytes with a sign when negative (a saving that costs memory).
-pub fn signed(bytes: i64) -> String {
-    if bytes < 0 {
-        format!("-{}", bytes_iec(-bytes))
-    } else {
-        bytes_iec(bytes)
-    }
 }
 
 fn fit_text(out: &mut impl Write, f: &Fit) -> io::Result<()> {

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use collector::analysis::diff::{Align, Change, DeviceDiff, Diff, DiffNote, OpDiff, Side};
 use collector::model::DeviceId;
 use collector::units::us_after as us;
-use collector::units::{bytes_iec, duration_us, torch_memory};
+use collector::units::{bytes_iec, duration_us, signed, torch_memory};
 use serde::Serialize;
 
 use super::terminal::one_line;
@@ -39,15 +39,6 @@ fn bytes_change(c: &Change<i64>) -> String {
 fn time_change(c: &Change<f64>) -> String {
     let side = |v: Option<f64>| v.map_or("—".to_owned(), duration_us);
     format!("{} → {}", side(c.a), side(c.b))
-}
-
-/// "+1.00 MiB", "-3 B", "0 B".
-fn signed(v: i64, format: impl Fn(i64) -> String) -> String {
-    if v > 0 {
-        format!("+{}", format(v))
-    } else {
-        format(v)
-    }
 }
 
 /// The device lines of a diff, shared by text and markdown.

@@ -14,7 +14,7 @@ use super::super::Command;
 use super::super::data::Loaded;
 use super::super::doc::Document;
 use super::{Panel, PanelContext, PanelId};
-use crate::output::advise::{fit_sentence, label, signed};
+use crate::output::advise::{fit_sentence, label};
 
 impl PanelId {
     /// The what-if advice.
@@ -157,7 +157,7 @@ fn advice_ui(ui: &mut Ui, a: &DeviceAdvice) {
             for e in &a.estimates {
                 ui.label(label(e.technique)).on_hover_text(&e.assumptions);
                 ui.label(bytes_iec(e.estimated_peak_bytes));
-                ui.label(signed(e.saving_bytes));
+                ui.label(bytes_iec(e.saving_bytes));
                 ui.label(&e.cost);
                 ui.end_row();
             }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use collector::analysis::diff::{Align, Diff, OpDiff, RunFacts, diff};
 use collector::analysis::{OpRow, Summary, key_averages, summarize};
+use collector::units::{TORCH_BYTE_UNITS, unit_for};
 use collector::{LoadOptions, Timeline};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
@@ -17,12 +18,8 @@ use super::{fixture, harness, repo, settle};
 
 /// torch's unit (1024-based) for a column whose largest magnitude is `largest`.
 pub(super) fn torch_unit(largest: u64) -> (f64, &'static str) {
-    match largest {
-        n if n >= 1 << 30 => ((1u64 << 30) as f64, "GB"),
-        n if n >= 1 << 20 => ((1u64 << 20) as f64, "MB"),
-        n if n >= 1 << 10 => (1024.0, "KB"),
-        _ => (1.0, "B"),
-    }
+    let (divisor, name) = unit_for(largest, &TORCH_BYTE_UNITS);
+    (divisor as f64, name)
 }
 
 /// `vramscope diff A B`, recomputed from the files.

@@ -221,7 +221,7 @@ fn the_cli_the_report_and_the_viewer_give_the_same_numbers() {
 #[test]
 fn the_cli_the_report_and_the_viewer_give_the_same_advice() {
     use super::super::jobs::{Job, Outcome, Request, run_now};
-    use crate::output::advise::{fit_sentence, label, signed};
+    use crate::output::advise::{fit_sentence, label};
     use collector::analysis::advise::Options;
     for input in INPUTS {
         let path = repo().join(input);
@@ -309,7 +309,7 @@ fn the_cli_the_report_and_the_viewer_give_the_same_advice() {
                         "| {} | {} | {} |",
                         label(e.technique),
                         bytes_iec(e.estimated_peak_bytes),
-                        signed(e.saving_bytes)
+                        bytes_iec(e.saving_bytes)
                     );
                     assert!(md.contains(&row), "{input}: {row} in\n{md}");
                 }

@@ -380,7 +380,7 @@ fn two_files_compare_per_op() {
         .max()
         .expect("changes");
     let (divisor, unit) = compare::torch_unit(largest);
-    let sign = if delta > 0 { "+" } else { "−" };
+    let sign = if delta > 0 { "+" } else { "-" };
     let cell = format!("{sign}{:.2}", delta.unsigned_abs() as f64 / divisor);
     assert!(
         h.query_all_by_label(&cell).count() >= 1,

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use collector::analysis::categories::{Category, CategorySeries};
+use collector::units::BYTE_UNITS;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -110,7 +111,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &CategoriesChart<'
         .unwrap_or(0)
         .max(1);
     let (t_div, t_name) = time_unit(c.duration_ns);
-    let (b_div, b_name) = size_unit(top_bytes);
+    let (b_div, b_name) = size_unit(top_bytes, &BYTE_UNITS);
     let x_max = c.duration_ns.max(1) as f64 / t_div;
     // Headroom above the stack for the legend.
     let y_max = top_bytes as f64 / b_div * 1.45;

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use anyhow::{Result, anyhow};
-use collector::units::bytes_iec;
+use collector::units::{BYTE_UNITS, bytes_iec};
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -203,7 +203,7 @@ fn draw_panel<DB: DrawingBackend>(
         .unwrap_or(1)
         .max(1);
     let (t_div, t_name) = time_unit(t1 - t0);
-    let (b_div, b_name) = size_unit(max_bytes);
+    let (b_div, b_name) = size_unit(max_bytes, &BYTE_UNITS);
     let (x0, x1) = (t0 as f64 / t_div, t1 as f64 / t_div);
     let y_max = max_bytes as f64 / b_div * 1.3;
     let mut chart = ChartBuilder::on(area)

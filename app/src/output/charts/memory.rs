@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use anyhow::Result;
-use collector::units::bytes_iec;
+use collector::units::{BYTE_UNITS, bytes_iec};
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -113,7 +113,7 @@ impl Scales {
             .filter(|&t| t > 0 && curves_max as f64 >= t as f64 * CEILING_SHOWN_ABOVE);
         let max_bytes = curves_max.max(ceiling.unwrap_or(0));
         let (t_div, t_name) = time_unit(c.duration_ns);
-        let (b_div, b_name) = size_unit(max_bytes);
+        let (b_div, b_name) = size_unit(max_bytes, &BYTE_UNITS);
         Scales {
             ceiling,
             t_div,

@@ -21,6 +21,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{FontStyle, register_font};
 
+use collector::units::unit_for;
+
 use crate::palette;
 
 /// DejaVu Sans (assets/fonts/LICENSE), registered as plotters' "sans-serif".
@@ -63,15 +65,11 @@ fn time_unit(duration_ns: i64) -> (f64, &'static str) {
 }
 
 /// Pick a size unit for an axis: (divisor from bytes, name).
-fn size_unit(max_bytes: i64) -> (f64, &'static str) {
-    const KIB: f64 = 1024.0;
-    if max_bytes as f64 >= KIB * KIB * KIB {
-        (KIB * KIB * KIB, "GiB")
-    } else if max_bytes as f64 >= KIB * KIB {
-        (KIB * KIB, "MiB")
-    } else {
-        (KIB, "KiB")
-    }
+/// From KiB up (an axis of a few bytes still reads in KiB), in `units`' names: IEC, or
+/// torch's for the per-op charts.
+fn size_unit(max_bytes: i64, units: &[(u64, &'static str)]) -> (f64, &'static str) {
+    let (divisor, name) = unit_for(max_bytes.unsigned_abs().max(1024), units);
+    (divisor as f64, name)
 }
 
 fn draw_err<E: std::fmt::Display>(e: E) -> anyhow::Error {

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::Result;
-use collector::units::bytes_iec;
+use collector::units::{TORCH_BYTE_UNITS, torch_memory};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -33,7 +33,7 @@ fn draw_ops<DB: DrawingBackend>(
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
     let max_bytes = ops.iter().map(|o| o.1).max().unwrap_or(1).max(1);
-    let (b_div, b_name) = size_unit(max_bytes);
+    let (b_div, b_name) = size_unit(max_bytes, &TORCH_BYTE_UNITS);
     let n = ops.len().max(1) as f64;
     let mut chart = ChartBuilder::on(root)
         .caption(chart_text(title), (FONT, 24))
@@ -78,7 +78,7 @@ fn draw_ops<DB: DrawingBackend>(
             .color(&RGBColor(60, 60, 60))
             .pos(Pos::new(HPos::Left, VPos::Center));
         root.draw(&Text::new(
-            bytes_iec(*bytes),
+            torch_memory(*bytes),
             (value_at.0 + 6, value_at.1),
             font,
         ))?;

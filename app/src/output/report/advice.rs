@@ -9,7 +9,7 @@ use collector::analysis::advise::{Options, advise};
 use collector::units::bytes_iec;
 
 use super::Section;
-use crate::output::advise::{fit_sentence, label, signed};
+use crate::output::advise::{fit_sentence, label};
 use crate::output::text::md_cell;
 
 /// `advise`'s defaults.
@@ -49,7 +49,7 @@ pub fn advice_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
                 "| {} | {} | {} | {} |",
                 label(e.technique),
                 bytes_iec(e.estimated_peak_bytes),
-                signed(e.saving_bytes),
+                bytes_iec(e.saving_bytes),
                 md_cell(&e.cost)
             )?;
         }
