@@ -185,10 +185,14 @@ pub struct StepMarker {
     pub end_ns: i64,
 }
 
+/// What torch's profiler names a training step's span, before its number:
+/// `ProfilerStep#12`.
+pub const STEP_PREFIX: &str = "ProfilerStep#";
+
 impl StepMarker {
     /// The step a span named `ProfilerStep#N` marks (`None` for any other name).
     pub fn from_span(name: &str, start_ns: i64, end_ns: i64) -> Option<StepMarker> {
-        let number = name.strip_prefix("ProfilerStep#")?.parse::<i64>().ok()?;
+        let number = name.strip_prefix(STEP_PREFIX)?.parse::<i64>().ok()?;
         Some(StepMarker {
             number,
             start_ns,

@@ -24,7 +24,9 @@ pub use allocator::{
 };
 pub use compact_spans::CompactSpans;
 pub use device::{DeviceClass, DeviceId, DeviceType};
-pub use events::{MemEvent, MemEventKind, Note, OpCategory, OpSpan, StepMarker, ThreadInfo};
+pub use events::{
+    MemEvent, MemEventKind, Note, OpCategory, OpSpan, STEP_PREFIX, StepMarker, ThreadInfo,
+};
 pub use op_spans::OpSpans;
 pub use samples::{GpuProcessSample, GpuSample, HostSample};
 pub use source::{DeviceInfo, Diagnostics, DistributedInfo, Meta};

@@ -265,22 +265,31 @@ fn top_ops_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
         s.sort.torch_name()
     )?;
     writeln!(md)?;
-    writeln!(
-        md,
-        "| Name | CPU Mem | Self CPU Mem | CUDA Mem | Self CUDA Mem | # of Calls |"
-    )?;
-    writeln!(md, "|---|---:|---:|---:|---:|---:|")?;
-    for r in s.rows.iter().take(TOP_OPS) {
-        writeln!(
-            md,
-            "| {} | {} | {} | {} | {} | {} |",
-            md_code(&short_name(&r.name)),
-            torch_memory(r.cpu_memory_usage),
-            torch_memory(r.self_cpu_memory_usage),
-            torch_memory(r.device_memory_usage),
-            torch_memory(r.self_device_memory_usage),
-            r.calls
-        )?;
+    // A column pair of zeros says nothing: a CPU run's CUDA columns, a GPU snapshot's CPU.
+    let rows = || s.rows.iter().take(TOP_OPS);
+    let host = rows().any(|r| r.cpu_memory_usage != 0 || r.self_cpu_memory_usage != 0);
+    let device = rows().any(|r| r.device_memory_usage != 0 || r.self_device_memory_usage != 0);
+    let columns = [
+        (host, "CPU Mem | Self CPU Mem"),
+        (device, "CUDA Mem | Self CUDA Mem"),
+    ];
+    let shown: Vec<&str> = columns.iter().filter(|c| c.0).map(|c| c.1).collect();
+    let header = [vec!["Name"], shown, vec!["# of Calls"]]
+        .concat()
+        .join(" | ");
+    writeln!(md, "| {header} |")?;
+    writeln!(md, "|---|{}", "---:|".repeat(header.matches(" | ").count()))?;
+    for r in rows() {
+        let mut cells = vec![md_code(&short_name(&r.name))];
+        let pairs = [
+            (host, r.cpu_memory_usage, r.self_cpu_memory_usage),
+            (device, r.device_memory_usage, r.self_device_memory_usage),
+        ];
+        for (_, total, own) in pairs.into_iter().filter(|p| p.0) {
+            cells.extend([torch_memory(total), torch_memory(own)]);
+        }
+        cells.push(r.calls.to_string());
+        writeln!(md, "| {} |", cells.join(" | "))?;
     }
     if !top_ops(s).is_empty() {
         writeln!(md)?;

@@ -3,7 +3,7 @@
 //! `[OutOfMemory]` rows for records inside no op.
 
 use super::TimeWindow;
-use super::rows::STEP_PREFIX;
+use crate::model::STEP_PREFIX;
 use crate::model::{DeviceClass, MemEventKind, OpCategory, OpSpan, Recording, StrId, ThreadIdx};
 
 /// Ops torch leaves out of the table (`_filter_name`).

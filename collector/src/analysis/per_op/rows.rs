@@ -4,13 +4,12 @@
 use super::OpRow;
 use super::events::{FunctionEvent, OpNames, Prefix, RowName, without_overload};
 use super::tree::Tree;
-use crate::model::{Recording, StrId};
+use crate::model::{Recording, STEP_PREFIX, StrId};
 
 const MEMORY_ROW: &str = "[memory]";
 const OOM_ROW: &str = "[OutOfMemory]";
+/// The row every training step's span ([`STEP_PREFIX`]) folds into.
 const STEP_ROW: &str = "ProfilerStep*";
-/// The name every training step's span starts with; their rows fold into [`STEP_ROW`].
-pub(super) const STEP_PREFIX: &str = "ProfilerStep#";
 
 /// The table's rows, added chunk by chunk in time order: in order of first appearance.
 #[derive(Default)]
