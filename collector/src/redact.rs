@@ -1,8 +1,9 @@
 //! Stripping user paths from a [`Recording`] before it is shared (`vramscope pack
 //! --redact-paths`).
 //!
-//! Stacks, Python-function op names (`/home/alice/proj/train.py(42): step`), thread names
-//! and the recorded command line can all say who ran what where. Every absolute path in
+//! Stacks, Python-function op names (`/home/alice/proj/train.py(42): step`), thread names,
+//! the recorded command line and the host name can all say who ran what where; the host
+//! name is replaced outright. Every absolute path in
 //! those strings is cut down to what a reader of a bug report needs: code inside an
 //! installed package keeps its path from `site-packages/` (or `dist-packages/`) on
 //! (`site-packages/torch/nn/modules/module.py`: still library code to `live`'s grouping),
@@ -12,6 +13,12 @@
 use std::borrow::Cow;
 
 use crate::model::{Recording, StrId, StringTable};
+
+/// Properties that name the machine a recording was made on (`record`'s host name): a
+/// redacted pack says only that there was one.
+const WHO_AND_WHERE: [&str; 1] = ["host"];
+/// What a redacted property says.
+const REDACTED: &str = "(redacted)";
 
 /// What [`redact_paths`] changed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -58,6 +65,12 @@ pub fn redact_paths(rec: &mut Recording) -> Redacted {
     for (mut what, n) in counts {
         rewrite(&mut what);
         *rec.diagnostics.counts.entry(what).or_insert(0) += n;
+    }
+    for key in WHO_AND_WHERE {
+        if let Some(value) = rec.meta.properties.get_mut(key) {
+            *value = REDACTED.to_owned();
+            done.other += 1;
+        }
     }
     done
 }
@@ -221,14 +234,18 @@ mod tests {
         rec.meta
             .properties
             .insert("command".into(), "python /home/u/train.py".into());
+        rec.meta
+            .properties
+            .insert("host".into(), "gpu-node-17.lab.example.com".into());
         let done = redact_paths(&mut rec);
         assert_eq!(
             done,
             Redacted {
                 strings: 3,
-                other: 1
+                other: 2
             }
         );
+        assert_eq!(rec.meta.properties["host"], "(redacted)");
         assert_eq!(
             rec.ops.get(0).expect("an op").name,
             rec.ops.get(1).expect("an op").name,
