@@ -40,14 +40,37 @@ pub fn torch_category(index: usize) -> Option<Category> {
     Category::ALL.get(..TORCH_CATEGORIES)?.get(index).copied()
 }
 
-/// The two shapes of the export.
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum Export {
-    /// `[t_ns, action, bytes, category]` per event.
-    Raw(Vec<(i64, i64, i64, i64)>),
-    /// `[times_us, sizes]`.
-    Plot(Vec<i64>, Vec<Vec<i64>>),
+/// The raw export: `[t_ns, action, bytes, category]` per event (32 bytes a row read).
+type RawRows = Vec<(i64, i64, i64, i64)>;
+/// The plot: `[times_us, sizes]`.
+type Plot = (Vec<i64>, Vec<Vec<i64>>);
+
+/// Whether `text` is the plot (`[[times…], [[sizes…], …]]`) rather than raw rows
+/// (`[[t, a, b, c], [t, a, b, c], …]`): what follows the first inner array is an array of
+/// arrays in the plot, a row of numbers (or the end) in the raw export. Decided from the
+/// text, so each shape is read straight into its own types (serde's untagged enums would
+/// buffer the whole document first, several times its size).
+fn is_plot(text: &[u8]) -> bool {
+    let after_first = text.iter().position(|&b| b == b'[').and_then(|open| {
+        text[open + 1..]
+            .iter()
+            .position(|&b| b == b']')
+            .map(|n| open + n + 2)
+    });
+    let mut rest = after_first.map_or(&[][..], |at| &text[at.min(text.len())..]);
+    let skip = |rest: &mut &[u8], what: &[u8]| {
+        let start = rest
+            .iter()
+            .position(|b| !b.is_ascii_whitespace() && !what.contains(b));
+        *rest = &rest[start.unwrap_or(rest.len())..];
+    };
+    skip(&mut rest, b",");
+    if rest.first() != Some(&b'[') {
+        return false;
+    }
+    rest = &rest[1..];
+    skip(&mut rest, b"");
+    rest.first() == Some(&b'[')
 }
 
 /// torch's memory timeline exports in the importer seam.
@@ -74,18 +97,21 @@ impl Importer for MemoryTimelineImporter {
                 offset: Some(text.len() as u64),
                 kind: LoadErrorKind::Io(e),
             })?;
-        let export: Export = serde_json::from_slice(&text).map_err(|e| {
+        let shape_error = |e: serde_json::Error| {
             let offset = offset_of(&text, e.line(), e.column());
             let message = format!(
                 "not a torch memory timeline export ([times, sizes] or [t, action, bytes, \
                  category] rows): {e}"
             );
             SourceError::shape(Some(offset), message)
-        })?;
+        };
         let device = build::device_from_name(context.path);
-        let mut rec = match export {
-            Export::Raw(rows) => build::from_raw(&rows, device)?,
-            Export::Plot(times, sizes) => build::from_plot(&times, &sizes, device)?,
+        let mut rec = if is_plot(&text) {
+            let (times, sizes): Plot = serde_json::from_slice(&text).map_err(shape_error)?;
+            build::from_plot(&times, &sizes, device)?
+        } else {
+            let rows: RawRows = serde_json::from_slice(&text).map_err(shape_error)?;
+            build::from_raw(&rows, device)?
         };
         rec.meta.compressed = input.compressed;
         rec.meta.content_bytes = text.len() as u64;

@@ -15,3 +15,12 @@ fn offsets_count_lines_and_columns() {
     assert_eq!(offset_of(b"[\n[1, x]]", 2, 5), 6);
     assert_eq!(offset_of(b"[x]", 1, 2), 1);
 }
+
+#[test]
+fn the_shape_is_read_from_what_follows_the_first_array() {
+    assert!(is_plot(b"[[1, 2, 3, 4], [[0, 1], [0, 2]]]"));
+    assert!(is_plot(b" [ [1] ,\n [ [0]]]"));
+    assert!(!is_plot(b"[[-1, 1, 512, 0], [5, 2, 64, 3]]"));
+    assert!(!is_plot(b"[[-1, 1, 512, 0]]"));
+    assert!(!is_plot(b"[["));
+}
