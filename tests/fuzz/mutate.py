@@ -40,6 +40,9 @@ SEEDS = [
     F / "pack" / "oom.v2.vsr",
     F / "pack" / "k02_mlp_stack.v2.vsr",
     F / "nsight" / "cuda-memory.sqlite",
+    # torch's memory timeline exports: the plot and the raw events.
+    F / "memory-timeline" / "mlp-adam-cpu.timeline.json",
+    F / "memory-timeline" / "mlp-adam-cpu.timeline.raw.json.gz",
     ROOT / "samples" / "cs336-transformer-snapshot.pickle",
 ]
 # An endless recursive query, as the body of a view named like an nsys table.
