@@ -7,11 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use collector::analysis::summary::DevicePeak;
-use collector::analysis::{self, DeviceSummary, Summary};
+use collector::analysis::{DeviceSummary, Summary};
 use collector::model::DeviceId;
-use collector::parse::SpanFilter;
 
-use super::input::{Inputs, device_keys, inputs, open_spans, summarize_many};
+use super::input::{Inputs, inputs, summarize_many, summarize_one};
 use super::{CheckOptions, Failure, Format, LoadArgs};
 use crate::output::check::{CheckVerdict, check_json, check_text};
 use crate::output::ranks_check::{RankVerdict, ranks_check_json, ranks_check_text};
@@ -81,32 +80,43 @@ fn run_one(
     options: &CheckOptions,
     load: LoadArgs,
 ) -> Result<ExitCode> {
-    // The spans the summary does not read held compressed, as `summary` does: a gate in a
-    // pipeline runs on the largest traces.
-    let mut rec = open_spans(path, load, SpanFilter::SummaryCompact).map_err(|error| Failure {
+    // Summarised as `summary` summarises a file (a pack's stored summary, else the file
+    // read with only the spans the summary reads): a gate in a pipeline runs on the
+    // largest traces.
+    let file = summarize_one(path, load).map_err(|error| Failure {
         code: UNREADABLE,
         error,
     })?;
-    let (_, summary) = analysis::summarize_compact(&mut rec);
+    let summary = &file.summary;
+    let mut known: Vec<DeviceId> = (summary.devices.iter().map(|d| d.device))
+        .chain(summary.gpus.iter().map(|g| g.device))
+        .collect();
+    known.sort();
+    known.dedup();
     // A device the input does not have has no memory recorded: "no data" (3), as for a
     // fleet, not a mistake in the command line.
-    let keys = options
+    let keys: Option<Vec<DeviceId>> = options
         .device
-        .map(|d| device_keys(&rec, d).unwrap_or_default());
-    let verdict = judge(&summary, keys.as_deref(), options.max_peak);
+        .map(|d| known.iter().copied().filter(|&k| d.matches(k)).collect());
+    let verdict = judge(summary, keys.as_deref(), options.max_peak);
     match options.format {
         Format::Text => check_text(out, &verdict),
         Format::Json => check_json(out, path, &verdict),
     }
     .with_context(|| path.display().to_string())?;
     if verdict.peaks.is_empty() {
+        let hint = file.meta.format.importer().memory_hint();
         let why = match options.device {
             Some(d) if keys.as_ref().is_some_and(Vec::is_empty) => {
-                let there: Vec<String> = rec.devices.iter().map(|d| d.key.to_string()).collect();
-                format!(" on {d}: the input has {}", there.join(", "))
+                let there: Vec<String> = known.iter().map(DeviceId::to_string).collect();
+                let there = match there.is_empty() {
+                    true => "no device with memory".to_owned(),
+                    false => there.join(", "),
+                };
+                format!(" on {d}: the input has {there}")
             }
-            Some(d) => format!(" on {d} ({})", rec.meta.format.importer().memory_hint()),
-            None => format!(" ({})", rec.meta.format.importer().memory_hint()),
+            Some(d) => format!(" on {d} ({hint})"),
+            None => format!(" ({hint})"),
         };
         let message = format!(
             "{}: no memory recorded{why}; nothing to check against --max-peak",

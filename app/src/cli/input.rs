@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use collector::analysis::TimeWindow;
 use collector::analysis::ranks::{self, RankInput};
-use collector::model::DeviceId;
-use collector::parse::SpanFilter;
+use collector::analysis::summary::{FileSummary, summarize_file};
+use collector::parse::{LoadProgress, SpanFilter};
 use collector::parse::discover::{Discovered, discover};
 use collector::parse::input::DecompressedLimit;
 use collector::parse::memory_timeline::{Beside, is_memory_timeline};
@@ -30,13 +30,7 @@ pub fn open_spans(path: &Path, load: LoadArgs, spans: SpanFilter) -> Result<Reco
         ..load_options(load)
     };
     let rec = collector::load(path, options)?;
-    if let Some(at) = rec.diagnostics.truncated_at {
-        eprint_escaped!(
-            "vramscope: {} {} ends early; read the complete events before byte {at}",
-            stderr_warning(),
-            path.display()
-        );
-    }
+    warn_if_cut(path, rec.diagnostics.truncated_at);
     Ok(rec)
 }
 
@@ -81,16 +75,31 @@ pub fn summarize_many(files: &[PathBuf], load: LoadArgs) -> Result<Vec<RankInput
         inputs.extend(ranks::summarize_files(&unused, load_options(load), cores)?);
     }
     for input in &inputs {
-        if let Some(at) = input.summary.truncated_at_byte {
-            eprint_escaped!(
-                "vramscope: {} {} ends early; read the complete events before byte {at}",
-                stderr_warning(),
-                input.path.display()
-            );
-        }
+        warn_if_cut(&input.path, input.summary.truncated_at_byte);
     }
     ranks::sort_inputs(&mut inputs);
     Ok(inputs)
+}
+
+/// The summary of one file, as every command summarises one ([`summarize_file`]); warn
+/// on stderr when it ends early.
+pub fn summarize_one(path: &Path, load: LoadArgs) -> Result<FileSummary> {
+    let watch = LoadProgress::default();
+    let file = summarize_file(path, load_options(load), &Beside::default(), &watch)?;
+    warn_if_cut(path, file.summary.truncated_at_byte);
+    Ok(file)
+}
+
+/// "… ends early; read the complete events before byte N", for a file read with
+/// `--salvage` that was cut short.
+fn warn_if_cut(path: &Path, truncated_at: Option<u64>) {
+    if let Some(at) = truncated_at {
+        eprint_escaped!(
+            "vramscope: {} {} ends early; read the complete events before byte {at}",
+            stderr_warning(),
+            path.display()
+        );
+    }
 }
 
 /// The loader's options for `--salvage` and `--max-decompressed-size`.
@@ -110,20 +119,6 @@ pub fn parse_decompressed_limit(text: &str) -> Result<DecompressedLimit, String>
     super::values::parse_size(text)
         .map(DecompressedLimit::Bytes)
         .map_err(|e| format!("{e}, or unlimited"))
-}
-
-/// The devices `--device` means; a usage error naming the devices there are when none.
-pub fn device_keys(rec: &Recording, device: DeviceArg) -> Result<Vec<DeviceId>> {
-    let keys: Vec<DeviceId> = rec
-        .devices
-        .iter()
-        .filter(|d| device.matches(d.key))
-        .map(|d| d.key)
-        .collect();
-    if keys.is_empty() {
-        return Err(no_device(rec, device));
-    }
-    Ok(keys)
 }
 
 /// "no device cuda:3 in … (it has cpu, cuda:0)", a usage error.

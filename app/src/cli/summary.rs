@@ -6,12 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use collector::analysis;
 use collector::analysis::ranks::fleet;
-use collector::parse::SpanFilter;
-use collector::parse::recording::packed;
 
-use super::input::{Inputs, inputs, load_options, open_spans, summarize_many};
+use super::input::{Inputs, inputs, summarize_many, summarize_one};
 use super::{Format, LoadArgs};
 use crate::output::ranks::{RanksView, ranks_json, ranks_text};
 use crate::output::style::Paint;
@@ -43,17 +40,7 @@ pub fn run(
 }
 
 fn run_one(out: &mut impl Paint, path: &Path, format: Format, load: LoadArgs) -> Result<ExitCode> {
-    // A pack stores its summary, as computed from its events when it was written: used when
-    // the pack is whole and was written by this build, else computed as for any input.
-    let summary = match packed::stored_summary(path, load_options(load)) {
-        Some(stored) => stored.summary,
-        None => {
-            // Summary reads a few spans: the rest are held compressed until it has taken
-            // those, then counted, not kept (peak memory below a tenth of a large trace's size).
-            let mut rec = open_spans(path, load, SpanFilter::SummaryCompact)?;
-            analysis::summarize_compact(&mut rec).1
-        }
-    };
+    let summary = summarize_one(path, load)?.summary;
     match format {
         Format::Text => summary_text(out, path, &summary)?,
         Format::Json => summary_json(out, path, &summary)?,

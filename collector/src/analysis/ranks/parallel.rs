@@ -8,11 +8,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::RankInput;
-use crate::analysis::summarize_compact;
+use crate::analysis::summary::summarize_file;
 use crate::model::Recording;
 use crate::parse::memory_timeline::Beside;
-use crate::parse::recording::packed::stored_summary;
-use crate::parse::{LoadError, LoadOptions, LoadProgress, SpanFilter, load_watched};
+use crate::parse::{LoadError, LoadOptions, LoadProgress, load_watched};
 
 /// Worker threads at most. Each holds one recording and its timeline at a time (for a
 /// 100 MB trace, ~30 MB), so peak memory is about this many of the largest input's; the
@@ -63,23 +62,9 @@ pub fn summarize_files_beside(
     let progress = FilesProgress::default();
     // Spans held compressed until the summary takes the few it reads: a fleet of large
     // traces read on every core at once is where memory runs out first.
-    let compact = LoadOptions {
-        spans: SpanFilter::SummaryCompact,
-        ..options
-    };
     let done = map_paths(files, workers, &progress, OnError::Stop, |path, watch| {
-        if let Some(stored) = stored_summary(path, options).filter(|_| beside.is_empty()) {
-            return Ok(RankInput::new(
-                path.to_path_buf(),
-                &stored.meta,
-                stored.summary,
-            ));
-        }
-        load_watched(path, compact, watch).map(|mut rec| {
-            beside.put_onto(&mut rec);
-            let (_, summary) = summarize_compact(&mut rec);
-            RankInput::new(path.to_path_buf(), &rec.meta, summary)
-        })
+        summarize_file(path, options, beside, watch)
+            .map(|f| RankInput::new(path.to_path_buf(), &f.meta, f.summary))
     });
     done.into_iter().map(|(_, r)| r).collect()
 }

@@ -2,9 +2,11 @@
 //! peak, final state, and the trace facts that frame them.
 
 mod compact;
+mod file;
 mod nvml;
 
 pub use compact::summarize_compact;
+pub use file::{FileSummary, summarize_file};
 pub use nvml::{NvmlSummary, ProcessPeak};
 
 use std::collections::BTreeMap;
