@@ -26,26 +26,7 @@ pub(super) fn reshape(t: Technique, run: &Run, index: usize, life: &Life, seg: S
             if lowered { scaled(1, 2) } else { vec![seg] }
         }
         Technique::ActivationCheckpointing => checkpointed(run, index, life, seg),
-        Technique::MicroBatch(k) => {
-            // What the batch makes. Memory nothing names (`unknown`, `before_trace`) stays
-            // as measured: the advisor never scales what it cannot name.
-            let per_sample = matches!(
-                life.category,
-                Category::Activation
-                    | Category::Input
-                    | Category::Temporary
-                    | Category::AutogradDetail
-            ) && life.phase != Phase::Optimizer;
-            if per_sample {
-                scaled(1, i64::from(k))
-            } else if life.category == Category::Gradient && k > 1 {
-                // Accumulated: the later micro-batches run with every gradient live.
-                let start_ns = run.iteration_start(life.alloc_ns).min(seg.start_ns);
-                vec![Seg { start_ns, ..seg }]
-            } else {
-                vec![seg]
-            }
-        }
+        Technique::MicroBatch(k) => super::micro::reshape(k, run, life, seg),
         // ZeroRedundancyOptimizer gives each rank whole parameters: the most loaded rank
         // holds more than 1/N of the state.
         Technique::Zero1(n) => {

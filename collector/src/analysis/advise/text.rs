@@ -83,7 +83,8 @@ fn words(t: Technique, run: &Run) -> (String, String) {
             format!(
                 "activations, inputs and temporaries of forward and backward scale with the \
                  batch (÷ {k}); gradients accumulate, so the later micro-batches run with every \
-                 gradient live; optimizer memory and what nothing names (unknown, before the \
+                 gradient live (from when the previous step's are freed), and each of their \
+                 backward nodes makes its gradient anew beside the accumulated one; optimizer memory and what nothing names (unknown, before the \
                  trace) unchanged"
             ),
             format!(
