@@ -28,9 +28,10 @@ pub(super) fn reshape(t: Technique, run: &Run, index: usize, life: &Life, seg: S
         Technique::ActivationCheckpointing => checkpointed(run, index, life, seg),
         Technique::MicroBatch(k) => super::micro::reshape(k, run, life, seg),
         // ZeroRedundancyOptimizer gives each rank whole parameters: the most loaded rank
-        // holds more than 1/N of the state.
+        // holds more than 1/N of the state, and its step makes the temporaries of whole
+        // parameters, one at a time, as the measured step did (they stay).
         Technique::Zero1(n) => {
-            if life.category == Category::OptimizerState || optimizer_local {
+            if life.category == Category::OptimizerState {
                 let (most, total) = run.largest_rank_share(n);
                 scaled(most, total)
             } else {
