@@ -96,20 +96,22 @@ pub(super) fn extras(t: Technique, run: &Run, untracked_parameter_bytes: i64) ->
         })
     };
     match t {
-        // Weights cast to bf16 once per forward, kept for backward, dropped at the step.
-        Technique::Bf16Autocast => {
-            let mut start_ns = run.points.first().map_or(0, |p| p.0);
-            let mut out = Vec::new();
-            for &(step_start, step_end) in &run.optimizer_steps {
-                out.push(Seg {
-                    start_ns,
-                    end_ns: Some(step_start),
-                    bytes: run.gradient_bytes / 2,
-                });
-                start_ns = step_end;
-            }
-            out
-        }
+        // Each weight an op of autocast's lower-precision list uses is cast to bf16 in the
+        // forward and saved for backward, which frees the copy when the node using it runs:
+        // the node making that weight's gradient. The cast cache goes when autocast exits, so
+        // no copy is left at the optimizer step.
+        Technique::Bf16Autocast => run
+            .lives
+            .iter()
+            .filter(|l| {
+                l.category == Category::Gradient && l.phase == Phase::Backward && !l.full_precision
+            })
+            .map(|l| Seg {
+                start_ns: run.iteration_start(l.alloc_ns),
+                end_ns: Some(l.node_end_ns.unwrap_or(l.alloc_ns).max(l.alloc_ns)),
+                bytes: l.bytes / 2,
+            })
+            .collect(),
         // DDP's gradient buckets: one more copy of the gradients.
         Technique::Zero1(_) => from_backward(run.gradient_bytes).into_iter().collect(),
         Technique::Zero2(n) => fsdp(run, n, untracked_parameter_bytes, false),

@@ -21,8 +21,9 @@ fn words(t: Technique, run: &Run) -> (String, String) {
     let (a, c) = match t {
         Technique::Bf16Autocast => (
             "activations, their gradients and temporaries made by matmul-like and elementwise ops \
-             halve; norms, softmax, losses and casts stay fp32; a bf16 copy of the weights lives \
-             from each forward to the optimizer step; gradients and optimizer state stay fp32"
+             halve; norms, softmax, losses and casts stay fp32; a bf16 copy of each \
+             weight a matmul-like op uses lives from the forward until backward has used it \
+             (none is left at the optimizer step); gradients and optimizer state stay fp32"
                 .to_owned(),
             "lower-precision matmuls (watch the loss; bf16 needs no loss scaling)".to_owned(),
         ),
