@@ -158,6 +158,16 @@ fn fsdp(run: &Run, n: u32, untracked_parameter_bytes: i64, reshard: bool) -> Vec
             bytes: run.layer_bytes,
         });
     }
+    // FSDP2 keeps a unit.s all-gather output until the next all-gather is waited on, and
+    // prefetches the next unit's: in each block's forward, both buffers.
+    for (i, b) in run.blocks.iter().enumerate() {
+        let prefetched = run.blocks.get(i + 1).map_or(0, |n| n.unit_bytes);
+        out.push(Seg {
+            start_ns: b.start_ns,
+            end_ns: Some(b.end_ns),
+            bytes: b.unit_bytes + prefetched,
+        });
+    }
     if reshard {
         for (i, b) in run.blocks.iter().enumerate() {
             out.push(Seg {

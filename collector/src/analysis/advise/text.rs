@@ -57,7 +57,8 @@ fn words(t: Technique, run: &Run) -> (String, String) {
                 "FSDP with SHARD_GRAD_OP (FSDP2: reshard_after_forward=False): optimizer state, \
                  gradients and parameters split evenly over {n} ranks; every unit's parameters \
                  gathered whole from its forward to the end of backward (one more copy of the \
-                 parameters then); a reduce-scatter buffer of about one layer in backward"
+                 parameters then); in each block's forward its all-gather buffer and the next \
+                 block's; a reduce-scatter buffer of about one layer in backward"
             ),
             "a reduce-scatter of gradients and an all-gather of parameters each step".to_owned(),
         ),
@@ -66,8 +67,9 @@ fn words(t: Technique, run: &Run) -> (String, String) {
                 "FSDP with FULL_SHARD, each block its own unit: optimizer state, gradients and \
                  parameters split evenly over {n} ranks; the root unit (parameters of no block) \
                  gathered from forward to the end of backward, each block gathered for its \
-                 forward and again, with the next one prefetched, for its backward; a \
-                 reduce-scatter buffer of about one layer in backward"
+                 forward and again, with the next one prefetched, for its backward; in each \
+                 block's forward its all-gather buffer and the next block's; a reduce-scatter \
+                 buffer of about one layer in backward"
             ),
             "an all-gather of parameters in each forward and backward, a reduce-scatter of \
              gradients each step"
