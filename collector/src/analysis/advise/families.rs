@@ -139,10 +139,12 @@ fn fsdp(run: &Run, n: u32, untracked_parameter_bytes: i64, reshard: bool) -> Vec
             bytes: -shard_saving,
         });
     }
-    let gathered = if reshard {
-        run.root_unit_bytes
-    } else {
-        run.gradient_bytes
+    let gathered = match (reshard, run.blocks.is_empty()) {
+        (false, _) => run.gradient_bytes,
+        (true, false) => run.root_unit_bytes,
+        // No module scopes (an allocator snapshot), so no block is known: each unit is taken
+        // as about one layer, the one in use and the one prefetched — not every parameter.
+        (true, true) => (2 * run.layer_bytes).min(run.gradient_bytes),
     };
     for (start_ns, end_ns) in run.forward_to_backward() {
         out.push(Seg {
