@@ -26,30 +26,12 @@ pub(super) fn reshape(t: Technique, run: &Run, index: usize, life: &Life, seg: S
             if lowered { scaled(1, 2) } else { vec![seg] }
         }
         Technique::ActivationCheckpointing => checkpointed(run, index, life, seg),
-        Technique::MicroBatch(k) => {
-            // What the batch makes. Memory nothing names (`unknown`, `before_trace`) stays
-            // as measured: the advisor never scales what it cannot name.
-            let per_sample = matches!(
-                life.category,
-                Category::Activation
-                    | Category::Input
-                    | Category::Temporary
-                    | Category::AutogradDetail
-            ) && life.phase != Phase::Optimizer;
-            if per_sample {
-                scaled(1, i64::from(k))
-            } else if life.category == Category::Gradient && k > 1 {
-                // Accumulated: the later micro-batches run with every gradient live.
-                let start_ns = run.iteration_start(life.alloc_ns).min(seg.start_ns);
-                vec![Seg { start_ns, ..seg }]
-            } else {
-                vec![seg]
-            }
-        }
+        Technique::MicroBatch(k) => super::micro::reshape(k, run, life, seg),
         // ZeroRedundancyOptimizer gives each rank whole parameters: the most loaded rank
-        // holds more than 1/N of the state.
+        // holds more than 1/N of the state, and its step makes the temporaries of whole
+        // parameters, one at a time, as the measured step did (they stay).
         Technique::Zero1(n) => {
-            if life.category == Category::OptimizerState || optimizer_local {
+            if life.category == Category::OptimizerState {
                 let (most, total) = run.largest_rank_share(n);
                 scaled(most, total)
             } else {
@@ -114,20 +96,22 @@ pub(super) fn extras(t: Technique, run: &Run, untracked_parameter_bytes: i64) ->
         })
     };
     match t {
-        // Weights cast to bf16 once per forward, kept for backward, dropped at the step.
-        Technique::Bf16Autocast => {
-            let mut start_ns = run.points.first().map_or(0, |p| p.0);
-            let mut out = Vec::new();
-            for &(step_start, step_end) in &run.optimizer_steps {
-                out.push(Seg {
-                    start_ns,
-                    end_ns: Some(step_start),
-                    bytes: run.gradient_bytes / 2,
-                });
-                start_ns = step_end;
-            }
-            out
-        }
+        // Each weight an op of autocast's lower-precision list uses is cast to bf16 in the
+        // forward and saved for backward, which frees the copy when the node using it runs:
+        // the node making that weight's gradient. The cast cache goes when autocast exits, so
+        // no copy is left at the optimizer step.
+        Technique::Bf16Autocast => run
+            .lives
+            .iter()
+            .filter(|l| {
+                l.category == Category::Gradient && l.phase == Phase::Backward && !l.full_precision
+            })
+            .map(|l| Seg {
+                start_ns: run.iteration_start(l.alloc_ns),
+                end_ns: Some(l.node_end_ns.unwrap_or(l.alloc_ns).max(l.alloc_ns)),
+                bytes: l.bytes / 2,
+            })
+            .collect(),
         // DDP's gradient buckets: one more copy of the gradients.
         Technique::Zero1(_) => from_backward(run.gradient_bytes).into_iter().collect(),
         Technique::Zero2(n) => fsdp(run, n, untracked_parameter_bytes, false),
@@ -155,10 +139,12 @@ fn fsdp(run: &Run, n: u32, untracked_parameter_bytes: i64, reshard: bool) -> Vec
             bytes: -shard_saving,
         });
     }
-    let gathered = if reshard {
-        run.root_unit_bytes
-    } else {
-        run.gradient_bytes
+    let gathered = match (reshard, run.blocks.is_empty()) {
+        (false, _) => run.gradient_bytes,
+        (true, false) => run.root_unit_bytes,
+        // No module scopes (an allocator snapshot), so no block is known: each unit is taken
+        // as about one layer, the one in use and the one prefetched — not every parameter.
+        (true, true) => (2 * run.layer_bytes).min(run.gradient_bytes),
     };
     for (start_ns, end_ns) in run.forward_to_backward() {
         out.push(Seg {
@@ -172,6 +158,16 @@ fn fsdp(run: &Run, n: u32, untracked_parameter_bytes: i64, reshard: bool) -> Vec
             start_ns,
             end_ns: Some(end_ns),
             bytes: run.layer_bytes,
+        });
+    }
+    // FSDP2 keeps a unit.s all-gather output until the next all-gather is waited on, and
+    // prefetches the next unit's: in each block's forward, both buffers.
+    for (i, b) in run.blocks.iter().enumerate() {
+        let prefetched = run.blocks.get(i + 1).map_or(0, |n| n.unit_bytes);
+        out.push(Seg {
+            start_ns: b.start_ns,
+            end_ns: Some(b.end_ns),
+            bytes: b.unit_bytes + prefetched,
         });
     }
     if reshard {

@@ -14,6 +14,8 @@ mod backward;
 mod curve;
 mod families;
 mod fit;
+mod micro;
+mod ops;
 mod run;
 mod text;
 

@@ -2,6 +2,7 @@
 //! model block it was made in and whether a full-precision op made it; the iterations'
 //! optimizer steps and backward passes; the model's blocks from its module scopes.
 
+use super::ops::{BACKWARD_NODE, op_facts};
 use crate::analysis::categories::{self, Category, classify_allocations};
 use crate::model::{OpCategory, Recording};
 use crate::timeline::{DeviceTimeline, Timeline};
@@ -43,6 +44,9 @@ pub(super) struct Life {
     pub full_precision: bool,
     /// A forward activation still alive when its iteration's backward began.
     pub saved: bool,
+    /// A gradient made inside an autograd node: when the node ended (the gradient it made
+    /// is accumulated into `.grad` after it).
+    pub node_end_ns: Option<i64>,
 }
 
 /// A model block's forward: a module called by the root module that holds modules itself
@@ -85,27 +89,13 @@ pub(super) struct Run {
     pub parameter_bytes: Vec<i64>,
     /// The parameters of no block (embeddings, the output layer): FSDP's root unit.
     pub root_unit_bytes: i64,
+    /// Per iteration, when its accumulated gradients can begin ([`super::micro`]).
+    accumulation_starts: Vec<i64>,
 }
-
-/// Ops whose results CPU and CUDA autocast keep in fp32 (torch's autocast fp32 lists), and
-/// the backward nodes of the same ops.
-const FULL_PRECISION_OPS: [&str; 10] = [
-    "layer_norm",
-    "layernorm",
-    "log_softmax",
-    "logsoftmax",
-    "nll_loss",
-    "nllloss",
-    "cross_entropy",
-    "mse_loss",
-    "group_norm",
-    "aten::_to_copy",
-];
 
 impl Run {
     /// Read the device's run.
     pub fn build(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline) -> Run {
-        let name = |i: u32| rec.ops.get(i as usize).map(|o| rec.strings.get(o.name));
         let spans = |prefix: &str| -> Vec<(i64, i64)> {
             let mut v: Vec<_> = rec
                 .ops
@@ -118,7 +108,7 @@ impl Run {
         };
         let optimizer_steps = spans("Optimizer.step#");
         let classified = classify_allocations(rec, timeline, d);
-        let mut backward = super::backward::merge(spans("autograd::engine::evaluate_function"));
+        let mut backward = super::backward::merge(spans(BACKWARD_NODE));
         if backward.is_empty() {
             backward = super::backward::from_phases(&d.allocations, &classified);
         }
@@ -127,15 +117,7 @@ impl Run {
         for (a, c) in d.allocations.iter().zip(&classified) {
             let (category, phase) = (c.category, Phase::from(c.phase));
             let chain = timeline.ops.enclosing_on_thread(a.thread, a.alloc_ns);
-            let full_precision = chain.iter().any(|&op| {
-                rec.ops
-                    .get(op as usize)
-                    .is_some_and(|o| o.category == OpCategory::CpuOp)
-                    && name(op).is_some_and(|n| {
-                        let n = n.to_ascii_lowercase();
-                        FULL_PRECISION_OPS.iter().any(|f| n.contains(f))
-                    })
-            });
+            let (full_precision, node_end_ns) = op_facts(rec, &chain, category);
             let next_backward = backward.iter().find(|&&(s, _)| s > a.alloc_ns).map(|b| b.0);
             let saved = category == Category::Activation
                 && phase == Phase::Forward
@@ -154,6 +136,7 @@ impl Run {
                 block,
                 full_precision,
                 saved,
+                node_end_ns,
             });
         }
         mark_blocks(&mut blocks, &lives);
@@ -161,6 +144,9 @@ impl Run {
         let most = |c: Category| most_live(lives.iter().filter(|l| l.category == c));
         let gradient_bytes = most(Category::Gradient);
         let root_unit_bytes = root_unit(&mut blocks, &lives, &optimizer_steps, gradient_bytes);
+        let first_ns = d.points.first().map_or(0, |p| p.time_ns);
+        let accumulation_starts =
+            super::micro::accumulation_starts(&lives, &optimizer_steps, first_ns);
         Run {
             points: d
                 .points
@@ -177,6 +163,7 @@ impl Run {
             optimizer_steps,
             blocks,
             parameter_bytes,
+            accumulation_starts,
         }
     }
 
@@ -213,6 +200,15 @@ impl Run {
             Some(&most) if total > 0 => (most, total),
             _ => (1, i64::from(n.max(1))),
         }
+    }
+
+    /// When the accumulated gradients of the iteration holding `time_ns` can begin.
+    pub fn accumulation_start(&self, time_ns: i64) -> i64 {
+        let i = self.optimizer_steps.partition_point(|s| s.1 <= time_ns);
+        self.accumulation_starts
+            .get(i)
+            .copied()
+            .unwrap_or_else(|| self.iteration_start(time_ns))
     }
 
     /// When the iteration holding `time_ns` began: the end of the optimizer step before it,

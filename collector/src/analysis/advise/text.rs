@@ -21,8 +21,9 @@ fn words(t: Technique, run: &Run) -> (String, String) {
     let (a, c) = match t {
         Technique::Bf16Autocast => (
             "activations, their gradients and temporaries made by matmul-like and elementwise ops \
-             halve; norms, softmax, losses and casts stay fp32; a bf16 copy of the weights lives \
-             from each forward to the optimizer step; gradients and optimizer state stay fp32"
+             halve; norms, softmax, losses and casts stay fp32; a bf16 copy of each \
+             weight a matmul-like op uses lives from the forward until backward has used it \
+             (none is left at the optimizer step); gradients and optimizer state stay fp32"
                 .to_owned(),
             "lower-precision matmuls (watch the loss; bf16 needs no loss scaling)".to_owned(),
         ),
@@ -51,27 +52,7 @@ fn words(t: Technique, run: &Run) -> (String, String) {
             ),
             "an all-reduce of gradients and a broadcast of updated parameters each step".to_owned(),
         ),
-        Technique::Zero2(n) => (
-            format!(
-                "FSDP with SHARD_GRAD_OP (FSDP2: reshard_after_forward=False): optimizer state, \
-                 gradients and parameters split evenly over {n} ranks; every unit's parameters \
-                 gathered whole from its forward to the end of backward (one more copy of the \
-                 parameters then); a reduce-scatter buffer of about one layer in backward"
-            ),
-            "a reduce-scatter of gradients and an all-gather of parameters each step".to_owned(),
-        ),
-        Technique::Zero3(n) => (
-            format!(
-                "FSDP with FULL_SHARD, each block its own unit: optimizer state, gradients and \
-                 parameters split evenly over {n} ranks; the root unit (parameters of no block) \
-                 gathered from forward to the end of backward, each block gathered for its \
-                 forward and again, with the next one prefetched, for its backward; a \
-                 reduce-scatter buffer of about one layer in backward"
-            ),
-            "an all-gather of parameters in each forward and backward, a reduce-scatter of \
-             gradients each step"
-                .to_owned(),
-        ),
+        Technique::Zero2(n) | Technique::Zero3(n) => fsdp_words(t, n, run),
         Technique::OptimizerOffload => (
             "optimizer state and the step's temporaries move to host memory, which then holds \
              the state and a copy of the gradients (host bytes)"
@@ -83,7 +64,8 @@ fn words(t: Technique, run: &Run) -> (String, String) {
             format!(
                 "activations, inputs and temporaries of forward and backward scale with the \
                  batch (÷ {k}); gradients accumulate, so the later micro-batches run with every \
-                 gradient live; optimizer memory and what nothing names (unknown, before the \
+                 gradient live (from when the previous step's are freed), and each of their \
+                 backward nodes makes its gradient anew beside the accumulated one; optimizer memory and what nothing names (unknown, before the \
                  trace) unchanged"
             ),
             format!(
@@ -92,4 +74,45 @@ fn words(t: Technique, run: &Run) -> (String, String) {
         ),
     };
     (a, c)
+}
+
+/// ZeRO-2 and ZeRO-3 (FSDP) in words.
+fn fsdp_words(t: Technique, n: u32, run: &Run) -> (String, String) {
+    match t {
+        Technique::Zero2(_) => (
+            format!(
+                "FSDP with SHARD_GRAD_OP (FSDP2: reshard_after_forward=False): optimizer state, \
+                 gradients and parameters split evenly over {n} ranks; every unit's parameters \
+                 gathered whole from its forward to the end of backward (one more copy of the \
+                 parameters then); in each block's forward its all-gather buffer and the next \
+                 block's; a reduce-scatter buffer of about one layer in backward"
+            ),
+            "a reduce-scatter of gradients and an all-gather of parameters each step".to_owned(),
+        ),
+        Technique::Zero3(_) if run.blocks.is_empty() => (
+            format!(
+                "FSDP with FULL_SHARD: optimizer state, gradients and parameters split evenly \
+                 over {n} ranks; no module scopes, so no block is known: each unit is taken as \
+                 about one layer (the largest gradient), the one in use and the one prefetched \
+                 gathered from forward to the end of backward; a reduce-scatter buffer of about \
+                 one layer in backward"
+            ),
+            "an all-gather of parameters in each forward and backward, a reduce-scatter of \
+             gradients each step"
+                .to_owned(),
+        ),
+        _ => (
+            format!(
+                "FSDP with FULL_SHARD, each block its own unit: optimizer state, gradients and \
+                 parameters split evenly over {n} ranks; the root unit (parameters of no block) \
+                 gathered from forward to the end of backward, each block gathered for its \
+                 forward and again, with the next one prefetched, for its backward; in each \
+                 block's forward its all-gather buffer and the next block's; a reduce-scatter \
+                 buffer of about one layer in backward"
+            ),
+            "an all-gather of parameters in each forward and backward, a reduce-scatter of \
+             gradients each step"
+                .to_owned(),
+        ),
+    }
 }
