@@ -96,3 +96,16 @@ fn check_on_a_device_the_input_lacks_has_no_data_to_judge() {
         "{stderr}"
     );
 }
+
+#[test]
+fn advise_refuses_to_shard_over_one_rank() {
+    let out = vramscope(&["advise", &sample(), "--world-size", "1"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("1 is not in 2..=65536"), "{stderr}");
+    assert!(
+        vramscope(&["advise", &sample(), "--world-size", "2"])
+            .status
+            .success()
+    );
+}

@@ -21,11 +21,11 @@ use crate::output::terminal::eprint_escaped;
 pub struct AdviseArgs {
     /// The trace, snapshot or recording of a training run.
     path: PathBuf,
-    /// Ranks to shard over for ZeRO.
-    #[arg(long, value_name = "N", default_value_t = Options::DEFAULTS.world_size, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    /// Ranks to shard over for ZeRO (at least 2: one rank shards nothing).
+    #[arg(long, value_name = "N", default_value_t = Options::DEFAULTS.world_size, value_parser = clap::value_parser!(u32).range(2..=65536))]
     world_size: u32,
     /// Micro-batches per step for gradient accumulation.
-    #[arg(long, value_name = "K", default_value_t = Options::DEFAULTS.micro_batches, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    #[arg(long, value_name = "K", default_value_t = Options::DEFAULTS.micro_batches, value_parser = clap::value_parser!(u32).range(2..=65536))]
     micro_batches: u32,
     /// Memory to fit in (default: the device's memory where the input says it).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]

@@ -7,10 +7,10 @@ use anyhow::Result;
 use collector::analysis::TimeWindow;
 use collector::analysis::ranks::{self, RankInput};
 use collector::analysis::summary::{FileSummary, summarize_file};
-use collector::parse::{LoadProgress, SpanFilter};
 use collector::parse::discover::{Discovered, discover};
 use collector::parse::input::DecompressedLimit;
 use collector::parse::memory_timeline::{Beside, is_memory_timeline};
+use collector::parse::{LoadProgress, SpanFilter};
 use collector::{LoadOptions, Recording};
 
 use super::values::{DeviceArg, TimeOffset};

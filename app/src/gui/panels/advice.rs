@@ -112,7 +112,7 @@ fn controls_ui(ui: &mut Ui, doc: &mut Document) {
     let o = &mut doc.advice.options;
     ui.horizontal(|ui| {
         ui.label("ZeRO ranks");
-        ui.add(DragValue::new(&mut o.world_size).range(1..=MAX_FACTOR));
+        ui.add(DragValue::new(&mut o.world_size).range(2..=MAX_FACTOR));
         ui.separator();
         ui.label("micro-batches");
         ui.add(DragValue::new(&mut o.micro_batches).range(1..=MAX_FACTOR));

@@ -4,6 +4,7 @@
 
 use super::ops::{BACKWARD_NODE, op_facts};
 use crate::analysis::categories::{self, Category, classify_allocations};
+use crate::model::python::module_scope;
 use crate::model::{OpCategory, Recording};
 use crate::timeline::{DeviceTimeline, Timeline};
 
@@ -260,7 +261,7 @@ fn blocks(rec: &Recording) -> Vec<Block> {
         .iter()
         .filter(|o| {
             o.category == OpCategory::PythonFunction
-                && rec.strings.get(o.name).starts_with("nn.Module: ")
+                && module_scope(rec.strings.get(o.name)).is_some()
         })
         .map(|o| (o.start_ns, o.end_ns))
         .collect();
