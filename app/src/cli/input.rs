@@ -36,7 +36,7 @@ pub fn open_spans(path: &Path, load: LoadArgs, spans: SpanFilter) -> Result<Reco
 
 /// What the paths of a command that takes many inputs mean.
 pub enum Inputs {
-    /// One file: the command's single-input output, as before.
+    /// One file: the command's single-input output.
     One(PathBuf),
     /// Several files, or directories (a directory holding one input is still a fleet, so
     /// scripts over directories always get the same shape).

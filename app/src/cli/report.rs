@@ -63,7 +63,7 @@ pub fn run(
         inputs.push((name, rec));
     }
     match skipped {
-        // One file: the report as it always was.
+        // One file: its report alone.
         None => write_report(output, &inputs, &policy)?,
         Some(skipped) => {
             let overview = overview(&mut ranks, skipped);

@@ -14,7 +14,7 @@ use crate::output::ranks::{RanksView, ranks_json, ranks_text};
 use crate::output::style::Paint;
 use crate::output::summary::{summary_json, summary_text};
 
-/// Summarise `paths` on `out`: one file as it always was, several as a fleet.
+/// Summarise `paths` on `out`: one file alone, several as a fleet.
 pub fn run(
     out: &mut impl Paint,
     paths: &[PathBuf],

@@ -44,8 +44,8 @@ fn assert_top_on_every_tab(h: &mut Harness<'_, ViewerApp>, top: f32, what: &str)
 
 #[test]
 fn the_bottom_tabs_keep_their_height_on_every_tab_and_after_a_drag() {
-    // An allocator snapshot with OOMs: it opens on Live at cursor, a line until a click
-    // (the panel used to shrink to it and stay 140 points tall).
+    // An allocator snapshot with OOMs: it opens on Live at cursor, a line until a click,
+    // which the panel must not shrink to (and stay 140 points tall).
     let mut h = harness_sized(vec![fixture("snapshot/oom.pickle")], LARGE);
     settle(&mut h);
     // At 1920×1080 the default, 330 points (and the status bar's line under them).

@@ -222,7 +222,7 @@ pub fn guard_signals() {
                 std::process::exit(128 + signal as i32);
             });
         if spawned.is_err() {
-            // No thread to read them: let the signals act as before.
+            // No thread to read them: the signals act as they do by default.
             let _ = set.thread_unblock();
         }
     });

@@ -127,7 +127,7 @@ pub(super) fn decode(
                 None => extra.bad_size = true,
             },
             Key::TimeUs => time_ns = p.fold_i64(v).map(|us| us.saturating_mul(1000)),
-            // An int is no list: no stack, as before.
+            // An int is no list: no stack.
             Key::Frames => frames = v.node().map_or(0, |v| v.index() as u32 + 1),
             Key::DeviceFree => extra.device_free = p.fold_u64(v),
             // Most entries carry '' (the default): only texts are kept.
