@@ -18,7 +18,7 @@ use crate::output::parquet::{EXPORT_SHAPE, ExportWriter, InputRows, Written, inp
 use crate::output::style::stderr_warning;
 use crate::output::terminal::eprint_escaped;
 
-/// Chunks ([`crate::output::parquet::CHUNK_ROWS`] rows, ~1 MB) queued per input: enough
+/// Chunks (`CHUNK_ROWS` rows of the Parquet writer, ~1 MB) queued per input: enough
 /// to keep the writer busy while its reader produces the next.
 const CHANNEL_CHUNKS: usize = 4;
 

@@ -31,7 +31,7 @@ use anyhow::Result;
 #[derive(clap::Args, Debug)]
 pub struct RecordArgs {
     /// The file to write; default `vramscope-<script>-<pid>.vsr` in the current directory
-    /// (`vramscope-train-4242.vsr` for `python train.py`; <pid> is vramscope's). Any name
+    /// (`vramscope-train-4242.vsr` for `python train.py`; `<pid>` is vramscope's). Any name
     /// works: recordings are recognised by their content.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,

@@ -1,7 +1,7 @@
 //! The one way vramscope writes the user's files, and the one policy for it: `pack`,
 //! `export`, `report`, `diff --chart` and the viewer's File > Export all come through here
 //! ([`check`] is public for `record`, which writes its file as it goes and so cannot use
-//! [`write`]).
+//! [`write`](fn@write)).
 //!
 //! - An existing destination is replaced only when the caller's [`Overwrite`] says so
 //!   (`--force`, the viewer's "Replace"); otherwise the error says how.

@@ -1,7 +1,7 @@
 //! Everything vramscope writes for people and other tools, by kind: text, JSON and CSV on
 //! stdout (summary, table, live, diff), markdown reports, PNG/SVG charts and Perfetto JSON
 //! files. Reporters are pure functions of analysis results writing to an `impl Write` or
-//! returning bytes; files are written only through [`file`], the one writer and the one
+//! returning bytes; files are written only through [`file`](mod@file), the one writer and the one
 //! overwrite policy.
 
 pub mod advise;

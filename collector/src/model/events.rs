@@ -162,7 +162,7 @@ impl OpCategory {
 /// A span of time during which an op (or annotation, kernel, …) ran.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OpSpan {
-    /// Op name, interned in [`Recording::strings`].
+    /// Op name, interned in [`Recording::strings`](super::Recording::strings).
     pub name: StrId,
     /// What kind of span.
     pub category: OpCategory,

@@ -59,7 +59,7 @@ pub struct JsonStream<R> {
     /// A read error met while reading ahead ([`read_ahead`](Self::read_ahead)): returned by
     /// the next read that needs more bytes, so the bytes before it are used first.
     deferred: Option<io::Error>,
-    /// Lone surrogate escapes read as `\ufffd` ([`replace_lone_surrogates`]).
+    /// Lone surrogate escapes read as `\ufffd` ([`surrogates::replace_lone_surrogates`]).
     pub surrogates_replaced: u64,
 }
 

@@ -1,5 +1,5 @@
 //! The recording's name when `-o` is not given: `vramscope-<what>-<pid>.vsr` in the current
-//! directory, where <what> is what the user would call the run — the script for
+//! directory, where `<what>` is what the user would call the run — the script for
 //! `python train.py` (`vramscope-train-4242.vsr`), the module for `python -m pkg.train`,
 //! else the program — made safe for any file system, as memray names its files.
 
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// runs: the first argument with one names the run.
 const SCRIPT_ENDINGS: [&str; 3] = [".py", ".sh", ".ipynb"];
 
-/// `vramscope-<what>-<pid>.vsr` (<pid> is vramscope's).
+/// `vramscope-<what>-<pid>.vsr` (`<pid>` is vramscope's).
 pub fn default_name(command: &[OsString]) -> PathBuf {
     let safe: String = what_runs(command)
         .chars()

@@ -1,5 +1,5 @@
 //! Each technique family's reshaping of one allocation segment and the memory it adds of
-//! its own, from what torch and DeepSpeed do (the sentences in [`super::describe`] say it
+//! its own, from what torch and DeepSpeed do (the sentences in [`super::text`] say it
 //! to the user).
 
 use super::Technique;

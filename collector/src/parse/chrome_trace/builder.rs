@@ -1,4 +1,4 @@
-//! Builds a [`Recording`] from a Chrome trace's events, one [`Fields`] at a time: threads and
+//! Builds a [`Recording`](crate::Recording) from a Chrome trace's events, one [`Fields`] at a time: threads and
 //! devices get indices in order of first appearance, op names are interned, times are exact
 //! integer ns; what cannot be used is counted in the diagnostics.
 
@@ -22,7 +22,7 @@ use crate::parse::preview::{PREVIEW_EVERY_EVENTS, Preview};
 /// A `B` event waiting for its `E`: name, category, start.
 type OpenBegin = (Option<String>, Option<String>, i64);
 
-/// Builds a [`Recording`] event by event.
+/// Builds a [`Recording`](crate::Recording) event by event.
 pub(super) struct Builder {
     strings: StringTable,
     threads: Vec<ThreadInfo>,

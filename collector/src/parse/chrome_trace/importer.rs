@@ -1,5 +1,5 @@
 //! Chrome traces in the importer seam: recognised as a JSON document (object or bare
-//! event array), read by [`read`](super::read), its errors placed in the content.
+//! event array), read by [`super::read`], its errors placed in the content.
 
 use super::{TraceError, read};
 use crate::model::Recording;
