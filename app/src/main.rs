@@ -1,6 +1,7 @@
 //! `vramscope`: GPU memory profiler and trace visualizer — the command-line entry point.
 
 mod cli;
+#[cfg(feature = "gui")]
 mod gui;
 mod output;
 mod palette;

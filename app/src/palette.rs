@@ -44,7 +44,9 @@ pub mod light {
 pub const GREY: Rgb = (0x99, 0x99, 0x99);
 /// Dark grey: memory allocated before the capture began (`before_trace`).
 pub const DARK_GREY: Rgb = (0x5F, 0x5F, 0x5F);
-/// Light grey: `before_trace` on dark backgrounds, where dark grey would vanish.
+/// Light grey: `before_trace` on dark backgrounds, where dark grey would vanish (the
+/// viewer's dark theme).
+#[cfg(feature = "gui")]
 pub const LIGHT_GREY: Rgb = (0xC8, 0xC8, 0xC8);
 
 /// The memory categories' colours on light backgrounds, indexed by
@@ -65,6 +67,7 @@ pub const CATEGORIES_LIGHT: [Rgb; 9] = [
 
 /// The categories' colours on dark backgrounds (same order): the same hues, the
 /// `before_trace` grey lightened so it stands off the plot's background.
+#[cfg(feature = "gui")]
 pub const CATEGORIES_DARK: [Rgb; 9] = [
     BLUE,
     ORANGE,

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::LoadArgs;
-use super::input::load_options;
 
 /// Run the viewer until its window closes.
 pub fn run(paths: Vec<PathBuf>, load: LoadArgs) -> Result<ExitCode> {
@@ -21,11 +20,26 @@ pub fn run(paths: Vec<PathBuf>, load: LoadArgs) -> Result<ExitCode> {
     if cfg!(target_os = "linux") && !has_display(|name| std::env::var_os(name)) {
         anyhow::bail!("no display found (DISPLAY and WAYLAND_DISPLAY are unset); {instead}");
     }
+    open_window(paths, load, &instead)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The viewer's window, until it closes.
+#[cfg(feature = "gui")]
+fn open_window(paths: Vec<PathBuf>, load: LoadArgs, instead: &str) -> Result<()> {
     // Before the window's threads start: a signal removes an export's temporary.
     crate::output::file::guard_signals();
-    crate::gui::run(paths, load_options(load))
-        .map_err(|e| anyhow::anyhow!("cannot open the viewer window ({e:#}); {instead}"))?;
-    Ok(ExitCode::SUCCESS)
+    crate::gui::run(paths, super::input::load_options(load))
+        .map_err(|e| anyhow::anyhow!("cannot open the viewer window ({e:#}); {instead}"))
+}
+
+/// A build without the `gui` feature has no viewer: say how to get one.
+#[cfg(not(feature = "gui"))]
+fn open_window(_paths: Vec<PathBuf>, _load: LoadArgs, instead: &str) -> Result<()> {
+    anyhow::bail!(
+        "this vramscope was built without the viewer (cargo's --no-default-features); \
+         build it with the default features (the `gui` feature) to open windows; {instead}"
+    )
 }
 
 /// Whether a desktop session is there to open a window in (X11, or Wayland with XWayland):

@@ -161,7 +161,8 @@ pub fn write_report_with(
 }
 
 /// Write the report for analysed inputs into `dir`, whole ([`file::write_dir`]):
-/// report.md and the charts beside it, nothing else.
+/// report.md and the charts beside it, nothing else (the viewer's File › Export report).
+#[cfg(feature = "gui")]
 pub fn write_analysed(
     dir: &Path,
     inputs: &[Analysed<'_>],
