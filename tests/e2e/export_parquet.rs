@@ -57,6 +57,12 @@ fn string<'a>(row: &'a BTreeMap<String, Field>, name: &str) -> Option<&'a str> {
     }
 }
 
+/// `vramscope export INPUT --format parquet -o OUT`, which must succeed.
+fn export_parquet(input: &str, out: &Path) {
+    let out = out.to_str().expect("utf-8");
+    vramscope_ok(&["export", input, "--format", "parquet", "-o", out]);
+}
+
 /// Three ranks of a real CPU trace (t2), rank inside each, allocation sizes and totals
 /// times the rank + 1 (as bench/make_ranks.py makes them), in `dir`.
 fn scaled_ranks(dir: &Path) -> Vec<PathBuf> {
@@ -220,14 +226,7 @@ fn parquet_samples_of_a_recording() {
     let out = dir.join("export");
     let input = fixtures().join("recording/v1-train.vsr");
     let input = input.to_str().expect("utf-8");
-    vramscope_ok(&[
-        "export",
-        input,
-        "--format",
-        "parquet",
-        "-o",
-        out.to_str().expect("utf-8"),
-    ]);
+    export_parquet(input, &out);
     let samples = rows(&out.join("samples.parquet"));
     let summary = vramscope_json(&["summary", input]);
     let rss = samples
@@ -301,14 +300,7 @@ fn parquet_category_column_sums_to_the_composition_at_peak() {
     ] {
         let out = dir.join(input.file_name().expect("name"));
         let input = input.to_str().expect("utf-8");
-        vramscope_ok(&[
-            "export",
-            input,
-            "--format",
-            "parquet",
-            "-o",
-            out.to_str().expect("utf-8"),
-        ]);
+        export_parquet(input, &out);
         let summary = vramscope_json(&["summary", input]);
         let d = summary["devices"]
             .as_array()
