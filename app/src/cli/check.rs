@@ -43,7 +43,7 @@ pub fn run(
         Inputs::One(path) => return run_one(out, &path, options, load),
         Inputs::Many(found) => found,
     };
-    let ranks = summarize_many(&found.files, load).map_err(unreadable)?;
+    let ranks = summarize_many(&found, load).map_err(unreadable)?;
     let only: Option<Vec<DeviceId>> = options.device.map(|arg| {
         let devices = ranks
             .iter()

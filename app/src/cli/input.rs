@@ -1,6 +1,7 @@
 //! What the commands share about their input: opening a file (with a warning when it ends
 //! early), and resolving `--device` and `--from-us`/`--to-us` against the recording.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -57,16 +58,21 @@ pub fn inputs(paths: &[PathBuf]) -> Result<Inputs> {
     Ok(Inputs::Many(found))
 }
 
-/// Read and summarise `files` on all cores, in fleet order ([`ranks::sort_inputs`]);
-/// warn on stderr for each that ends early.
-/// torch's memory timeline exports among them are put onto the traces they came from
-/// ([`Beside`]); those no trace came from are inputs of their own.
-pub fn summarize_many(files: &[PathBuf], load: LoadArgs) -> Result<Vec<RankInput>> {
+/// Read and summarise the inputs found on all cores, in fleet order
+/// ([`ranks::sort_inputs`]); warn on stderr for each that ends early. torch's memory
+/// timeline exports among them are put onto the traces they came from ([`Beside`]); those
+/// no trace came from are inputs of their own.
+pub fn summarize_many(found: &Discovered, load: LoadArgs) -> Result<Vec<RankInput>> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Found in directories, they were told apart when found; a file named is looked at.
+    let timelines_found: HashSet<&PathBuf> = found.memory_timelines.iter().collect();
+    let named: HashSet<&PathBuf> = found.named.iter().collect();
+    let is_timeline =
+        |p: &PathBuf| timelines_found.contains(p) || (named.contains(p) && is_memory_timeline(p));
     let (timelines, others): (Vec<PathBuf>, Vec<PathBuf>) =
-        files.iter().cloned().partition(|p| is_memory_timeline(p));
+        found.files.iter().cloned().partition(is_timeline);
     let (beside, files) = match others.is_empty() {
-        true => (Beside::default(), files),
+        true => (Beside::default(), &found.files[..]),
         false => (Beside::read(&timelines, load_options(load))?, &others[..]),
     };
     let mut inputs = ranks::summarize_files_beside(files, &beside, load_options(load), cores)?;

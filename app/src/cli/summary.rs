@@ -25,7 +25,7 @@ pub fn run(
         Inputs::One(path) => return run_one(out, &path, format, load),
         Inputs::Many(found) => found,
     };
-    let ranks = summarize_many(&found.files, load)?;
+    let ranks = summarize_many(&found, load)?;
     let fleet = fleet(&ranks);
     let view = RanksView {
         inputs: &ranks,

@@ -28,6 +28,11 @@ pub struct Discovered {
     pub files: Vec<PathBuf>,
     /// Files in directories that no importer recognised (skipped).
     pub skipped: u64,
+    /// Of `files`, those found in directories whose content is torch's memory timeline
+    /// export, told apart when found.
+    pub memory_timelines: Vec<PathBuf>,
+    /// Of `files`, those named (taken as given, unread).
+    pub named: Vec<PathBuf>,
     /// Directories more than [`MAX_DEPTH`] levels below a named one, not searched: how
     /// many, and the first met (an unrelated deep tree is skipped, not an error).
     pub too_deep: Option<(u64, PathBuf)>,
@@ -90,6 +95,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Discovered, DiscoverError> {
             named_dirs = true;
             walk(path, 0, &mut found)?;
         } else {
+            found.named.push(path.clone());
             push(&mut found, path.clone())?;
         }
     }
@@ -134,10 +140,14 @@ fn walk(dir: &Path, depth: usize, found: &mut Discovered) -> Result<(), Discover
             found.skipped += 1;
             continue;
         }
-        if recognised(&path).map_err(|e| DiscoverError::Io(path.clone(), e))? {
-            push(found, path)?;
-        } else {
-            found.skipped += 1;
+        match format_of(&path).map_err(|e| DiscoverError::Io(path.clone(), e))? {
+            Some(format) => {
+                if format == super::SourceFormat::TorchMemoryTimeline {
+                    found.memory_timelines.push(path.clone());
+                }
+                push(found, path)?;
+            }
+            None => found.skipped += 1,
         }
     }
     Ok(())
@@ -145,8 +155,13 @@ fn walk(dir: &Path, depth: usize, found: &mut Discovered) -> Result<(), Discover
 
 /// Whether an importer claims the file's first bytes (gzip read through).
 pub fn recognised(path: &Path) -> io::Result<bool> {
+    format_of(path).map(|f| f.is_some())
+}
+
+/// The format an importer claims the file's first bytes for (gzip read through), if any.
+pub fn format_of(path: &Path) -> io::Result<Option<super::SourceFormat>> {
     let opened = input::open(path)?;
-    Ok(importer::detect(&opened.head).is_ok())
+    Ok(importer::detect(&opened.head).ok())
 }
 
 #[cfg(test)]
