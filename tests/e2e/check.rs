@@ -131,5 +131,8 @@ fn bad_sizes_are_usage_errors_and_no_memory_is_exit_3() {
     assert!(out.stdout.is_empty(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("no memory recorded"), "{stderr}");
+    assert!(
+        stderr.contains("no allocated or reserved memory recorded"),
+        "{stderr}"
+    );
 }

@@ -69,7 +69,7 @@ fn exit_codes_tell_within_over_unreadable_and_no_data_apart() {
     let stderr = expect_failure(
         &["check", &nomem(), "--max-peak", "1G"],
         3,
-        &["no memory recorded", "profile_memory"],
+        &["no allocated or reserved memory recorded", "profile_memory"],
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     // No memory on the device asked for is 3 as well, a device the trace lacks too (the

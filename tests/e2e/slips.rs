@@ -109,3 +109,25 @@ fn advise_refuses_to_shard_over_one_rank() {
             .success()
     );
 }
+
+#[test]
+fn commands_say_alike_what_memory_a_recording_without_allocations_has() {
+    // A recording of NVML and host readings only: live, advise, categories and check each
+    // say what it has and how to record allocations, in the same words.
+    let path = fixtures().join("recording/v1-train.vsr");
+    let p = path.to_str().expect("utf-8");
+    let has = "it has NVML readings of its GPUs and host RSS readings \
+               (`vramscope summary` shows them); next time, record with vramscope record \
+               --torch-memory on a GPU";
+    for (args, code) in [
+        (vec!["live", p], 1),
+        (vec!["advise", p], 0),
+        (vec!["categories", p], 0),
+        (vec!["check", p, "--max-peak", "1G"], 3),
+    ] {
+        let out = vramscope(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+        assert!(stderr.contains(has), "{args:?}: {stderr}");
+    }
+}

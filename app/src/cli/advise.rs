@@ -9,7 +9,7 @@ use anyhow::Result;
 use collector::Timeline;
 use collector::analysis::advise::{Options, advise};
 
-use super::input::open;
+use super::input::{no_allocations_words, open};
 use super::values::parse_size;
 use super::{Format, LoadArgs};
 use crate::output::advise::{NamedAdvice, advise_json, advise_text};
@@ -63,8 +63,9 @@ pub fn run(out: &mut impl Paint, args: &AdviseArgs) -> Result<ExitCode> {
     }
     if named.is_empty() {
         eprint_escaped!(
-            "vramscope: {} records no allocations: nothing to advise on",
-            args.path.display()
+            "vramscope: {}: nothing to advise on: {}",
+            args.path.display(),
+            no_allocations_words(&rec)
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -11,7 +11,7 @@ use collector::Timeline;
 use collector::analysis::categories::categories_over_time;
 
 use super::LoadArgs;
-use super::input::open;
+use super::input::{no_allocations_words, open};
 use crate::output::categories::{NamedSeries, categories_csv, categories_json};
 use crate::output::file::{self, Overwrite, Policy};
 use crate::output::terminal::eprint_escaped;
@@ -84,8 +84,9 @@ pub fn run(out: &mut impl Write, args: &CategoriesArgs) -> Result<ExitCode> {
     }
     if named.is_empty() {
         eprint_escaped!(
-            "vramscope: {} records no allocations: no categories to show",
-            Path::new(&args.path).display()
+            "vramscope: {}: no categories to show: {}",
+            Path::new(&args.path).display(),
+            no_allocations_words(&rec)
         );
     }
     Ok(ExitCode::SUCCESS)

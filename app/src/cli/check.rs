@@ -10,7 +10,7 @@ use collector::analysis::summary::DevicePeak;
 use collector::analysis::{DeviceSummary, Summary};
 use collector::model::DeviceId;
 
-use super::input::{Inputs, inputs, summarize_many, summarize_one};
+use super::input::{Inputs, inputs, no_memory_words, summarize_many, summarize_one};
 use super::{CheckOptions, Failure, Format, LoadArgs};
 use crate::output::check::{CheckVerdict, check_json, check_text};
 use crate::output::ranks_check::{RankVerdict, ranks_check_json, ranks_check_text};
@@ -106,21 +106,32 @@ fn run_one(
     .with_context(|| path.display().to_string())?;
     if verdict.peaks.is_empty() {
         let hint = file.meta.format.importer().memory_hint();
-        let why = match options.device {
+        let message = match options.device {
             Some(d) if keys.as_ref().is_some_and(Vec::is_empty) => {
                 let there: Vec<String> = known.iter().map(DeviceId::to_string).collect();
                 let there = match there.is_empty() {
                     true => "no device with memory".to_owned(),
                     false => there.join(", "),
                 };
-                format!(" on {d}: the input has {there}")
+                format!("no memory recorded on {d}: the input has {there}")
             }
-            Some(d) => format!(" on {d} ({hint})"),
-            None => format!(" ({hint})"),
+            Some(d) => format!("no memory recorded on {d} ({hint})"),
+            None => {
+                let (has_nvml, has_host) = (
+                    !summary.nvml.is_empty(),
+                    summary.host_rss_peak_bytes.is_some(),
+                );
+                no_memory_words(
+                    "allocated or reserved memory",
+                    has_nvml,
+                    has_host,
+                    file.meta.format,
+                )
+            }
         };
         let message = format!(
-            "{}: no memory recorded{why}; nothing to check against --max-peak",
-            path.display(),
+            "{}: nothing to check against --max-peak: {message}",
+            path.display()
         );
         eprint_escaped!("vramscope: {message}");
         return Ok(ExitCode::from(NO_DATA));

@@ -164,3 +164,48 @@ pub fn window(
     }
     Ok(Some(TimeWindow { start_ns, end_ns }))
 }
+
+/// Why a command that reads allocations has nothing to read in `rec` ([`no_memory_words`]).
+pub fn no_allocations_words(rec: &Recording) -> String {
+    let has_reserved = rec.mem_events.iter().any(|e| e.kind.is_segment());
+    if has_reserved {
+        // Nsight sees cudaMalloc, not the caching allocator's blocks: no capture option of
+        // its gives allocations.
+        return "no allocations recorded: it has reserved memory (the allocator's segments) \
+                only; allocations need a PyTorch profiler trace (profile_memory=True), an \
+                allocator snapshot or a vramscope record --torch-memory recording"
+            .to_owned();
+    }
+    let has_nvml = !rec.gpu_samples.is_empty();
+    let has_host = !rec.host_samples.is_empty();
+    no_memory_words("allocations", has_nvml, has_host, rec.meta.format)
+}
+
+/// Why a command has no `what` to read, in one rule for every command: what memory the
+/// input does have (NVML readings, host RSS: `summary` shows them), and how its format
+/// records `what` next time.
+pub fn no_memory_words(
+    what: &str,
+    has_nvml: bool,
+    has_host: bool,
+    format: collector::model::SourceFormat,
+) -> String {
+    let has: Vec<&str> = [
+        (has_nvml, "NVML readings of its GPUs"),
+        (has_host, "host RSS readings"),
+    ]
+    .into_iter()
+    .filter_map(|(has, words)| has.then_some(words))
+    .collect();
+    let has = match has.is_empty() {
+        true => String::new(),
+        false => format!(
+            "; it has {} (`vramscope summary` shows them)",
+            has.join(" and ")
+        ),
+    };
+    format!(
+        "no {what} recorded{has}; next time, {}",
+        format.importer().memory_hint()
+    )
+}

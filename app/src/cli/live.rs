@@ -11,7 +11,7 @@ use collector::analysis::live::{
 use collector::units::duration_between;
 use collector::{Recording, Timeline};
 
-use super::input::{at_ns, no_device, open};
+use super::input::{at_ns, no_allocations_words, no_device, open};
 use super::options::GroupByArg;
 use super::values::{DeviceArg, InstantArg};
 use super::{Format, LiveOptions, LoadArgs, UsageError};
@@ -101,9 +101,7 @@ fn live_report(
 fn explain(rec: &Recording, at: &str, e: LiveError) -> anyhow::Error {
     match e {
         LiveError::NoDevice(n) => no_device(rec, DeviceArg::Ordinal(n)),
-        LiveError::NoAllocations => anyhow::anyhow!(
-            "no allocations recorded, so nothing was live (a profiler trace needs profile_memory=True)"
-        ),
+        LiveError::NoAllocations => anyhow::anyhow!("{}", no_allocations_words(rec)),
         LiveError::NoAllocationsOnDevice => {
             anyhow::anyhow!("the source records no allocations on that device")
         }
