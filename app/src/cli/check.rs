@@ -64,8 +64,11 @@ pub fn run(
     if verdicts.iter().all(|v| v.verdict.peaks.is_empty()) {
         let on = options.device.map_or(String::new(), |d| format!(" on {d}"));
         eprint_escaped!(
-            "vramscope: none of the {} inputs recorded memory{on}: nothing to check against --max-peak",
-            ranks.len()
+            "vramscope: {} recorded memory{on}: nothing to check against --max-peak",
+            match ranks.len() {
+                1 => "the input".to_owned(),
+                n => format!("none of the {n} inputs"),
+            }
         );
         return Ok(ExitCode::from(NO_DATA));
     }

@@ -14,6 +14,7 @@ use super::{ExportFormat, LoadArgs, UsageError, export_parquet};
 use crate::output::file::{self, FileError, Overwrite, Policy};
 use crate::output::parquet::EXPORT_SHAPE;
 use crate::output::perfetto;
+use crate::output::text::plural;
 
 /// Convert `paths` into `output` (replacing it only with `force`, never an input); say
 /// so on `out`.
@@ -85,12 +86,12 @@ fn parquet(
     let written = export_parquet::write(output, &policy, &files, load_options(load), cores)?;
     writeln!(
         out,
-        "wrote {} ({} inputs: {} memory events, {} ops, {} samples)",
+        "wrote {} ({}: {}, {}, {})",
         output.display(),
-        files.len(),
-        written.memory_events,
-        written.ops,
-        written.samples
+        plural(files.len() as u64, "input", "inputs"),
+        plural(written.memory_events, "memory event", "memory events"),
+        plural(written.ops, "op", "ops"),
+        plural(written.samples, "sample", "samples")
     )?;
     Ok(ExitCode::SUCCESS)
 }

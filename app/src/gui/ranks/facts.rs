@@ -8,6 +8,7 @@ use egui::{Rect, RichText, Sense, Ui, pos2, vec2};
 use super::super::theme::Palette;
 use super::super::{Command, units};
 use super::{RankGrid, heat};
+use crate::output::text::plural;
 
 /// Width and height of the legend's colour bar.
 const LEGEND_SIZE: [f32; 2] = [220.0, 12.0];
@@ -36,9 +37,9 @@ pub fn facts_ui(ui: &mut Ui, grid: &Grid, palette: &Palette) {
     ui.horizontal_wrapped(|ui| {
         ui.label(
             RichText::new(format!(
-                "{} ranks · {} rows",
-                grid.inputs.len(),
-                grid.rows.len()
+                "{} · {}",
+                plural(grid.inputs.len() as u64, "rank", "ranks"),
+                plural(grid.rows.len() as u64, "row", "rows")
             ))
             .strong(),
         );
@@ -65,8 +66,8 @@ pub fn facts_ui(ui: &mut Ui, grid: &Grid, palette: &Palette) {
             ui.separator();
             ui.label(
                 RichText::new(format!(
-                    "{} ranks ran out of memory",
-                    grid.fleet.oom_inputs.len()
+                    "{} ran out of memory",
+                    plural(grid.fleet.oom_inputs.len() as u64, "rank", "ranks")
                 ))
                 .color(palette.alert),
             );
@@ -100,9 +101,9 @@ pub fn errors_ui(ui: &mut Ui, g: &RankGrid) {
         return;
     }
     let title = format!(
-        "⚠ {} inputs could not be read · {} other files skipped",
-        g.errors.len(),
-        g.skipped
+        "⚠ {} could not be read · {} skipped",
+        plural(g.errors.len() as u64, "input", "inputs"),
+        plural(g.skipped, "other file", "other files")
     );
     egui::CollapsingHeader::new(RichText::new(title).color(ui.visuals().warn_fg_color))
         .id_salt("rank-grid-errors")
