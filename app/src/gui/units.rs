@@ -67,11 +67,13 @@ impl ColumnUnit {
     }
 
     /// A signed change in this unit: "+12.50", "-0.25", "0".
+    /// A change too small to show in this unit is "0", never "-0.00" or "+0.00".
     pub fn format_delta(&self, b: i64) -> String {
-        signed(b, |v| match v {
-            0 => "0".to_owned(),
-            v => self.format(v),
-        })
+        let shown = self.format(b.checked_abs().unwrap_or(i64::MAX));
+        if shown.chars().all(|c| c == '0' || c == '.') {
+            return "0".to_owned();
+        }
+        signed(b, |v| self.format(v))
     }
 }
 
@@ -170,6 +172,10 @@ mod tests {
         assert_eq!(u.format(1536 << 20), "1.50");
         assert_eq!(u.format(3 << 10), "0.00");
         assert_eq!(u.format_delta(-(512 << 20)), "-0.50");
+        // Rounded away in a GiB column: no signed zero.
+        assert_eq!(u.format_delta(-3), "0");
+        assert_eq!(u.format_delta(3 << 10), "0");
+        assert_eq!(u.format_delta(0), "0");
         let small = ColumnUnit::of([1023, -20], Names::Iec);
         assert_eq!((small.name, small.format(1023)), ("B", "1023".to_owned()));
         assert_eq!(ColumnUnit::of([1024], Names::Iec).name, "KiB");
