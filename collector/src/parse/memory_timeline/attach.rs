@@ -20,16 +20,16 @@ pub const CATEGORIES_FROM: &str = "vramscope_categories_from";
 /// it came from.
 #[derive(Default)]
 pub struct Beside {
-    exports: Vec<(PathBuf, Recording)>,
+    exports: Vec<(PathBuf, Tensors)>,
     used: Vec<AtomicBool>,
 }
 
 impl Beside {
-    /// Read the exports at `paths`.
+    /// Read the exports at `paths`, keeping only their tensors by instant and size.
     pub fn read(paths: &[PathBuf], options: LoadOptions) -> Result<Beside, LoadError> {
         let exports = paths
             .iter()
-            .map(|p| load(p, options).map(|rec| (p.clone(), rec)))
+            .map(|p| load(p, options).map(|rec| (p.clone(), Tensors::of(&rec))))
             .collect::<Result<Vec<_>, _>>()?;
         let used = exports.iter().map(|_| AtomicBool::new(false)).collect();
         Ok(Beside { exports, used })
@@ -40,7 +40,7 @@ impl Beside {
     pub fn put_onto(&self, trace: &mut Recording) {
         let mut named = Vec::new();
         for ((path, export), used) in self.exports.iter().zip(&self.used) {
-            if let Some(a) = attach(trace, export) {
+            if let Some(a) = export.attach(trace) {
                 used.store(true, Ordering::Relaxed);
                 named.push(format!(
                     "torch's memory timeline {} ({} of its {} tensors made in the trace)",
@@ -87,56 +87,82 @@ pub struct Attached {
 /// the same tensors; `None`, with the trace unchanged, where fewer than
 /// [`MIN_MATCHED_SHARE`] of the timeline's tensors are the trace's (another run).
 pub fn attach(trace: &mut Recording, timeline: &Recording) -> Option<Attached> {
-    let resolution_ns = timeline_resolution_ns(timeline);
-    // The timeline's tensors by (time, bytes), and their roles.
-    let roles: HashMap<u64, TensorRole> = timeline
-        .storage_tags
-        .iter()
-        .map(|t| (t.addr, t.role))
-        .collect();
-    let first_ns = timeline.meta.start_ns;
-    let mut tensors: HashMap<(i64, i64), Option<TensorRole>> = HashMap::new();
-    let mut timeline_tensors = 0u64;
-    for e in &timeline.mem_events {
-        let role = e.addr.and_then(|a| roles.get(&a)).copied();
-        // Tensors from before profiling sit at the first time, made before any event here.
-        if e.kind != MemEventKind::Alloc || role.is_none() || e.time_ns == first_ns {
-            continue;
+    Tensors::of(timeline).attach(trace)
+}
+
+/// A timeline's tensors made while profiling, by (instant at its resolution, bytes), with
+/// their roles: built once per export, put onto as many traces as are given beside it.
+struct Tensors {
+    /// The role of the tensors made at that instant with that size; `None` where two of
+    /// them have different roles (neither then says).
+    by_instant: HashMap<(i64, i64), Option<TensorRole>>,
+    /// How many tensors (some may share a key).
+    count: u64,
+    /// 1 ns for the raw export, 1 µs for the plot.
+    resolution_ns: i64,
+}
+
+impl Tensors {
+    fn of(timeline: &Recording) -> Tensors {
+        let resolution_ns = timeline_resolution_ns(timeline);
+        let roles: HashMap<u64, TensorRole> = timeline
+            .storage_tags
+            .iter()
+            .map(|t| (t.addr, t.role))
+            .collect();
+        let first_ns = timeline.meta.start_ns;
+        let mut by_instant: HashMap<(i64, i64), Option<TensorRole>> = HashMap::new();
+        let mut count = 0u64;
+        for e in &timeline.mem_events {
+            let role = e.addr.and_then(|a| roles.get(&a)).copied();
+            // Tensors from before profiling sit at the first time, made before any event.
+            if e.kind != MemEventKind::Alloc || role.is_none() || e.time_ns == first_ns {
+                continue;
+            }
+            count += 1;
+            let slot = by_instant
+                .entry((e.time_ns / resolution_ns, e.bytes))
+                .or_insert(role);
+            if *slot != role {
+                *slot = None;
+            }
         }
-        timeline_tensors += 1;
-        let key = (e.time_ns / resolution_ns, e.bytes);
-        // Two tensors of one size at one instant with different categories: neither says.
-        let slot = tensors.entry(key).or_insert(role);
-        if *slot != role {
-            *slot = None;
+        Tensors {
+            by_instant,
+            count,
+            resolution_ns,
         }
     }
-    let mut tags = Vec::new();
-    for e in &trace.mem_events {
-        let key = (e.time_ns / resolution_ns, e.bytes);
-        let (MemEventKind::Alloc, Some(addr)) = (e.kind, e.addr) else {
-            continue;
-        };
-        if let Some(Some(role)) = tensors.get(&key) {
-            tags.push(StorageTag {
-                device: e.device,
-                addr,
-                bytes: e.bytes.unsigned_abs(),
-                role: *role,
-                since_ns: e.time_ns,
-            });
+
+    /// [`attach`] with the timeline's tensors found already.
+    fn attach(&self, trace: &mut Recording) -> Option<Attached> {
+        let mut tags = Vec::new();
+        for e in &trace.mem_events {
+            let (MemEventKind::Alloc, Some(addr)) = (e.kind, e.addr) else {
+                continue;
+            };
+            let key = (e.time_ns / self.resolution_ns, e.bytes);
+            if let Some(Some(role)) = self.by_instant.get(&key) {
+                tags.push(StorageTag {
+                    device: e.device,
+                    addr,
+                    bytes: e.bytes.unsigned_abs(),
+                    role: *role,
+                    since_ns: e.time_ns,
+                });
+            }
         }
+        let matched = tags.len() as f64;
+        if self.count == 0 || matched < MIN_MATCHED_SHARE * self.count as f64 {
+            return None;
+        }
+        let tagged = tags.len() as u64;
+        trace.storage_tags.extend(tags);
+        Some(Attached {
+            tagged,
+            timeline_tensors: self.count,
+        })
     }
-    let matched = tags.len() as f64;
-    if timeline_tensors == 0 || matched < MIN_MATCHED_SHARE * timeline_tensors as f64 {
-        return None;
-    }
-    let tagged = tags.len() as u64;
-    trace.storage_tags.extend(tags);
-    Some(Attached {
-        tagged,
-        timeline_tensors,
-    })
 }
 
 /// The timeline's time resolution: 1 ns for the raw export, 1 µs for the plot (whose times
