@@ -154,51 +154,86 @@ fn device_text(out: &mut impl Write, d: &NamedSimulation<'_>) -> io::Result<()> 
             group(r.device_frees),
             r.ooms.iter().filter(|o| o.happens == Some(true)).count()
         )?;
+        if let Some(c) = s.capacity.filter(|c| r.reserved_peak_bytes > c.bytes) {
+            writeln!(
+                out,
+                "  {:<40} (past the capacity by {}: the replay went on after the first OOM)",
+                "",
+                iec(r.reserved_peak_bytes - c.bytes)
+            )?;
+        }
     }
     ooms_text(out, s)
 }
 
-/// Each OOM, recorded or new, and what each setting makes of it.
+/// Recorded OOMs shown one by one at most; the rest are counted.
+const RECORDED_OOMS_SHOWN: usize = 10;
+
+/// Each recorded OOM and what each setting makes of it; then per setting the first OOM
+/// only the simulation has (the program would stop there) and how many more requests
+/// would fail if it went on.
 fn ooms_text(out: &mut impl Write, s: &DeviceSimulation) -> io::Result<()> {
-    let start = s
-        .runs
-        .first()
-        .and_then(|r| r.ooms.first())
-        .map_or(0, |o| o.time_ns);
-    for (i, r) in s.runs.iter().enumerate() {
-        for o in &r.ooms {
-            let what = if o.recorded {
-                "recorded OOM"
-            } else {
-                "new OOM"
-            };
-            if !o.recorded && o.happens != Some(true) {
-                continue;
-            }
-            if o.recorded && i > 0 {
-                continue;
-            }
-            writeln!(
-                out,
-                "  {what} at {}: {} asked",
-                duration_between(start, o.time_ns),
-                iec(o.requested_bytes)
-            )?;
-            for r2 in &s.runs {
-                if let Some(v) = r2
-                    .ooms
-                    .iter()
-                    .find(|v| v.recorded == o.recorded && v.time_ns == o.time_ns)
-                {
-                    writeln!(
-                        out,
-                        "    {:<38} {}",
-                        setting_label(&r2.allocator_conf),
-                        oom_words(v)
-                    )?;
-                }
+    let Some(first) = s.runs.first() else {
+        return Ok(());
+    };
+    let recorded: Vec<&OomVerdict> = first.ooms.iter().filter(|o| o.recorded).collect();
+    for (k, o) in recorded.iter().enumerate().take(RECORDED_OOMS_SHOWN) {
+        writeln!(
+            out,
+            "  recorded OOM at {}: {} asked",
+            duration_between(s.start_ns, o.time_ns),
+            iec(o.requested_bytes)
+        )?;
+        for r in &s.runs {
+            let verdict = r.ooms.iter().filter(|v| v.recorded).nth(k);
+            if let Some(v) = verdict {
+                writeln!(
+                    out,
+                    "    {:<38} {}",
+                    setting_label(&r.allocator_conf),
+                    oom_words(v)
+                )?;
             }
         }
+        if o.happens == Some(false) {
+            writeln!(
+                out,
+                "    (the recorded settings' replay does not fail here as the run did: its start \
+                 or the capacity differs from the run's, so the other verdicts are less sure)"
+            )?;
+        }
+    }
+    if recorded.len() > RECORDED_OOMS_SHOWN {
+        writeln!(
+            out,
+            "  and {} more (--format json lists them)",
+            plural(
+                (recorded.len() - RECORDED_OOMS_SHOWN) as u64,
+                "recorded OOM",
+                "recorded OOMs"
+            )
+        )?;
+    }
+    for r in &s.runs {
+        let new: Vec<&OomVerdict> = (r.ooms.iter())
+            .filter(|o| !o.recorded && o.happens == Some(true))
+            .collect();
+        let Some(o) = new.first() else { continue };
+        let more = match new.len() - 1 {
+            0 => String::new(),
+            n => format!(
+                "; then {} would fail too if it went on",
+                plural(n as u64, "request", "requests")
+            ),
+        };
+        writeln!(
+            out,
+            "  {}: runs out of memory at {} ({} asked, short by {}){more}",
+            setting_label(&r.allocator_conf),
+            duration_between(s.start_ns, o.time_ns),
+            iec(o.requested_bytes),
+            iec(o.short_by_bytes.unwrap_or(0)),
+        )?;
     }
     Ok(())
 }

@@ -179,4 +179,7 @@ pub struct DeviceHistory {
     pub start: Vec<Segment>,
     /// Every entry, in order.
     pub entries: Vec<HistoryEntry>,
+    /// Bytes allocated when the history begins that no block accounts for (a trace
+    /// profiled mid-run: tensors made before it and not freed in it), carried as held.
+    pub carried_bytes: u64,
 }

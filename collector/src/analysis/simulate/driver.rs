@@ -31,6 +31,9 @@ pub(super) trait Driver {
 /// A device of a given capacity (or none: unlimited), handing out increasing addresses.
 pub(super) struct Device {
     pub(super) capacity_bytes: Option<u64>,
+    /// Memory held outside the model (allocated before a trace began and never freed in
+    /// it): counted against the capacity.
+    pub(super) held_bytes: u64,
     /// Let the next request past the capacity (to go on after a predicted OOM).
     pub(super) over_capacity_once: bool,
     next_addr: u64,
@@ -38,9 +41,10 @@ pub(super) struct Device {
 }
 
 impl Device {
-    pub(super) fn new(capacity_bytes: Option<u64>) -> Device {
+    pub(super) fn new(capacity_bytes: Option<u64>, held_bytes: u64) -> Device {
         Device {
             capacity_bytes,
+            held_bytes,
             over_capacity_once: false,
             next_addr: FIRST_SEGMENT_ADDR,
             next_reservation: FIRST_RESERVATION_ADDR,
@@ -52,7 +56,7 @@ impl Device {
             return true;
         }
         self.capacity_bytes
-            .is_none_or(|c| reserved_bytes.saturating_add(bytes) <= c)
+            .is_none_or(|c| reserved_bytes.saturating_add(bytes + self.held_bytes) <= c)
     }
 }
 

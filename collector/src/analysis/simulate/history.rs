@@ -5,7 +5,12 @@
 
 use std::borrow::Cow;
 
-use crate::model::{DeviceHistory, HistoryAction, HistoryEntry, MemEventKind, Recording, Segment};
+use rustc_hash::FxHashSet;
+
+use crate::model::{
+    Block, BlockState, DeviceClass, DeviceHistory, DeviceIdx, HistoryAction, HistoryEntry,
+    MemEvent, MemEventKind, Recording, Segment, SegmentPool,
+};
 
 /// One device's input.
 pub struct History<'r> {
@@ -62,55 +67,99 @@ pub fn histories(rec: &Recording) -> Vec<History<'_>> {
     from_events(rec)
 }
 
-/// Per device, from the memory events that carry an address.
+/// Per accelerator, from the memory events that carry an address: a block freed in the
+/// trace but not allocated in it was live when it began (each taken as its own segment:
+/// the trace does not say which it shared); what the first event's allocated total holds
+/// beyond them is carried.
 fn from_events(rec: &Recording) -> Vec<History<'_>> {
-    let mut out: Vec<(DeviceHistory, Option<u64>)> = Vec::new();
-    for e in &rec.mem_events {
-        let addr = match (e.kind, e.addr) {
-            (MemEventKind::OutOfMemory, _) => 0,
-            (_, Some(addr)) => addr,
-            (_, None) => continue,
-        };
-        let action = match e.kind {
-            MemEventKind::Alloc => HistoryAction::Alloc,
-            MemEventKind::Free => HistoryAction::FreeCompleted,
-            MemEventKind::OutOfMemory => HistoryAction::Oom,
-            MemEventKind::SegmentAlloc | MemEventKind::SegmentFree => continue,
-        };
-        let slot = match out.iter().position(|(h, _)| h.device == e.device) {
-            Some(i) => i,
-            None => {
-                out.push((
-                    DeviceHistory {
-                        device: e.device,
-                        ..DeviceHistory::default()
-                    },
-                    None,
-                ));
-                out.len() - 1
-            }
-        };
-        let (h, peak) = &mut out[slot];
+    let mut out = Vec::new();
+    let orders = crate::timeline::events_in_time_order(rec);
+    for ((device, info), order) in rec.devices.iter().enumerate().zip(&orders) {
+        if info.key.device_type.class() != DeviceClass::Accelerator {
+            continue;
+        }
+        let device = device as DeviceIdx;
+        let events = order.iter().map(|&i| &rec.mem_events[i as usize]);
+        if let Some(h) = device_from_events(device, events) {
+            out.push(h);
+        }
+    }
+    out
+}
+
+fn device_from_events<'r>(
+    device: DeviceIdx,
+    events: impl Iterator<Item = &'r MemEvent>,
+) -> Option<History<'r>> {
+    let mut h = DeviceHistory {
+        device,
+        ..DeviceHistory::default()
+    };
+    let (mut peak, mut first_allocated) = (None::<u64>, None::<i64>);
+    let mut live: FxHashSet<u64> = FxHashSet::default();
+    let mut before: Vec<(u64, u64)> = Vec::new();
+    for e in events {
         if let Some(r) = e.total_reserved_bytes.filter(|&r| r > 0) {
-            *peak = Some(peak.unwrap_or(0).max(r as u64));
+            peak = Some(peak.unwrap_or(0).max(r as u64));
+        }
+        let (action, addr) = match (e.kind, e.addr) {
+            (MemEventKind::OutOfMemory, _) => (HistoryAction::Oom, 0),
+            (MemEventKind::Alloc, Some(a)) => (HistoryAction::Alloc, a),
+            (MemEventKind::Free, Some(a)) => (HistoryAction::FreeCompleted, a),
+            _ => continue,
+        };
+        if first_allocated.is_none() && e.kind.is_allocation() {
+            first_allocated = e.total_allocated_bytes.map(|t| t - e.bytes);
+        }
+        let size = e.bytes.unsigned_abs();
+        match action {
+            HistoryAction::Alloc => {
+                live.insert(addr);
+            }
+            HistoryAction::FreeCompleted if !live.remove(&addr) => before.push((addr, size)),
+            _ => {}
         }
         h.entries.push(HistoryEntry {
             time_ns: e.time_ns,
             action,
             addr,
-            size_bytes: e.bytes.unsigned_abs(),
+            size_bytes: size,
             stream: 0,
             device_free_bytes: None,
         });
     }
-    out.retain(|(h, _)| h.entries.iter().any(|e| e.action == HistoryAction::Alloc));
-    out.into_iter()
-        .map(|(h, peak)| History {
-            history: Cow::Owned(h),
-            snapshot_segments: None,
-            measured_reserved_peak_bytes: peak,
+    if !h.entries.iter().any(|e| e.action == HistoryAction::Alloc) {
+        return None;
+    }
+    let seen: u64 = before.iter().map(|&(_, size)| size).sum();
+    h.carried_bytes = first_allocated.map_or(0, |t| (t.max(0) as u64).saturating_sub(seen));
+    before.sort_unstable();
+    h.start = (before.into_iter())
+        .map(|(address, size)| Segment {
+            device,
+            address,
+            total_size_bytes: size,
+            allocated_size_bytes: size,
+            active_size_bytes: size,
+            requested_size_bytes: size,
+            stream: 0,
+            pool: SegmentPool::Other,
+            expandable: false,
+            private_pool: None,
+            blocks: vec![Block {
+                address,
+                size_bytes: size,
+                requested_size_bytes: size,
+                state: BlockState::ActiveAllocated,
+                stack: None,
+            }],
         })
-        .collect()
+        .collect();
+    Some(History {
+        history: Cow::Owned(h),
+        snapshot_segments: None,
+        measured_reserved_peak_bytes: peak,
+    })
 }
 
 /// The reserved total as recorded at each out-of-memory, and its peak over the history.

@@ -60,6 +60,8 @@ pub struct DeviceSimulation {
     /// The device.
     #[serde(skip)]
     pub device: DeviceIdx,
+    /// When the history begins, ns (times are reported from it).
+    pub start_ns: i64,
     /// The settings the run used (`None`: the input does not say; the defaults are
     /// assumed).
     pub recorded_conf: Option<String>,
@@ -142,6 +144,7 @@ fn simulate_device(
     }
     DeviceSimulation {
         device: h.history.device,
+        start_ns: h.history.entries.first().map_or(0, |e| e.time_ns),
         recorded_conf: recorded.map(ToString::to_string),
         capacity,
         measured_reserved_peak_bytes: h.measured_reserved_peak_bytes,

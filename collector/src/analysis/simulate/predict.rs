@@ -72,7 +72,7 @@ pub fn predict(
 ) -> Run {
     let mut r = Runner {
         a: Allocator::new(config.clone()),
-        device: Device::new(capacity_bytes),
+        device: Device::new(capacity_bytes, history.carried_bytes),
         at: FxHashMap::default(),
         run: Run {
             allocator_conf: config.to_string(),
@@ -176,8 +176,8 @@ impl Runner {
             match self.a.malloc(asked, stream, &mut self.device) {
                 Ok(id) => {
                     verdict.happens = Some(false);
-                    verdict.headroom_bytes =
-                        Some(capacity.saturating_sub(self.a.totals.reserved_bytes));
+                    let held = self.a.totals.reserved_bytes + self.device.held_bytes;
+                    verdict.headroom_bytes = Some(capacity.saturating_sub(held));
                     self.note_peak(time_ns);
                     // The program did not get it: freed at once.
                     let addr = self.a.blocks.get(id).addr;
@@ -194,13 +194,15 @@ impl Runner {
 
     /// How much more memory the device would need for the failed request.
     fn short_by(&self, oom: OutOfMemory) -> u64 {
-        let room = (self.device.capacity_bytes)
-            .map_or(0, |c| c.saturating_sub(self.a.totals.reserved_bytes));
+        let held = self.a.totals.reserved_bytes + self.device.held_bytes;
+        let room = (self.device.capacity_bytes).map_or(0, |c| c.saturating_sub(held));
         oom.wanted_bytes.saturating_sub(room)
     }
 
     fn note_peak(&mut self, time_ns: i64) {
-        let t = self.a.totals;
+        let mut t = self.a.totals;
+        t.allocated_bytes += self.device.held_bytes;
+        t.reserved_bytes += self.device.held_bytes;
         self.run.allocated_peak_bytes = self.run.allocated_peak_bytes.max(t.allocated_bytes);
         if t.reserved_bytes > self.run.reserved_peak_bytes {
             self.run.reserved_peak_bytes = t.reserved_bytes;

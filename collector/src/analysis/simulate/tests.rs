@@ -38,6 +38,7 @@ fn history(steps: &[i64]) -> DeviceHistory {
         device: 0,
         start: Vec::new(),
         entries,
+        carried_bytes: 0,
     }
 }
 
@@ -139,7 +140,7 @@ fn capacity_decides_an_out_of_memory() {
     assert_eq!(tight.ooms.len(), 1);
     assert_eq!(tight.ooms[0].short_by_bytes, Some(30 * MIB));
     let mut a = Allocator::new(config);
-    let mut device = Device::new(Some(150 * MIB));
+    let mut device = Device::new(Some(150 * MIB), 0);
     a.malloc(80 * MIB, 0, &mut device).expect("room");
     let cached = a.malloc(40 * MIB, 0, &mut device).expect("room");
     let addr = a.blocks.get(cached).addr;

@@ -61,6 +61,7 @@ pub(super) fn device_history(
         device,
         start,
         entries,
+        carried_bytes: 0,
     }
 }
 
