@@ -54,6 +54,7 @@ pub fn run(out: &mut impl Paint, args: &SimulateArgs) -> Result<ExitCode> {
         &SimulateOptions {
             alternatives: args.allocator_conf.clone(),
             capacity_bytes: args.capacity,
+            skip_proof: false,
         },
     );
     let Some(sim) = sim else {

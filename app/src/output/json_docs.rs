@@ -9,7 +9,7 @@ use super::categories::{CompositionDoc, EvidenceDoc, OutsideDoc};
 use collector::analysis::fragmentation::{Fragmentation, PoolFragmentation};
 use collector::analysis::growth::StepGrowth;
 use collector::analysis::live::LiveGroup;
-use collector::analysis::oom::{OomCause, OomVerdict};
+use collector::analysis::oom::{OomCause, OomVerdict, SimulatedOom};
 use collector::analysis::summary::{GpuInfo, NvmlSummary, ProcessPeak};
 use collector::analysis::{DeviceSummary, Summary};
 use collector::units::us_after as us;
@@ -231,6 +231,9 @@ struct OomDoc<'a> {
     cause: OomCause,
     verdict: &'a str,
     largest_live: &'a [LiveGroup],
+    /// The allocator simulation's answer, where the input has a history to replay.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    simulation: Option<&'a SimulatedOom>,
 }
 
 impl<'a> OomDoc<'a> {
@@ -248,6 +251,7 @@ impl<'a> OomDoc<'a> {
             cause: o.cause,
             verdict: &o.verdict,
             largest_live: &o.largest_live,
+            simulation: o.simulation.as_ref(),
         }
     }
 }

@@ -4,8 +4,11 @@
 
 use serde::Serialize;
 
+use std::collections::HashMap;
+
 use super::fragmentation::fragmentation_at;
 use super::live::{GroupBy, LiveGroup, live_at};
+use super::simulate::{Run, SimulateOptions, simulate};
 use crate::model::{DeviceId, Recording};
 use crate::timeline::Timeline;
 use crate::units::bytes_iec;
@@ -54,11 +57,43 @@ pub struct OomVerdict {
     pub verdict: String,
     /// The largest groups of live allocations then.
     pub largest_live: Vec<LiveGroup>,
+    /// What the allocator simulation says of it, where the input has the history to
+    /// replay ([`crate::analysis::simulate`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulation: Option<SimulatedOom>,
+}
+
+/// What the allocator simulation says of one OOM.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SimulatedOom {
+    /// Whether the replay under the recorded settings fails here too (the model check of
+    /// this OOM: where it does not, the other settings' verdicts are less sure).
+    pub reproduced: bool,
+    /// The reserved peak of the replay under the recorded settings.
+    pub reserved_peak_bytes: u64,
+    /// Each other setting's outcome.
+    pub settings: Vec<SimulatedSetting>,
+}
+
+/// One allocator setting's outcome for an OOM.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SimulatedSetting {
+    /// The setting, as `PYTORCH_CUDA_ALLOC_CONF` says it.
+    pub allocator_conf: String,
+    /// Whether the request fails under it.
+    pub happens: bool,
+    /// Where it fails, how much more the device would need.
+    pub short_by_bytes: Option<u64>,
+    /// Where it does not fail, the device's memory left after it.
+    pub headroom_bytes: Option<u64>,
+    /// The replay's reserved peak under it.
+    pub reserved_peak_bytes: u64,
 }
 
 /// Explain every OOM event of the recording.
 pub fn oom_verdicts(rec: &Recording, timeline: &Timeline) -> Vec<OomVerdict> {
     let mut out = Vec::new();
+    let mut simulated = simulated_ooms(rec, timeline);
     // In file order, as the events are: the timeline holds each device's.
     let mut ooms: Vec<u32> = timeline
         .devices
@@ -96,7 +131,7 @@ pub fn oom_verdicts(rec: &Recording, timeline: &Timeline) -> Vec<OomVerdict> {
             (Some(c), Some(r), Some(f)) => Some(c as i64 - r - f as i64),
             _ => None,
         };
-        let (cause, verdict) = judge(
+        let (cause, mut verdict) = judge(
             e.bytes,
             device_free,
             allocated,
@@ -104,6 +139,10 @@ pub fn oom_verdicts(rec: &Recording, timeline: &Timeline) -> Vec<OomVerdict> {
             largest,
             outside,
         );
+        let simulation = simulated.remove(&i);
+        if let Some(s) = &simulation {
+            verdict = with_simulation(verdict, s);
+        }
         out.push(OomVerdict {
             device: rec
                 .devices
@@ -125,10 +164,106 @@ pub fn oom_verdicts(rec: &Recording, timeline: &Timeline) -> Vec<OomVerdict> {
                 .filter(|g| g.kind.is_seen())
                 .take(OOM_GROUPS)
                 .collect(),
+            simulation,
         });
     }
     out
 }
+
+/// Per OOM event (its index in the recording), what the simulation says, for the inputs
+/// with a history to replay; only the predictions run (no model check).
+fn simulated_ooms(rec: &Recording, timeline: &Timeline) -> HashMap<u32, SimulatedOom> {
+    let mut out = HashMap::new();
+    if timeline.devices.iter().all(|d| d.ooms.is_empty()) {
+        return out;
+    }
+    let options = SimulateOptions {
+        skip_proof: true,
+        ..SimulateOptions::default()
+    };
+    let Some(sim) = simulate(rec, &options) else {
+        return out;
+    };
+    for d in &sim.devices {
+        let Some(events) = timeline.devices.get(d.device as usize).map(|t| &t.ooms) else {
+            continue;
+        };
+        let Some((recorded, others)) = d.runs.split_first() else {
+            continue;
+        };
+        let verdicts = |r: &'_ Run| {
+            r.ooms
+                .iter()
+                .filter(|o| o.recorded)
+                .copied()
+                .collect::<Vec<_>>()
+        };
+        let mine = verdicts(recorded);
+        let theirs: Vec<Vec<_>> = others.iter().map(verdicts).collect();
+        // The device's OOM events in time order, as the history has them.
+        for (k, &event) in events.iter().enumerate() {
+            let Some(v) = mine.get(k) else { break };
+            let settings = (others.iter().zip(&theirs))
+                .filter_map(|(r, t)| {
+                    let o = t.get(k)?;
+                    Some(SimulatedSetting {
+                        allocator_conf: r.allocator_conf.clone(),
+                        happens: o.happens?,
+                        short_by_bytes: o.short_by_bytes,
+                        headroom_bytes: o.headroom_bytes,
+                        reserved_peak_bytes: r.reserved_peak_bytes,
+                    })
+                })
+                .collect();
+            if let Some(happens) = v.happens {
+                out.insert(
+                    event,
+                    SimulatedOom {
+                        reproduced: happens,
+                        reserved_peak_bytes: recorded.reserved_peak_bytes,
+                        settings,
+                    },
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The verdict with the simulation's answer in place of a hint: the first setting under
+/// which the OOM would not happen, or that none of those tried avoids it.
+fn with_simulation(verdict: String, s: &SimulatedOom) -> String {
+    let base = verdict
+        .strip_suffix(EXPANDABLE_HINT)
+        .map_or(verdict.as_str(), |v| v.trim_end_matches("; "));
+    if !s.reproduced {
+        // The replay does not fail where the run did (its start or the capacity is not
+        // the run's): what other settings do there says nothing.
+        return format!(
+            "{verdict} (the allocator simulation does not reproduce this OOM under the recorded settings, so it cannot judge other settings)"
+        );
+    }
+    let said = match s.settings.iter().find(|o| !o.happens) {
+        Some(o) => format!(
+            "simulated: with {} this OOM would not happen (reserved peak {} → {})",
+            o.allocator_conf,
+            bytes_iec(s.reserved_peak_bytes as i64),
+            bytes_iec(o.reserved_peak_bytes as i64)
+        ),
+        None => {
+            let tried: Vec<&str> = s
+                .settings
+                .iter()
+                .map(|o| o.allocator_conf.as_str())
+                .collect();
+            format!("simulated: it happens with {} too", tried.join(" and "))
+        }
+    };
+    format!("{base}; {said}")
+}
+
+/// The hint a fragmentation verdict ends with where no simulation replaces it.
+const EXPANDABLE_HINT: &str = "try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True";
 
 /// The decision, in order: a usable cached block → stream/pool; enough free memory in
 /// total → fragmentation; a large share held outside the allocator → outside; else capacity.
@@ -160,7 +295,7 @@ fn judge(
         return (
             OomCause::Fragmentation,
             format!(
-                "fragmentation: {} is free in the allocator's cache{largest_text} and {} on the device, but no single block of {want}; try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+                "fragmentation: {} is free in the allocator's cache{largest_text} and {} on the device, but no single block of {want}; {EXPANDABLE_HINT}",
                 bytes_iec(cache),
                 bytes_iec(free)
             ),
@@ -241,5 +376,53 @@ mod tests {
             assert_eq!(cause, want, "{text}");
             assert!(text.contains(&bytes_iec(req)), "{text}");
         }
+    }
+
+    #[test]
+    fn the_simulation_replaces_the_hint_only_where_it_reproduces_the_oom() {
+        let (_, hinted) = judge(
+            60 * MIB,
+            Some(12 << 20),
+            130 * MIB,
+            Some(90 * MIB),
+            Some(18 * MIB),
+            None,
+        );
+        assert!(hinted.ends_with(EXPANDABLE_HINT), "{hinted}");
+        let setting = |conf: &str, happens: bool, peak: u64| SimulatedSetting {
+            allocator_conf: conf.to_owned(),
+            happens,
+            short_by_bytes: happens.then_some(4 << 20),
+            headroom_bytes: (!happens).then_some(8 << 20),
+            reserved_peak_bytes: peak,
+        };
+        let mut s = SimulatedOom {
+            reproduced: true,
+            reserved_peak_bytes: 220 << 20,
+            settings: vec![
+                setting("expandable_segments:True", false, 200 << 20),
+                setting("max_split_size_mb:64", true, 220 << 20),
+            ],
+        };
+        let said = with_simulation(hinted.clone(), &s);
+        assert!(!said.contains("try PYTORCH_CUDA_ALLOC_CONF"), "{said}");
+        assert!(
+            said.ends_with("; simulated: with expandable_segments:True this OOM would not happen (reserved peak 220.00 MiB → 200.00 MiB)"),
+            "{said}"
+        );
+        s.settings[0].happens = true;
+        let said = with_simulation(hinted.clone(), &s);
+        assert!(
+            said.ends_with(
+                "simulated: it happens with expandable_segments:True and max_split_size_mb:64 too"
+            ),
+            "{said}"
+        );
+        s.reproduced = false;
+        let said = with_simulation(hinted.clone(), &s);
+        assert!(
+            said.starts_with(&hinted) && said.contains("does not reproduce"),
+            "{said}"
+        );
     }
 }

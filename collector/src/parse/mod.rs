@@ -111,7 +111,8 @@ pub struct LoadOptions {
     pub spans: SpanFilter,
     /// Keep an allocator snapshot's history as the allocator recorded it (requested sizes,
     /// streams, the segments at its start) in [`crate::model::AllocatorState::history`],
-    /// for the allocator simulation: about 40 bytes an entry.
+    /// for the allocator simulation: about 40 bytes an entry. A snapshot that records an
+    /// out-of-memory keeps it always (its OOM verdicts quote the simulation).
     pub allocator_history: bool,
 }
 

@@ -255,9 +255,9 @@ impl Allocator {
         if rest.prev != NO_BLOCK {
             self.blocks.get_mut(rest.prev).next = front;
         }
+        self.blocks.relocate(block, rest.addr + size);
         let r = self.blocks.get_mut(block);
         r.prev = front;
-        r.addr += size;
         r.size -= size;
         self.blocks.cache(block);
         front

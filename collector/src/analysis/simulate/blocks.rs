@@ -3,7 +3,7 @@
 //! first at or above a request) and the unmapped pieces of expandable segments (stream,
 //! address).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Index of a block in [`Blocks`].
 pub(super) type BlockId = u32;
@@ -67,6 +67,9 @@ pub(super) struct Blocks {
     arena: Vec<SimBlock>,
     spare: Vec<BlockId>,
     pub(super) pools: Vec<Pool>,
+    /// Every block in use by its address (segments never overlap, so the block at or
+    /// before an address is the only one that can hold it).
+    by_addr: BTreeMap<u64, BlockId>,
 }
 
 impl Blocks {
@@ -89,7 +92,7 @@ impl Blocks {
     }
 
     pub(super) fn make(&mut self, block: SimBlock) -> BlockId {
-        match self.spare.pop() {
+        let id = match self.spare.pop() {
             Some(id) => {
                 self.arena[id as usize] = block;
                 id
@@ -98,12 +101,39 @@ impl Blocks {
                 self.arena.push(block);
                 (self.arena.len() - 1) as BlockId
             }
-        }
+        };
+        self.by_addr.insert(block.addr, id);
+        id
     }
 
     pub(super) fn forget(&mut self, id: BlockId) {
+        let addr = self.get(id).addr;
+        if self.by_addr.get(&addr) == Some(&id) {
+            self.by_addr.remove(&addr);
+        }
         self.get_mut(id).alive = false;
         self.spare.push(id);
+    }
+
+    /// Move block `id` to start at `addr` (a split or merge moved its start).
+    pub(super) fn relocate(&mut self, id: BlockId, addr: u64) {
+        let old = self.get(id).addr;
+        if self.by_addr.get(&old) == Some(&id) {
+            self.by_addr.remove(&old);
+        }
+        self.get_mut(id).addr = addr;
+        self.by_addr.insert(addr, id);
+    }
+
+    /// The block that holds `addr`, if any.
+    pub(super) fn holding(&self, addr: u64) -> Option<BlockId> {
+        let (_, &id) = self.by_addr.range(..=addr).next_back()?;
+        (addr < self.get(id).end()).then_some(id)
+    }
+
+    /// The blocks starting at `from` or later, by address.
+    pub(super) fn starting_at(&self, from: u64) -> impl Iterator<Item = BlockId> + '_ {
+        self.by_addr.range(from..).map(|(_, &id)| id)
     }
 
     /// Every block in use, by id.
@@ -151,8 +181,9 @@ impl Blocks {
         self.uncache(src);
         let s = *self.get(src);
         if self.get(dst).prev == src {
+            self.forget(src);
+            self.relocate(dst, s.addr);
             let d = self.get_mut(dst);
-            d.addr = s.addr;
             d.prev = s.prev;
             if s.prev != NO_BLOCK {
                 self.get_mut(s.prev).next = dst;
@@ -164,7 +195,9 @@ impl Blocks {
             }
         }
         self.get_mut(dst).size += s.size;
-        self.forget(src);
+        if self.get(src).alive {
+            self.forget(src);
+        }
         s.size
     }
 }

@@ -173,8 +173,9 @@ impl Allocator {
             }
             next = after;
         }
+        self.blocks.relocate(id, first);
         let u = self.blocks.get_mut(id);
-        (u.addr, u.size, u.mapped, u.prev, u.next) = (first, last - first, false, prev, next);
+        (u.size, u.mapped, u.prev, u.next) = (last - first, false, prev, next);
         self.blocks.try_merge(id, prev);
         self.blocks.try_merge(id, next);
         self.totals.reserved_bytes -= last - first;

@@ -12,12 +12,13 @@ impl Allocator {
     pub(super) fn place_at(&mut self, addr: u64, requested: u64, driver: &mut Recorded) -> bool {
         self.materialize(addr, driver);
         let size = self.round_size(requested);
-        let holder = self.blocks.alive().find(|(_, b)| {
-            !b.allocated && b.mapped && b.addr <= addr && addr.saturating_add(size) <= b.end()
-        });
-        let Some((mut id, b)) = holder.map(|(id, b)| (id, *b)) else {
+        let Some(mut id) = self.blocks.holding(addr) else {
             return false;
         };
+        let b = *self.blocks.get(id);
+        if b.allocated || !b.mapped || addr.saturating_add(size) > b.end() {
+            return false;
+        }
         self.blocks.uncache(id);
         if addr > b.addr {
             let front = self.split_front(id, addr - b.addr);
@@ -75,9 +76,11 @@ impl Allocator {
 
     /// Release cached whole segments the model made where the real allocator made none.
     pub(super) fn release_phantoms(&mut self) {
-        let phantoms: Vec<BlockId> = (self.blocks.alive())
-            .filter(|(_, b)| b.addr >= FIRST_PHANTOM_ADDR && !b.is_split() && !b.allocated)
-            .map(|(id, _)| id)
+        let phantoms: Vec<BlockId> = (self.blocks.starting_at(FIRST_PHANTOM_ADDR))
+            .filter(|&id| {
+                let b = self.blocks.get(id);
+                !b.is_split() && !b.allocated
+            })
             .collect();
         for id in phantoms {
             self.release_block(id, &mut Recorded::new());

@@ -238,9 +238,10 @@ impl Replay {
     /// live since the start: that block's true size reaches `addr` (a remainder not split).
     fn start_block_too_small(&self, addr: u64) -> Option<(u64, u64)> {
         let blocks = &self.a.blocks;
-        let (_, holder) = blocks
-            .alive()
-            .find(|(_, b)| !b.allocated && b.mapped && b.addr < addr && addr < b.end())?;
+        let holder = blocks.get(blocks.holding(addr)?);
+        if holder.allocated || !holder.mapped || holder.addr == addr {
+            return None;
+        }
         let extra = addr - holder.addr;
         let large = !blocks.pools[holder.pool as usize].small && holder.expandable.is_none();
         if !large || extra > SMALL_REQUEST_BYTES || holder.prev == NO_BLOCK {

@@ -221,3 +221,43 @@ fn described(p: &Proof) -> String {
         p.placed_as_recorded, p.allocations, p.start_blocks_resized, p.final_segments_identical
     )
 }
+
+#[test]
+fn expandable_segments_avoid_an_oom_that_fragmentation_causes() {
+    // 60 MiB allocated and freed; 40 and 15 MiB split from its segment; the 40 MiB freed:
+    // 45 MiB free in the cache, the largest 40 MiB, and the segment cannot be released (a
+    // block of it is in use). 50 MiB more on a 100 MiB device: by default a 50 MiB
+    // segment does not fit beside the 60 MiB one, an OOM. With expandable segments the
+    // free pages are unmapped and mapped again after the block in use.
+    let entry = |action, addr, size_bytes| HistoryEntry {
+        time_ns: 0,
+        action,
+        addr,
+        size_bytes,
+        stream: 0,
+        device_free_bytes: None,
+    };
+    let history = DeviceHistory {
+        device: 0,
+        start: Vec::new(),
+        entries: vec![
+            entry(HistoryAction::Alloc, 1, 60 * MIB),
+            entry(HistoryAction::FreeCompleted, 1, 60 * MIB),
+            entry(HistoryAction::Alloc, 2, 40 * MIB),
+            entry(HistoryAction::Alloc, 3, 15 * MIB),
+            entry(HistoryAction::FreeCompleted, 2, 40 * MIB),
+            entry(HistoryAction::Oom, 0, 50 * MIB),
+        ],
+        carried_bytes: 0,
+    };
+    let default = predict(&history, &AllocatorConfig::default(), Some(100 * MIB));
+    let oom = default.ooms[0];
+    assert_eq!((oom.recorded, oom.happens), (true, Some(true)));
+    assert_eq!(oom.short_by_bytes, Some(10 * MIB));
+    assert_eq!(default.reserved_peak_bytes, 60 * MIB);
+    let expandable = AllocatorConfig::parse("expandable_segments:True").expect("conf");
+    let run = predict(&history, &expandable, Some(100 * MIB));
+    assert_eq!(run.ooms[0].happens, Some(false));
+    assert_eq!(run.ooms[0].headroom_bytes, Some(20 * MIB));
+    assert!(run.device_frees >= 1, "free pages were unmapped");
+}

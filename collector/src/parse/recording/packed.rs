@@ -21,6 +21,7 @@
 
 mod columns;
 mod decode;
+mod history;
 mod lines;
 mod read;
 mod references;
@@ -105,6 +106,8 @@ enum PackLine {
     Allocator(AllocatorLine),
     Segments(Vec<SegmentLine>),
     Ooms(Vec<(u32, Option<u64>)>),
+    /// An allocator history ([`history`]), for the allocator simulation.
+    History(history::HistoryLine),
     GpuSamples(GpuColumns),
     HostSamples(HostColumns),
     GpuProcessSamples(ProcessColumns),
@@ -255,6 +258,9 @@ fn write_allocator(
         if !batch.is_empty() {
             line(&PackLine::Segments(batch))?;
         }
+    }
+    for h in history::history_lines(rec, EVENTS_PER_LINE) {
+        line(&PackLine::History(h))?;
     }
     for ooms in rec.oom_details.chunks(EVENTS_PER_LINE) {
         line(&PackLine::Ooms(

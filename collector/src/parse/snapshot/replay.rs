@@ -26,10 +26,14 @@ impl Gathered {
             has_time,
             any_entry,
         } = self;
+        // A snapshot that ran out of memory keeps its history whatever the load asked: its
+        // OOM verdicts quote the allocator simulation, which replays it.
+        let any_oom =
+            (per_device.iter()).any(|(_, t)| t.entries.iter().any(|e| e.action == Action::Oom));
         let mut r = Replayer {
             rec,
             requested: Vec::new(),
-            history: keep_history.then(Vec::new),
+            history: (keep_history || any_oom).then(Vec::new),
         };
         for (index, trace) in per_device {
             r.replay_device(index, &trace, &state, has_time);

@@ -305,6 +305,14 @@ pub struct EndLine {
     /// Packs made before storage tags were packed have none.
     #[serde(default)]
     storage_tags: usize,
+    /// Allocator history entries (packs made before histories were packed have none;
+    /// written only where there are some, so packs without a history keep their size).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    history_entries: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl EndLine {
@@ -324,6 +332,10 @@ impl EndLine {
             host_samples: rec.host_samples.len(),
             gpu_process_samples: rec.gpu_process_samples.len(),
             storage_tags: rec.storage_tags.len(),
+            history_entries: (rec.allocator.iter())
+                .flat_map(|a| &a.history)
+                .map(|h| h.entries.len())
+                .sum(),
         }
     }
 

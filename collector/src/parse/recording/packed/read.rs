@@ -217,6 +217,7 @@ fn apply(
                 state.segments.push(s.into_segment()?);
             }
         }
+        PackLine::History(line) => super::history::absorb(rec, line)?,
         PackLine::Ooms(ooms) => {
             rec.oom_details.extend(
                 ooms.into_iter()

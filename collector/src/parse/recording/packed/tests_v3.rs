@@ -25,8 +25,13 @@ fn version_2_packs_still_read_exactly() {
         );
         assert!(has_line(&old, "{\"mem\":"), "{pack}: JSON-array columns");
         assert!(!has_line(&old, "{\"mem_vlq\":"), "{pack}");
-        let original = load(&fixtures().join(original), LoadOptions::default()).expect(pack);
+        let mut original = load(&fixtures().join(original), LoadOptions::default()).expect(pack);
         let read = load(&fixtures().join("pack").join(pack), LoadOptions::default());
+        // Version-2 packs were written before allocator histories were packed: everything
+        // else reads exactly.
+        if let Some(state) = &mut original.allocator {
+            state.history.clear();
+        }
         assert_same(&original, &read.expect(pack), pack);
     }
 }
