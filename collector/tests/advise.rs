@@ -37,15 +37,7 @@ fn truth_files() -> Vec<PathBuf> {
 }
 
 fn technique(name: &str, n: u32) -> Technique {
-    match name {
-        "zero2" => Technique::Zero2(n),
-        "zero3" => Technique::Zero3(n),
-        "bf16_autocast" => Technique::Bf16Autocast,
-        "activation_checkpointing" => Technique::ActivationCheckpointing,
-        "zero1" => Technique::Zero1(n),
-        "micro_batch" => Technique::MicroBatch(n),
-        other => panic!("no truth kind {other}"),
-    }
+    Technique::named(name, n).unwrap_or_else(|| panic!("no technique {name}"))
 }
 
 /// (base, technique, measured, estimated) for every run of one base.
@@ -91,7 +83,8 @@ fn rows(truth_path: &PathBuf) -> Vec<(String, String, i64, i64)> {
                     .expect("estimate")
                     .estimated_peak_bytes
             }
-            _ => estimate_together(&rec, &timeline, device.device, &plan).expect("estimate"),
+            _ => estimate_together(&rec, &timeline, device.device, &plan, &options)
+                .expect("estimate"),
         };
         let label = match plan.first().and_then(|t| t.world_size().or(t.factor())) {
             Some(n) => format!("{name} {n}"),

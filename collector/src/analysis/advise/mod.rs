@@ -12,70 +12,23 @@
 
 mod backward;
 mod curve;
-mod families;
 mod fit;
 mod micro;
 mod ops;
+mod rules;
 mod run;
+mod technique;
 mod text;
 
 pub use fit::Fit;
+pub use technique::{Parameter, Technique, techniques};
 
 use crate::analysis::categories::{Category, composition_at_peak};
 use crate::model::{DeviceIdx, Recording};
 use crate::timeline::Timeline;
 use curve::{Changes, Seg};
 use run::Run;
-
-/// A memory-saving technique, with its parameter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Technique {
-    /// Mixed precision: `torch.autocast(dtype=torch.bfloat16)`.
-    Bf16Autocast,
-    /// `torch.utils.checkpoint` around each block of the model.
-    ActivationCheckpointing,
-    /// Optimizer state sharded over this many ranks (with DDP's gradient buckets).
-    Zero1(u32),
-    /// Optimizer state and gradients sharded.
-    Zero2(u32),
-    /// Optimizer state, gradients and parameters sharded (FSDP).
-    Zero3(u32),
-    /// Optimizer state and step in host memory.
-    OptimizerOffload,
-    /// The batch split in this many micro-batches, gradients accumulated.
-    MicroBatch(u32),
-}
-
-impl Technique {
-    /// The stable name: `bf16_autocast`, `zero1`, `micro_batch`, …
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Technique::Bf16Autocast => "bf16_autocast",
-            Technique::ActivationCheckpointing => "activation_checkpointing",
-            Technique::Zero1(_) => "zero1",
-            Technique::Zero2(_) => "zero2",
-            Technique::Zero3(_) => "zero3",
-            Technique::OptimizerOffload => "optimizer_offload",
-            Technique::MicroBatch(_) => "micro_batch",
-        }
-    }
-
-    /// Ranks the state is sharded over (ZeRO).
-    pub fn world_size(self) -> Option<u32> {
-        match self {
-            Technique::Zero1(n) | Technique::Zero2(n) | Technique::Zero3(n) => Some(n),
-            _ => None,
-        }
-    }
-
-    /// Micro-batches per step.
-    pub fn factor(self) -> Option<u32> {
-        match self {
-            Technique::MicroBatch(k) => Some(k),
-            _ => None,
-        }
-    }
-}
+use technique::{Ctx, Rule};
 
 /// What the advisor is asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,20 +81,6 @@ pub struct DeviceAdvice {
     pub fit: Option<Fit>,
 }
 
-/// The techniques estimated one by one, in the order reports list them.
-pub fn techniques(o: &Options) -> Vec<Technique> {
-    let n = o.world_size.max(1);
-    vec![
-        Technique::Bf16Autocast,
-        Technique::ActivationCheckpointing,
-        Technique::Zero1(n),
-        Technique::Zero2(n),
-        Technique::Zero3(n),
-        Technique::OptimizerOffload,
-        Technique::MicroBatch(o.micro_batches.max(1)),
-    ]
-}
-
 /// The advice for every device with allocations.
 pub fn advise(rec: &Recording, timeline: &Timeline, options: &Options) -> Vec<DeviceAdvice> {
     timeline
@@ -155,15 +94,19 @@ pub fn advise(rec: &Recording, timeline: &Timeline, options: &Options) -> Vec<De
             let estimates = techniques(options)
                 .into_iter()
                 .map(|t| {
-                    let peak = estimate(&run, &[t], untracked);
-                    text::estimate(t, &run, measured, peak)
+                    let peak = estimate(&run, &[t], untracked, options);
+                    let c = ctx(&run, t, untracked, options);
+                    text::estimate(t, &c, measured, peak)
                 })
                 .collect();
             let capacity = options
                 .capacity_bytes
                 .or_else(|| rec.devices.get(d.device as usize)?.total_memory_bytes);
-            let fit = capacity
-                .map(|c| fit::fit(c, measured, options, |ts| estimate(&run, ts, untracked)));
+            let fit = capacity.map(|c| {
+                fit::fit(c, measured, options, |ts| {
+                    estimate(&run, ts, untracked, options)
+                })
+            });
             Some(DeviceAdvice {
                 device: d.device,
                 measured_peak_bytes: measured,
@@ -175,12 +118,15 @@ pub fn advise(rec: &Recording, timeline: &Timeline, options: &Options) -> Vec<De
 }
 
 /// The estimated peak of `device` with every technique of `plan` applied together (what
-/// the capacity search weighs), `None` for a device without allocations.
+/// the capacity search weighs), `None` for a device without allocations. `options` gives
+/// what a plan's techniques read beyond their own parameter (pipeline parallelism's
+/// micro-batches).
 pub fn estimate_together(
     rec: &Recording,
     timeline: &Timeline,
     device: DeviceIdx,
     plan: &[Technique],
+    options: &Options,
 ) -> Option<i64> {
     let d = timeline
         .devices
@@ -188,11 +134,31 @@ pub fn estimate_together(
         .find(|d| d.device == device && d.allocated_known && d.peak_allocated.is_some())?;
     let run = Run::build(rec, timeline, d);
     let untracked = untracked_parameter_bytes(rec, timeline, d, &run);
-    Some(estimate(&run, plan, untracked))
+    Some(estimate(&run, plan, untracked, options))
 }
 
-/// The peak of the run with every technique of `plan` applied together.
-fn estimate(run: &Run, plan: &[Technique], untracked_parameter_bytes: i64) -> i64 {
+/// What technique `t`'s rule reads.
+fn ctx<'a>(run: &'a Run, t: Technique, untracked: i64, options: &'a Options) -> Ctx<'a> {
+    Ctx {
+        run,
+        value: t.parameter().map_or(0, |p| p.1),
+        untracked_parameter_bytes: untracked,
+        options,
+    }
+}
+
+/// The peak of the run with every technique of `plan` applied together: each allocation
+/// reshaped by every technique in turn, once, and the curve walked once.
+fn estimate(
+    run: &Run,
+    plan: &[Technique],
+    untracked_parameter_bytes: i64,
+    options: &Options,
+) -> i64 {
+    let rules: Vec<(&dyn Rule, Ctx<'_>)> = plan
+        .iter()
+        .map(|&t| (t.rule(), ctx(run, t, untracked_parameter_bytes, options)))
+        .collect();
     let mut changes = Changes::default();
     for (i, life) in run.lives.iter().enumerate() {
         let original = Seg {
@@ -201,16 +167,16 @@ fn estimate(run: &Run, plan: &[Technique], untracked_parameter_bytes: i64) -> i6
             bytes: life.bytes,
         };
         let mut segs = vec![original];
-        for &t in plan {
+        for (rule, c) in &rules {
             segs = segs
                 .into_iter()
-                .flat_map(|s| families::reshape(t, run, i, life, s))
+                .flat_map(|s| rule.reshape(c, i, life, s))
                 .collect();
         }
         changes.replace(original, &segs);
     }
-    for &t in plan {
-        for s in families::extras(t, run, untracked_parameter_bytes) {
+    for (rule, c) in &rules {
+        for s in rule.extras(c) {
             changes.add(s);
         }
     }
