@@ -57,14 +57,18 @@ fn rows(truth_path: &PathBuf) -> Vec<(String, String, i64, i64)> {
     let mut out = Vec::new();
     for r in truth["runs"].as_array().expect("runs") {
         let name = r["technique"].as_str().expect("technique");
-        let n = r["world_size"]
-            .as_u64()
-            .or(r["factor"].as_u64())
+        let n = ["world_size", "factor", "degree", "rank"]
+            .iter()
+            .find_map(|k| r[k].as_u64())
             .unwrap_or(1) as u32;
         let options = Options {
             world_size: n,
             micro_batches: n,
             capacity_bytes: None,
+            tensor_parallel: n,
+            pipeline_stages: n,
+            lora_rank: n,
+            loss_chunks: n,
         };
         let advice = advise(&rec, &timeline, &options);
         let device = advice.first().expect("a device");
@@ -86,8 +90,8 @@ fn rows(truth_path: &PathBuf) -> Vec<(String, String, i64, i64)> {
             _ => estimate_together(&rec, &timeline, device.device, &plan, &options)
                 .expect("estimate"),
         };
-        let label = match plan.first().and_then(|t| t.world_size().or(t.factor())) {
-            Some(n) => format!("{name} {n}"),
+        let label = match plan.first().and_then(|t| t.parameter()) {
+            Some((_, n)) => format!("{name} {n}"),
             None => name.to_owned(),
         };
         out.push((base.clone(), label, measured(r), estimated));

@@ -1,5 +1,6 @@
 //! `advise`'s reporters: a table per device for people, one JSON document for programs
-//! (`{"devices":[{"device","measured_peak_bytes","techniques":[…],"fits"?}]}`).
+//! (`{"devices":[{"device","measured_peak_bytes","techniques":[…],"fits"?}]}`); each
+//! technique's parameter under its own key (`world_size`, `factor`, `degree`, `rank`).
 
 use std::io::{self, Write};
 
@@ -40,6 +41,10 @@ fn estimate_json(e: &Estimate) -> Value {
     }
     m.insert("assumptions".into(), e.assumptions.as_str().into());
     m.insert("cost".into(), e.cost.as_str().into());
+    m.insert(
+        "incompatible_with".into(),
+        e.technique.incompatible_with().into(),
+    );
     Value::Object(m)
 }
 
@@ -118,6 +123,10 @@ pub fn advise_text(out: &mut impl Write, devices: &[NamedAdvice<'_>]) -> io::Res
             writeln!(out, "    price: {}", e.cost)?;
             if let Some(h) = e.host_bytes {
                 writeln!(out, "    host memory: {}", bytes_iec(h))?;
+            }
+            let not_with = e.technique.incompatible_with();
+            if !not_with.is_empty() {
+                writeln!(out, "    not with: {}", not_with.join(", "))?;
             }
         }
         if let Some(f) = &a.fit {

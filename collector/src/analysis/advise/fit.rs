@@ -93,7 +93,7 @@ mod tests {
         let o = Options {
             world_size: 4,
             micro_batches: 2,
-            capacity_bytes: None,
+            ..Options::DEFAULTS
         };
         let saving = |t: &Technique| match t.as_str() {
             "bf16_autocast" => 30,
@@ -118,5 +118,21 @@ mod tests {
         // WHEN nothing fits, THEN no combination; WHEN it fits already, THEN none needed
         assert_eq!(fit(5, 100, &o, estimate).combination, None);
         assert!(fit(100, 100, &o, estimate).fits_as_measured);
+    }
+
+    #[test]
+    fn incompatible_techniques_are_never_combined() {
+        // GIVEN offload and checkpointing each saving 30 of 100 B, everything else nothing
+        let o = Options::DEFAULTS;
+        let saving = |t: &Technique| match t.as_str() {
+            "activation_offload" | "activation_checkpointing" => 30,
+            _ => 0,
+        };
+        let estimate = |plan: &[Technique]| 100 - plan.iter().map(saving).sum::<i64>();
+        // WHEN the capacity needs both, THEN no combination fits
+        assert_eq!(fit(50, 100, &o, estimate).combination, None);
+        // WHEN one is enough, THEN one of them alone
+        let f = fit(70, 100, &o, estimate);
+        assert_eq!(f.combination.map(|c| c.len()), Some(1));
     }
 }

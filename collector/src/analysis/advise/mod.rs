@@ -17,6 +17,7 @@ mod micro;
 mod ops;
 mod rules;
 mod run;
+mod structure;
 mod technique;
 mod text;
 
@@ -39,15 +40,28 @@ pub struct Options {
     pub micro_batches: u32,
     /// Memory to fit in, bytes; `None`: the device's memory where known.
     pub capacity_bytes: Option<u64>,
+    /// Tensor- (and sequence-) parallel degree (≥ 1).
+    pub tensor_parallel: u32,
+    /// Pipeline stages (≥ 1).
+    pub pipeline_stages: u32,
+    /// LoRA adapters' rank (≥ 1).
+    pub lora_rank: u32,
+    /// Chunks the loss is computed in (≥ 1).
+    pub loss_chunks: u32,
 }
 
 impl Options {
     /// `advise`'s defaults, which the report and the viewer start from: ZeRO over 2 ranks,
-    /// 2 micro-batches, the device's memory as the capacity where the input says it.
+    /// 2 micro-batches, tensor and pipeline parallelism of degree 2, rank-8 adapters, the
+    /// loss in 4 chunks, the device's memory as the capacity where the input says it.
     pub const DEFAULTS: Options = Options {
         world_size: 2,
         micro_batches: 2,
         capacity_bytes: None,
+        tensor_parallel: 2,
+        pipeline_stages: 2,
+        lora_rank: 8,
+        loss_chunks: 4,
     };
 }
 
@@ -144,6 +158,7 @@ fn ctx<'a>(run: &'a Run, t: Technique, untracked: i64, options: &'a Options) -> 
         value: t.parameter().map_or(0, |p| p.1),
         untracked_parameter_bytes: untracked,
         options,
+        memo: std::cell::OnceCell::new(),
     }
 }
 

@@ -3,6 +3,7 @@
 //! optimizer steps and backward passes; the model's blocks from its module scopes.
 
 use super::ops::{BACKWARD_NODE, op_facts};
+use super::structure::{Structure, annotate};
 use crate::analysis::categories::{self, Category, classify_allocations};
 use crate::model::python::module_scope;
 use crate::model::{OpCategory, Recording};
@@ -48,6 +49,24 @@ pub(super) struct Life {
     /// A gradient made inside an autograd node: when the node ended (the gradient it made
     /// is accumulated into `.grad` after it).
     pub node_end_ns: Option<i64>,
+    /// Made by a matmul-like op (a linear's output; a weight's gradient).
+    pub matmul: bool,
+    /// Made by a loss op.
+    pub loss: bool,
+    /// Made by a softmax (attention's probabilities).
+    pub softmax: bool,
+    /// Made by a normalisation.
+    pub norm: bool,
+    /// The attention core (index into [`super::structure::Structure::cores`]) whose saved
+    /// tensor it is.
+    pub core: Option<u32>,
+    /// A block activation between the first and the last linear of a stretch without a norm:
+    /// what tensor parallelism splits.
+    pub split: bool,
+    /// The output layer's weight gradient (the first weight gradient of a backward pass).
+    pub head: bool,
+    /// Made in this block's backward window (index into [`Run::blocks`]).
+    pub backward_block: Option<u32>,
 }
 
 /// A model block's forward: a module called by the root module that holds modules itself
@@ -92,6 +111,8 @@ pub(super) struct Run {
     pub root_unit_bytes: i64,
     /// Per iteration, when its accumulated gradients can begin ([`super::micro`]).
     accumulation_starts: Vec<i64>,
+    /// Attention cores, logits, what tensor parallelism splits ([`super::structure`]).
+    pub structure: Structure,
 }
 
 impl Run {
@@ -118,7 +139,7 @@ impl Run {
         for (a, c) in d.allocations.iter().zip(&classified) {
             let (category, phase) = (c.category, Phase::from(c.phase));
             let chain = timeline.ops.enclosing_on_thread(a.thread, a.alloc_ns);
-            let (full_precision, node_end_ns) = op_facts(rec, &chain, category);
+            let facts = op_facts(rec, &chain, category);
             let next_backward = backward.iter().find(|&&(s, _)| s > a.alloc_ns).map(|b| b.0);
             let saved = category == Category::Activation
                 && phase == Phase::Forward
@@ -135,12 +156,21 @@ impl Run {
                 category,
                 phase,
                 block,
-                full_precision,
+                full_precision: facts.full_precision,
                 saved,
-                node_end_ns,
+                node_end_ns: facts.node_end_ns,
+                matmul: facts.matmul,
+                loss: facts.loss,
+                softmax: facts.softmax,
+                norm: facts.norm,
+                core: None,
+                split: false,
+                head: false,
+                backward_block: None,
             });
         }
         mark_blocks(&mut blocks, &lives);
+        let structure = annotate(&mut lives, &blocks, &optimizer_steps);
         let parameter_bytes = parameter_sizes(&lives, &optimizer_steps);
         let most = |c: Category| most_live(lives.iter().filter(|l| l.category == c));
         let gradient_bytes = most(Category::Gradient);
@@ -165,6 +195,7 @@ impl Run {
             blocks,
             parameter_bytes,
             accumulation_starts,
+            structure,
         }
     }
 
@@ -236,7 +267,7 @@ fn parameter_sizes(lives: &[Life], steps: &[(i64, i64)]) -> Vec<i64> {
 }
 
 /// The most bytes live at once among `lives`.
-fn most_live<'a>(lives: impl Iterator<Item = &'a Life>) -> i64 {
+pub(super) fn most_live<'a>(lives: impl Iterator<Item = &'a Life>) -> i64 {
     let mut edges: Vec<(i64, i64)> = Vec::new();
     for l in lives {
         edges.push((l.alloc_ns, l.bytes));
@@ -285,14 +316,23 @@ fn blocks(rec: &Recording) -> Vec<Block> {
     out
 }
 
-fn block_at((start_ns, end_ns): (i64, i64)) -> Block {
-    Block {
-        start_ns,
-        end_ns,
+impl Block {
+    /// A block of no time.
+    pub const EMPTY: Block = Block {
+        start_ns: 0,
+        end_ns: 0,
         recompute_ns: None,
         output: None,
         backward: None,
         unit_bytes: 0,
+    };
+}
+
+fn block_at((start_ns, end_ns): (i64, i64)) -> Block {
+    Block {
+        start_ns,
+        end_ns,
+        ..Block::EMPTY
     }
 }
 

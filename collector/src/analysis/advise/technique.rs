@@ -4,6 +4,8 @@
 //! one `Rule` and one line of the registry; the estimate, the capacity search, the text and
 //! the JSON read everything from there.
 
+use std::cell::OnceCell;
+
 use super::Options;
 use super::curve::Seg;
 use super::rules;
@@ -52,9 +54,7 @@ impl Technique {
     }
 
     fn at(index: usize, value: u32) -> Technique {
-        let has = REGISTRY
-            .get(index)
-            .is_some_and(|r| r.parameter().is_some());
+        let has = REGISTRY.get(index).is_some_and(|r| r.parameter().is_some());
         Technique {
             index: u8::try_from(index).unwrap_or(u8::MAX),
             value: if has { value.max(1) } else { 0 },
@@ -151,6 +151,9 @@ pub(super) struct Ctx<'a> {
     pub untracked_parameter_bytes: i64,
     /// What the advisor was asked (pipeline parallelism's micro-batches).
     pub options: &'a Options,
+    /// A number the rule computes once per estimate (pipeline parallelism's first stage's
+    /// share of the parameters).
+    pub memo: OnceCell<(i64, i64)>,
 }
 
 /// What an estimate assumes and what the technique costs, in words.
@@ -200,7 +203,7 @@ pub(super) trait Rule: Sync {
 }
 
 /// Every technique, once, in the order reports list them.
-pub(super) static REGISTRY: [&dyn Rule; 7] = [
+pub(super) static REGISTRY: [&dyn Rule; 16] = [
     &rules::precision::Bf16Autocast,
     &rules::checkpoint::ActivationCheckpointing,
     &rules::zero::Zero1,
@@ -208,6 +211,15 @@ pub(super) static REGISTRY: [&dyn Rule; 7] = [
     &rules::zero::Zero3,
     &rules::optimizer::OptimizerOffload,
     &rules::batch::MicroBatch,
+    &rules::checkpoint::SelectiveCheckpointing,
+    &rules::checkpoint::ActivationOffload,
+    &rules::optimizer::OptimizerBf16States,
+    &rules::optimizer::Optimizer8bit,
+    &rules::lora::Lora,
+    &rules::loss::ChunkedLoss,
+    &rules::parallel::TensorParallel,
+    &rules::parallel::SequenceParallel,
+    &rules::parallel::PipelineParallel,
 ];
 
 /// `seg` with its bytes times `num / den`, rounded up.
@@ -216,4 +228,55 @@ pub(super) fn scaled(seg: Seg, num: i64, den: i64) -> Vec<Seg> {
         bytes: (seg.bytes * num + den.max(1) - 1) / den.max(1),
         ..seg
     }]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_technique_is_registered_once_and_found_by_its_name() {
+        // GIVEN the registry
+        let all = techniques(&Options::DEFAULTS);
+        assert_eq!(all.len(), REGISTRY.len());
+        for t in &all {
+            // THEN each name is one technique's, and names it back with its value
+            let again = Technique::named(t.as_str(), t.parameter().map_or(0, |p| p.1));
+            assert_eq!(again, Some(*t));
+            assert_eq!(all.iter().filter(|u| u.as_str() == t.as_str()).count(), 1);
+        }
+        assert_eq!(Technique::named("fp8", 1), None);
+        // THEN the defaults' parameters are where the options put them
+        let named = |n: &str| all.iter().find(|t| t.as_str() == n).copied();
+        assert_eq!(named("zero3").and_then(|t| t.world_size()), Some(2));
+        assert_eq!(named("tensor_parallel").and_then(|t| t.degree()), Some(2));
+        assert_eq!(named("lora").and_then(|t| t.rank()), Some(8));
+        assert_eq!(named("chunked_loss").and_then(|t| t.factor()), Some(4));
+        assert_eq!(named("bf16_autocast").and_then(|t| t.parameter()), None);
+    }
+
+    #[test]
+    fn incompatibilities_hold_both_ways_and_within_a_group() {
+        let t = |n: &str| Technique::named(n, 2).expect("registered");
+        // GIVEN activation offload, THEN not with either recompute, nor with pipelines
+        let offload = t("activation_offload");
+        for other in [
+            "activation_checkpointing",
+            "selective_checkpointing",
+            "pipeline_parallel",
+        ] {
+            assert!(!offload.compatible_with(t(other)), "{other}");
+            assert!(!t(other).compatible_with(offload), "{other}");
+            assert!(offload.incompatible_with().contains(&other));
+            assert!(t(other).incompatible_with().contains(&"activation_offload"));
+        }
+        // THEN one ZeRO stage, one recompute, one optimizer-state form, one tensor split
+        assert!(!t("zero1").compatible_with(t("zero3")));
+        assert!(!t("activation_checkpointing").compatible_with(t("selective_checkpointing")));
+        assert!(!t("optimizer_8bit").compatible_with(t("optimizer_offload")));
+        assert!(!t("tensor_parallel").compatible_with(t("sequence_parallel")));
+        // THEN different families go together
+        assert!(t("zero3").compatible_with(t("tensor_parallel")));
+        assert!(t("bf16_autocast").compatible_with(t("activation_offload")));
+    }
 }

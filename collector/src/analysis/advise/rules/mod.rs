@@ -4,6 +4,9 @@
 
 pub(super) mod batch;
 pub(super) mod checkpoint;
+pub(super) mod lora;
+pub(super) mod loss;
 pub(super) mod optimizer;
+pub(super) mod parallel;
 pub(super) mod precision;
 pub(super) mod zero;

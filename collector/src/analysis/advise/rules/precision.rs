@@ -19,7 +19,11 @@ impl Rule for Bf16Autocast {
             Category::Activation | Category::AutogradDetail | Category::Temporary
         ) && life.phase != Phase::Optimizer
             && !life.full_precision;
-        if lowered { scaled(seg, 1, 2) } else { vec![seg] }
+        if lowered {
+            scaled(seg, 1, 2)
+        } else {
+            vec![seg]
+        }
     }
 
     /// Each weight an op of autocast's lower-precision list uses is cast to bf16 in the
