@@ -109,7 +109,7 @@ pub fn advise(rec: &Recording, timeline: &Timeline, options: &Options) -> Vec<De
                 .into_iter()
                 .map(|t| {
                     let peak = estimate(&run, &[t], untracked, options);
-                    let c = ctx(&run, t, untracked, options);
+                    let c = ctx(&run, t, untracked, options, 0);
                     text::estimate(t, &c, measured, peak)
                 })
                 .collect();
@@ -151,29 +151,50 @@ pub fn estimate_together(
     Some(estimate(&run, plan, untracked, options))
 }
 
-/// What technique `t`'s rule reads.
-fn ctx<'a>(run: &'a Run, t: Technique, untracked: i64, options: &'a Options) -> Ctx<'a> {
+/// What technique `t`'s rule reads, for its rank role `role`.
+fn ctx<'a>(run: &'a Run, t: Technique, untracked: i64, options: &'a Options, role: u32) -> Ctx<'a> {
     Ctx {
         run,
         value: t.parameter().map_or(0, |p| p.1),
         untracked_parameter_bytes: untracked,
         options,
+        role,
         memo: std::cell::OnceCell::new(),
     }
 }
 
-/// The peak of the run with every technique of `plan` applied together: each allocation
-/// reshaped by every technique in turn, once, and the curve walked once.
+/// The peak of the run with every technique of `plan` applied together: the most loaded
+/// rank's, over the rank roles the plan's techniques tell apart (pipeline stages; usually
+/// one), each estimated by reshaping every allocation by every technique in turn, once, and
+/// walking the curve once.
 fn estimate(
     run: &Run,
     plan: &[Technique],
     untracked_parameter_bytes: i64,
     options: &Options,
 ) -> i64 {
-    let rules: Vec<(&dyn Rule, Ctx<'_>)> = plan
-        .iter()
-        .map(|&t| (t.rule(), ctx(run, t, untracked_parameter_bytes, options)))
-        .collect();
+    let roles: Vec<u32> = plan.iter().map(|t| t.rule().roles().max(1)).collect();
+    let combinations: u32 = roles.iter().product();
+    (0..combinations)
+        .map(|mut k| {
+            let rules: Vec<(&dyn Rule, Ctx<'_>)> = plan
+                .iter()
+                .zip(&roles)
+                .map(|(&t, &n)| {
+                    let role = k % n;
+                    k /= n;
+                    let c = ctx(run, t, untracked_parameter_bytes, options, role);
+                    (t.rule(), c)
+                })
+                .collect();
+            estimate_one(run, &rules)
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The peak of the run reshaped by `rules`.
+fn estimate_one(run: &Run, rules: &[(&dyn Rule, Ctx<'_>)]) -> i64 {
     let mut changes = Changes::default();
     for (i, life) in run.lives.iter().enumerate() {
         let original = Seg {
@@ -182,7 +203,7 @@ fn estimate(
             bytes: life.bytes,
         };
         let mut segs = vec![original];
-        for (rule, c) in &rules {
+        for (rule, c) in rules {
             segs = segs
                 .into_iter()
                 .flat_map(|s| rule.reshape(c, i, life, s))
@@ -190,7 +211,7 @@ fn estimate(
         }
         changes.replace(original, &segs);
     }
-    for (rule, c) in &rules {
+    for (rule, c) in rules {
         for s in rule.extras(c) {
             changes.add(s);
         }

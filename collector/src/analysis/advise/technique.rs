@@ -151,6 +151,8 @@ pub(super) struct Ctx<'a> {
     pub untracked_parameter_bytes: i64,
     /// What the advisor was asked (pipeline parallelism's micro-batches).
     pub options: &'a Options,
+    /// Which of the technique's rank roles is estimated (below [`Rule::roles`]).
+    pub role: u32,
     /// A number the rule computes once per estimate (pipeline parallelism's first stage's
     /// share of the parameters).
     pub memo: OnceCell<(i64, i64)>,
@@ -181,6 +183,11 @@ pub(super) trait Rule: Sync {
     /// Techniques of other groups it cannot be combined with.
     fn incompatible_with(&self) -> &'static [&'static str] {
         &[]
+    }
+    /// Ranks that hold different things (pipeline stages): the estimate is the most loaded
+    /// of these roles' peaks.
+    fn roles(&self) -> u32 {
+        1
     }
     /// Whether the capacity search may pick it (not a choice of what to train).
     fn searched(&self) -> bool {
@@ -219,7 +226,7 @@ pub(super) static REGISTRY: [&dyn Rule; 16] = [
     &rules::loss::ChunkedLoss,
     &rules::parallel::TensorParallel,
     &rules::parallel::SequenceParallel,
-    &rules::parallel::PipelineParallel,
+    &rules::pipeline::PipelineParallel,
 ];
 
 /// `seg` with its bytes times `num / den`, rounded up.

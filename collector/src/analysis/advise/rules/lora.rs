@@ -2,8 +2,8 @@
 
 use super::super::Options;
 use super::super::curve::Seg;
-use super::super::run::{Life, most_live};
-use super::super::technique::{Ctx, Parameter, Rule, Words};
+use super::super::run::Life;
+use super::super::technique::{Ctx, Parameter, Rule, Words, scaled};
 use super::optimizer::optimizer_local;
 use crate::analysis::categories::Category;
 
@@ -45,52 +45,24 @@ impl Rule for Lora {
         false
     }
 
-    /// The frozen weights have no gradients, no state and no step.
-    fn reshape(&self, _: &Ctx<'_>, _: usize, life: &Life, seg: Seg) -> Vec<Seg> {
-        if life.category == Category::Gradient
+    /// The frozen weights have no gradients, no state and no step; the adapters' take
+    /// their place, made and freed when the measured ones were, in proportion (adapter bytes
+    /// over parameter bytes); the weights gain the adapters'.
+    fn reshape(&self, c: &Ctx<'_>, _: usize, life: &Life, seg: Seg) -> Vec<Seg> {
+        let (adapters, parameters) = *c.memo.get_or_init(|| {
+            let parameters: i64 = c.run.parameter_bytes.iter().sum();
+            (Lora::adapter_bytes(c), parameters.max(1))
+        });
+        if life.category == Category::Parameter {
+            scaled(seg, parameters + adapters, parameters)
+        } else if life.category == Category::Gradient
             || life.category == Category::OptimizerState
             || optimizer_local(life)
         {
-            Vec::new()
+            scaled(seg, adapters, parameters)
         } else {
             vec![seg]
         }
-    }
-
-    /// The adapters: their weights where the run's weights are in the totals, their
-    /// gradients from the first backward, their state (as many copies as the measured
-    /// optimizer keeps a parameter) from the first step.
-    fn extras(&self, c: &Ctx<'_>) -> Vec<Seg> {
-        let run = c.run;
-        let adapters = Lora::adapter_bytes(c);
-        let parameters: i64 = run.parameter_bytes.iter().sum();
-        let weights_counted = c.untracked_parameter_bytes > 0
-            || most_live(
-                run.lives
-                    .iter()
-                    .filter(|l| l.category == Category::Parameter),
-            ) > 0;
-        let copies = if parameters > 0 {
-            (run.state_bytes + parameters / 2) / parameters
-        } else {
-            0
-        };
-        let from = |t: Option<i64>, bytes: i64| {
-            t.map(|start_ns| Seg {
-                start_ns,
-                end_ns: None,
-                bytes,
-            })
-        };
-        let first_ns = run.points.first().map(|p| p.0);
-        [
-            from(first_ns.filter(|_| weights_counted), adapters),
-            from(run.first_backward_ns, adapters),
-            from(run.optimizer_steps.first().map(|s| s.0), copies * adapters),
-        ]
-        .into_iter()
-        .flatten()
-        .collect()
     }
 
     fn words(&self, c: &Ctx<'_>) -> Words {
@@ -101,8 +73,9 @@ impl Rule for Lora {
                 "the base frozen (no gradients, no optimizer state, no step for its weights); \
                  rank-{r} adapters (A: r × in, B: out × r) beside each of the {n} linear weights \
                  (weights whose gradient a matmul makes) but the output layer's, each weight \
-                 taken as square since a trace records no shapes, with their gradients and \
-                 state; activations as measured"
+                 taken as square since a trace records no shapes; their weights, gradients, \
+                 state and step temporaries in the measured ones' place and time, in proportion \
+                 to their size; activations as measured"
             ),
             cost: "only the adapters learn: a fine-tuning choice (never picked to fit a \
                    capacity); merge them into the weights for inference"

@@ -8,5 +8,6 @@ pub(super) mod lora;
 pub(super) mod loss;
 pub(super) mod optimizer;
 pub(super) mod parallel;
+pub(super) mod pipeline;
 pub(super) mod precision;
 pub(super) mod zero;
