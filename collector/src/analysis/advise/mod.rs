@@ -13,6 +13,7 @@
 mod backward;
 mod curve;
 mod fit;
+mod life;
 mod micro;
 mod ops;
 mod rules;
