@@ -1,10 +1,12 @@
 //! The what-if advisor: the estimated peak of a measured run under each memory-saving
-//! technique of the field — bf16 autocast, per-block activation checkpointing, ZeRO-1/2/3,
-//! optimizer offload, micro-batching with gradient accumulation — and, given a capacity,
-//! the smallest combination that fits.
+//! technique of the field — bf16 autocast, full and selective activation checkpointing,
+//! activation offload, ZeRO-1/2/3, optimizer offload, bf16 and 8-bit optimizer state,
+//! micro-batching with gradient accumulation, LoRA, chunked loss, tensor, sequence and
+//! pipeline parallelism — and, given a capacity, the smallest combination that fits. Each
+//! technique is one registered rule ([`technique::REGISTRY`]).
 //!
 //! Estimates come from the categories and their lifetimes, not from a model config: each
-//! allocation of the run is reshaped as the technique would ([`families`]: halved, sharded,
+//! allocation of the run is reshaped as the technique would ([`rules`]: halved, sharded,
 //! freed at its block's end and remade when backward recomputes the block, …) and the whole
 //! curve is re-evaluated, its maximum taken ([`curve`]). So checkpointing saves nothing when
 //! the peak sits where activations are already gone, and ZeRO-1 can cost more than it saves
