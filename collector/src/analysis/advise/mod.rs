@@ -15,6 +15,7 @@
 mod backward;
 mod curve;
 mod fit;
+mod frozen;
 mod life;
 mod micro;
 mod ops;

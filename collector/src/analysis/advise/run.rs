@@ -2,6 +2,7 @@
 //! model block it was made in and whether a full-precision op made it; the iterations'
 //! optimizer steps and backward passes; the model's blocks from its module scopes.
 
+use super::frozen::Frozen;
 pub(super) use super::life::{Life, Phase};
 use super::ops::BACKWARD_NODE;
 use super::structure::{Structure, annotate};
@@ -54,6 +55,8 @@ pub(super) struct Run {
     accumulation_starts: Vec<i64>,
     /// Attention cores, logits, what tensor parallelism splits ([`super::structure`]).
     pub structure: Structure,
+    /// The linears LoRA adapts and the forward before them ([`super::frozen`]).
+    pub frozen: Frozen,
 }
 
 impl Run {
@@ -79,6 +82,7 @@ impl Run {
         let mut lives = super::life::read(rec, timeline, d, &classified, &backward, &blocks);
         mark_blocks(&mut blocks, &lives);
         let structure = annotate(&mut lives, &blocks, &optimizer_steps);
+        let frozen = super::frozen::read(rec, &blocks, &optimizer_steps);
         let parameter_bytes = parameter_sizes(&lives, &optimizer_steps);
         let most = |c: Category| most_live(lives.iter().filter(|l| l.category == c));
         let gradient_bytes = most(Category::Gradient);
@@ -104,6 +108,7 @@ impl Run {
             parameter_bytes,
             accumulation_starts,
             structure,
+            frozen,
         }
     }
 

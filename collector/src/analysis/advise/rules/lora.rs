@@ -14,16 +14,19 @@ const FP32_BYTES: i64 = 4;
 pub(in super::super) struct Lora;
 
 impl Lora {
-    /// Each linear's adapter, in bytes: A (r × in) and B (out × r), the weight taken as
-    /// square (in = out = √elements), since a trace records no weight shapes.
+    /// The adapters, in bytes: A (r × in) and B (out × r) per adapted linear, each weight
+    /// taken as square (in = out = √elements) since a trace records no weight shapes; the
+    /// adapted linears' weights taken as the linear weights' average where they are fewer.
     fn adapter_bytes(c: &Ctx<'_>) -> i64 {
         let r = i64::from(c.value);
-        c.run
-            .structure
-            .linear_weights
+        let weights = &c.run.structure.linear_weights;
+        let all: i64 = weights
             .iter()
             .map(|&w| 2 * r * (w / FP32_BYTES).isqrt() * FP32_BYTES)
-            .sum()
+            .sum();
+        let n = i64::try_from(weights.len()).unwrap_or(i64::MAX).max(1);
+        let adapted = i64::try_from(c.run.frozen.adapted).unwrap_or(0).min(n);
+        all * adapted / n
     }
 }
 
@@ -53,13 +56,24 @@ impl Rule for Lora {
             let parameters: i64 = c.run.parameter_bytes.iter().sum();
             (Lora::adapter_bytes(c), parameters.max(1))
         });
-        if life.category == Category::Parameter {
-            scaled(seg, parameters + adapters, parameters)
-        } else if life.category == Category::Gradient
+        if life.saved
+            && let Some(prefix) = c.run.frozen.dropped(life.alloc_ns)
+        {
+            // Made before anything trainable: not kept for backward.
+            let end_ns = prefix.first_ns.max(seg.start_ns);
+            return vec![Seg {
+                end_ns: Some(seg.end_ns.map_or(end_ns, |e| e.min(end_ns))),
+                ..seg
+            }];
+        }
+        // The step's temporaries first: the classifier may call one `parameter`.
+        if life.category == Category::Gradient
             || life.category == Category::OptimizerState
             || optimizer_local(life)
         {
             scaled(seg, adapters, parameters)
+        } else if life.category == Category::Parameter {
+            scaled(seg, parameters + adapters, parameters)
         } else {
             vec![seg]
         }
@@ -67,15 +81,16 @@ impl Rule for Lora {
 
     fn words(&self, c: &Ctx<'_>) -> Words {
         let r = c.value;
-        let n = c.run.structure.linear_weights.len();
+        let n = c.run.frozen.adapted;
         Words {
             assumptions: format!(
                 "the base frozen (no gradients, no optimizer state, no step for its weights); \
-                 rank-{r} adapters (A: r × in, B: out × r) beside each of the {n} linear weights \
-                 (weights whose gradient a matmul makes) but the output layer's, each weight \
-                 taken as square since a trace records no shapes; their weights, gradients, \
-                 state and step temporaries in the measured ones' place and time, in proportion \
-                 to their size; activations as measured"
+                 rank-{r} adapters (A: r × in, B: out × r) beside each of the {n} nn.Linear \
+                 modules the blocks call (as peft targets them; none on the output layer), \
+                 each weight taken as square since a trace records no shapes; their weights, \
+                 gradients, state and step temporaries in the measured ones' place and time, in \
+                 proportion to their size; the forward before the first adapted linear keeps \
+                 nothing for backward but that linear's input; other activations as measured"
             ),
             cost: "only the adapters learn: a fine-tuning choice (never picked to fit a \
                    capacity); merge them into the weights for inference"
