@@ -37,7 +37,16 @@ fn advise_json_estimates_the_real_reruns_and_finds_what_fits() {
             "zero2",
             "zero3",
             "optimizer_offload",
-            "micro_batch"
+            "micro_batch",
+            "selective_checkpointing",
+            "activation_offload",
+            "optimizer_bf16_states",
+            "optimizer_8bit",
+            "lora",
+            "chunked_loss",
+            "tensor_parallel",
+            "sequence_parallel",
+            "pipeline_parallel"
         ]
     );
     for t in techniques {
@@ -52,6 +61,25 @@ fn advise_json_estimates_the_real_reruns_and_finds_what_fits() {
     assert_eq!(techniques[2]["world_size"], 4);
     assert_eq!(techniques[6]["factor"], 4);
     assert!(techniques[5]["host_bytes"].as_i64().is_some_and(|h| h > 0));
+    // Each parameter under its own key, the defaults where no flag set it.
+    assert_eq!(techniques[11]["rank"], 8);
+    assert_eq!(techniques[12]["factor"], 4);
+    assert_eq!(techniques[13]["degree"], 2);
+    assert_eq!(techniques[15]["degree"], 2);
+    assert!(techniques[8]["host_bytes"].as_i64().is_some_and(|h| h > 0));
+    // Incompatibilities both ways.
+    let not_with = |i: usize| -> Vec<&str> {
+        techniques[i]["incompatible_with"]
+            .as_array()
+            .expect("incompatible_with")
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect()
+    };
+    assert!(not_with(8).contains(&"activation_checkpointing"));
+    assert!(not_with(8).contains(&"pipeline_parallel"));
+    assert!(not_with(1).contains(&"activation_offload"));
+    assert!(not_with(0).is_empty());
     // The real re-runs: micro-batching ÷4 and ZeRO-1 at 4 ranks within 5 % of measured.
     for (i, run) in [(6, "micro_batch"), (2, "zero1")] {
         let real = truth["runs"]
@@ -92,11 +120,37 @@ fn advise_text_is_a_table_and_says_when_it_fits() {
         "bf16_autocast",
         "zero1 ×2 ranks",
         "micro_batch ÷2",
+        "tensor_parallel ×2",
+        "lora r=8",
+        "chunked_loss ÷4",
         "price: one more forward per step",
+        "not with: selective_checkpointing, activation_offload",
     ] {
         assert!(text.contains(line), "{line}: {text}");
     }
     assert!(text.contains("fits in 1.00 GiB as measured"), "{text}");
+    // The model-parallel degrees, the adapters' rank and the loss chunks are flags.
+    let text = vramscope_ok(&[
+        "advise",
+        &base.to_string_lossy(),
+        "--tensor-parallel",
+        "4",
+        "--pipeline-stages",
+        "3",
+        "--lora-rank",
+        "16",
+        "--loss-chunks",
+        "8",
+    ]);
+    for line in [
+        "tensor_parallel ×4",
+        "sequence_parallel ×4",
+        "pipeline_parallel ×3",
+        "lora r=16",
+        "chunked_loss ÷8",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
 }
 
 #[test]

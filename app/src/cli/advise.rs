@@ -1,6 +1,7 @@
 //! `vramscope advise`: the estimated peak of the run under each memory-saving technique
-//! (bf16 autocast, checkpointing, ZeRO, offload, micro-batching) and the smallest
-//! combination that fits a capacity.
+//! the collector registers (precision, recompute, ZeRO, offload, micro-batching, optimizer
+//! state formats, LoRA, chunked loss, tensor, sequence and pipeline parallelism) and the
+//! smallest combination that fits a capacity.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,6 +28,18 @@ pub struct AdviseArgs {
     /// Micro-batches per step for gradient accumulation.
     #[arg(long, value_name = "K", default_value_t = Options::DEFAULTS.micro_batches, value_parser = clap::value_parser!(u32).range(2..=65536))]
     micro_batches: u32,
+    /// Ranks tensor (and sequence) parallelism split the layers over.
+    #[arg(long, value_name = "T", default_value_t = Options::DEFAULTS.tensor_parallel, value_parser = clap::value_parser!(u32).range(2..=65536))]
+    tensor_parallel: u32,
+    /// Pipeline stages (1F1B, with --micro-batches in flight).
+    #[arg(long, value_name = "P", default_value_t = Options::DEFAULTS.pipeline_stages, value_parser = clap::value_parser!(u32).range(2..=65536))]
+    pipeline_stages: u32,
+    /// Rank of the LoRA adapters.
+    #[arg(long, value_name = "R", default_value_t = Options::DEFAULTS.lora_rank, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    lora_rank: u32,
+    /// Chunks the output layer and loss are computed in (chunked loss).
+    #[arg(long, value_name = "C", default_value_t = Options::DEFAULTS.loss_chunks, value_parser = clap::value_parser!(u32).range(2..=65536))]
+    loss_chunks: u32,
     /// Memory to fit in (default: the device's memory where the input says it).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     capacity: Option<u64>,
@@ -45,6 +58,10 @@ pub fn run(out: &mut impl Paint, args: &AdviseArgs) -> Result<ExitCode> {
         world_size: args.world_size,
         micro_batches: args.micro_batches,
         capacity_bytes: args.capacity,
+        tensor_parallel: args.tensor_parallel,
+        pipeline_stages: args.pipeline_stages,
+        lora_rank: args.lora_rank,
+        loss_chunks: args.loss_chunks,
     };
     let advice = advise(&rec, &timeline, &options);
     let named: Vec<NamedAdvice<'_>> = advice

@@ -1,9 +1,10 @@
 //! `advise`'s reporters: a table per device for people, one JSON document for programs
-//! (`{"devices":[{"device","measured_peak_bytes","techniques":[…],"fits"?}]}`).
+//! (`{"devices":[{"device","measured_peak_bytes","techniques":[…],"fits"?}]}`); each
+//! technique's parameter under its own key (`world_size`, `factor`, `degree`, `rank`).
 
 use std::io::{self, Write};
 
-use collector::analysis::advise::{DeviceAdvice, Estimate, Fit, Technique};
+use collector::analysis::advise::{DeviceAdvice, Estimate, Fit, Parameter, Technique};
 use collector::units::bytes_iec;
 use serde_json::{Map, Value, json};
 
@@ -25,11 +26,8 @@ pub fn advise_json(out: &mut impl Write, devices: &[NamedAdvice<'_>]) -> io::Res
 fn technique_json(t: Technique) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("technique".into(), t.as_str().into());
-    if let Some(n) = t.world_size() {
-        m.insert("world_size".into(), n.into());
-    }
-    if let Some(k) = t.factor() {
-        m.insert("factor".into(), k.into());
+    if let Some((p, value)) = t.parameter() {
+        m.insert(p.key().into(), value.into());
     }
     m
 }
@@ -43,6 +41,10 @@ fn estimate_json(e: &Estimate) -> Value {
     }
     m.insert("assumptions".into(), e.assumptions.as_str().into());
     m.insert("cost".into(), e.cost.as_str().into());
+    m.insert(
+        "incompatible_with".into(),
+        e.technique.incompatible_with().into(),
+    );
     Value::Object(m)
 }
 
@@ -75,12 +77,15 @@ fn device_json(d: &NamedAdvice<'_>) -> Value {
     Value::Object(m)
 }
 
-/// A technique with its parameter, for people: `zero1 ×4`, `micro_batch ÷2`.
+/// A technique with its parameter, for people: `zero1 ×4 ranks`, `micro_batch ÷2`,
+/// `tensor_parallel ×2`, `lora r=8`.
 pub fn label(t: Technique) -> String {
-    match (t.world_size(), t.factor()) {
-        (Some(n), _) => format!("{} ×{n} ranks", t.as_str()),
-        (_, Some(k)) => format!("{} ÷{k}", t.as_str()),
-        _ => t.as_str().to_owned(),
+    match t.parameter() {
+        Some((Parameter::WorldSize, n)) => format!("{} ×{n} ranks", t.as_str()),
+        Some((Parameter::Factor, k)) => format!("{} ÷{k}", t.as_str()),
+        Some((Parameter::Degree, d)) => format!("{} ×{d}", t.as_str()),
+        Some((Parameter::Rank, r)) => format!("{} r={r}", t.as_str()),
+        None => t.as_str().to_owned(),
     }
 }
 
@@ -118,6 +123,10 @@ pub fn advise_text(out: &mut impl Write, devices: &[NamedAdvice<'_>]) -> io::Res
             writeln!(out, "    price: {}", e.cost)?;
             if let Some(h) = e.host_bytes {
                 writeln!(out, "    host memory: {}", bytes_iec(h))?;
+            }
+            let not_with = e.technique.incompatible_with();
+            if !not_with.is_empty() {
+                writeln!(out, "    not with: {}", not_with.join(", "))?;
             }
         }
         if let Some(f) = &a.fit {

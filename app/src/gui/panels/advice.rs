@@ -107,7 +107,8 @@ impl Panel for Advice {
     }
 }
 
-/// World size, micro-batches and capacity (0: the device's memory where known).
+/// World size, micro-batches, tensor-parallel degree, pipeline stages, LoRA rank, loss
+/// chunks and capacity (0: the device's memory where known).
 fn controls_ui(ui: &mut Ui, doc: &mut Document) {
     let o = &mut doc.advice.options;
     ui.horizontal(|ui| {
@@ -116,6 +117,15 @@ fn controls_ui(ui: &mut Ui, doc: &mut Document) {
         ui.separator();
         ui.label("micro-batches");
         ui.add(DragValue::new(&mut o.micro_batches).range(1..=MAX_FACTOR));
+        ui.separator();
+        ui.label("TP");
+        ui.add(DragValue::new(&mut o.tensor_parallel).range(2..=MAX_FACTOR));
+        ui.label("PP stages");
+        ui.add(DragValue::new(&mut o.pipeline_stages).range(2..=MAX_FACTOR));
+        ui.label("LoRA rank");
+        ui.add(DragValue::new(&mut o.lora_rank).range(1..=MAX_FACTOR));
+        ui.label("loss chunks");
+        ui.add(DragValue::new(&mut o.loss_chunks).range(2..=MAX_FACTOR));
         ui.separator();
         ui.label("capacity");
         let mut gib = o.capacity_bytes.map_or(0.0, |b| b as f64 / GIB);
@@ -148,16 +158,29 @@ fn advice_ui(ui: &mut Ui, a: &DeviceAdvice) {
     }
     Grid::new("advice-grid")
         .striped(true)
-        .num_columns(4)
+        .num_columns(5)
         .show(ui, |ui| {
-            for h in ["technique", "estimated peak", "saving", "price"] {
+            for h in [
+                "technique",
+                "estimated peak",
+                "saving",
+                "host memory",
+                "price",
+            ] {
                 ui.label(RichText::new(h).strong());
             }
             ui.end_row();
             for e in &a.estimates {
-                ui.label(label(e.technique)).on_hover_text(&e.assumptions);
+                let not_with = e.technique.incompatible_with();
+                let hover = if not_with.is_empty() {
+                    e.assumptions.clone()
+                } else {
+                    format!("{}\n\nnot with: {}", e.assumptions, not_with.join(", "))
+                };
+                ui.label(label(e.technique)).on_hover_text(hover);
                 ui.label(bytes_iec(e.estimated_peak_bytes));
                 ui.label(bytes_iec(e.saving_bytes));
+                ui.label(e.host_bytes.map_or_else(String::new, bytes_iec));
                 ui.label(&e.cost);
                 ui.end_row();
             }

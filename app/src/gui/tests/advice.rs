@@ -38,7 +38,10 @@ fn the_advice_panel_estimates_on_the_worker_and_follows_its_controls() {
     let shown = doc.advice.result.clone().expect("an answer");
     assert_eq!(*shown, want);
     let device = want.first().expect("a device");
-    assert_eq!(device.estimates.len(), 7);
+    assert_eq!(
+        device.estimates.len(),
+        collector::analysis::advise::techniques(&Options::DEFAULTS).len()
+    );
     for e in &device.estimates {
         h.get_by_label(&label(e.technique));
         assert!(
@@ -56,6 +59,7 @@ fn the_advice_panel_estimates_on_the_worker_and_follows_its_controls() {
         world_size: 4,
         micro_batches: 4,
         capacity_bytes: Some(3 << 20),
+        ..Options::DEFAULTS
     };
     h.state_mut().docs_mut()[0].advice.options = asked;
     h.run_steps(2);

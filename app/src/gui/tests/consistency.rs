@@ -235,6 +235,7 @@ fn the_cli_the_report_and_the_viewer_give_the_same_advice() {
                     world_size: 4,
                     micro_batches: 3,
                     capacity_bytes: Some(1 << 20),
+                    ..Options::DEFAULTS
                 },
                 vec![
                     "--world-size",

@@ -26,8 +26,13 @@ pub fn advice_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
     writeln!(md)?;
     writeln!(
         md,
-        "Estimated peaks under each memory-saving technique (`vramscope advise`, {} ranks, {} micro-batches; docs/ADVISOR.md has their accuracy):",
-        ADVICE_OPTIONS.world_size, ADVICE_OPTIONS.micro_batches
+        "Estimated peaks under each memory-saving technique (`vramscope advise`, {} ranks, {} micro-batches, tensor parallelism ×{}, {} pipeline stages, LoRA rank {}, the loss in {} chunks; docs/ADVISOR.md has their accuracy):",
+        ADVICE_OPTIONS.world_size,
+        ADVICE_OPTIONS.micro_batches,
+        ADVICE_OPTIONS.tensor_parallel,
+        ADVICE_OPTIONS.pipeline_stages,
+        ADVICE_OPTIONS.lora_rank,
+        ADVICE_OPTIONS.loss_chunks
     )?;
     for a in &advice {
         let device = s
@@ -38,18 +43,19 @@ pub fn advice_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
         writeln!(md)?;
         writeln!(
             md,
-            "| {} (measured peak {}) | estimated peak | saving | price |",
+            "| {} (measured peak {}) | estimated peak | saving | host memory | price |",
             md_cell(&device),
             bytes_iec(a.measured_peak_bytes)
         )?;
-        writeln!(md, "|---|---:|---:|---|")?;
+        writeln!(md, "|---|---:|---:|---:|---|")?;
         for e in &a.estimates {
             writeln!(
                 md,
-                "| {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} |",
                 label(e.technique),
                 bytes_iec(e.estimated_peak_bytes),
                 bytes_iec(e.saving_bytes),
+                e.host_bytes.map_or_else(String::new, bytes_iec),
                 md_cell(&e.cost)
             )?;
         }

@@ -1,10 +1,10 @@
 //! The smallest combination of techniques that brings the peak under a capacity.
 
-use super::{Options, Technique};
+use super::{Options, Technique, techniques};
 
-/// The families a combination draws from, one technique at most from each (ZeRO stages
-/// exclude each other).
-const FAMILIES: usize = 5;
+/// The most techniques a combination holds: the search tries every compatible combination of
+/// one technique, then of two, … up to this many, and stops at the first size where one fits.
+const MOST_COMBINED: usize = 4;
 
 /// How the run fits a capacity.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,7 +20,8 @@ pub struct Fit {
     pub estimated_peak_bytes: Option<i64>,
 }
 
-/// Search every combination (at most 2⁴·4 = 64 curve evaluations).
+/// Search the compatible combinations, fewest techniques first (each one's estimate computed
+/// by `estimate`, which reshapes the run once for the whole combination).
 pub(super) fn fit(
     capacity_bytes: u64,
     measured: i64,
@@ -37,46 +38,49 @@ pub(super) fn fit(
     if fit.fits_as_measured {
         return fit;
     }
-    let n = o.world_size.max(1);
-    let zero = [
-        None,
-        Some(Technique::Zero1(n)),
-        Some(Technique::Zero2(n)),
-        Some(Technique::Zero3(n)),
-    ];
-    let others = [
-        Technique::Bf16Autocast,
-        Technique::ActivationCheckpointing,
-        Technique::OptimizerOffload,
-        Technique::MicroBatch(o.micro_batches.max(1)),
-    ];
-    let mut best: Option<(usize, i64, Vec<Technique>)> = None;
-    for mask in 0u32..(1 << others.len()) {
-        for z in zero {
-            let plan: Vec<Technique> = others
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| mask & (1 << i) != 0)
-                .map(|(_, &t)| t)
-                .chain(z)
-                .collect();
-            if plan.is_empty() || plan.len() > FAMILIES {
-                continue;
-            }
+    let candidates: Vec<Technique> = techniques(o).into_iter().filter(|t| t.searched()).collect();
+    for size in 1..=MOST_COMBINED.min(candidates.len()) {
+        let mut best: Option<(i64, Vec<Technique>)> = None;
+        for plan in combinations(&candidates, size) {
             let peak = estimate(&plan);
-            let better = best
-                .as_ref()
-                .is_none_or(|(len, p, _)| (plan.len(), peak) < (*len, *p));
-            if peak <= capacity && better {
-                best = Some((plan.len(), peak, plan));
+            if peak <= capacity && best.as_ref().is_none_or(|(p, _)| peak < *p) {
+                best = Some((peak, plan));
+            }
+        }
+        if let Some((peak, plan)) = best {
+            fit.combination = Some(plan);
+            fit.estimated_peak_bytes = Some(peak);
+            break;
+        }
+    }
+    fit
+}
+
+/// Every combination of `size` of `candidates` whose techniques go together pairwise, in the
+/// candidates' order.
+fn combinations(candidates: &[Technique], size: usize) -> Vec<Vec<Technique>> {
+    fn walk(
+        candidates: &[Technique],
+        from: usize,
+        size: usize,
+        plan: &mut Vec<Technique>,
+        out: &mut Vec<Vec<Technique>>,
+    ) {
+        if plan.len() == size {
+            out.push(plan.clone());
+            return;
+        }
+        for (i, &t) in candidates.iter().enumerate().skip(from) {
+            if plan.iter().all(|&p| p.compatible_with(t)) {
+                plan.push(t);
+                walk(candidates, i + 1, size, plan, out);
+                plan.pop();
             }
         }
     }
-    if let Some((_, peak, plan)) = best {
-        fit.combination = Some(plan);
-        fit.estimated_peak_bytes = Some(peak);
-    }
-    fit
+    let mut out = Vec::new();
+    walk(candidates, 0, size, &mut Vec::new(), &mut out);
+    out
 }
 
 #[cfg(test)]
@@ -89,12 +93,12 @@ mod tests {
         let o = Options {
             world_size: 4,
             micro_batches: 2,
-            capacity_bytes: None,
+            ..Options::DEFAULTS
         };
-        let saving = |t: &Technique| match t {
-            Technique::Bf16Autocast => 30,
-            Technique::MicroBatch(_) => 40,
-            Technique::Zero3(_) => 45,
+        let saving = |t: &Technique| match t.as_str() {
+            "bf16_autocast" => 30,
+            "micro_batch" => 40,
+            "zero3" => 45,
             _ => 5,
         };
         let estimate = |plan: &[Technique]| (100 - plan.iter().map(saving).sum::<i64>()).max(10);
@@ -104,14 +108,31 @@ mod tests {
         assert_eq!(f.estimated_peak_bytes, Some(15));
         let mut plan = f.combination.expect("a combination");
         plan.sort_by_key(|t| t.as_str());
-        assert_eq!(plan, [Technique::MicroBatch(2), Technique::Zero3(4)]);
+        let named = |n: &str, v: u32| Technique::named(n, v).expect("registered");
+        assert_eq!(plan, [named("micro_batch", 2), named("zero3", 4)]);
         // WHEN the capacity is 56 B, THEN ZeRO-3 alone does it
         assert_eq!(
             fit(56, 100, &o, estimate).combination,
-            Some(vec![Technique::Zero3(4)])
+            Some(vec![named("zero3", 4)])
         );
         // WHEN nothing fits, THEN no combination; WHEN it fits already, THEN none needed
         assert_eq!(fit(5, 100, &o, estimate).combination, None);
         assert!(fit(100, 100, &o, estimate).fits_as_measured);
+    }
+
+    #[test]
+    fn incompatible_techniques_are_never_combined() {
+        // GIVEN offload and checkpointing each saving 30 of 100 B, everything else nothing
+        let o = Options::DEFAULTS;
+        let saving = |t: &Technique| match t.as_str() {
+            "activation_offload" | "activation_checkpointing" => 30,
+            _ => 0,
+        };
+        let estimate = |plan: &[Technique]| 100 - plan.iter().map(saving).sum::<i64>();
+        // WHEN the capacity needs both, THEN no combination fits
+        assert_eq!(fit(50, 100, &o, estimate).combination, None);
+        // WHEN one is enough, THEN one of them alone
+        let f = fit(70, 100, &o, estimate);
+        assert_eq!(f.combination.map(|c| c.len()), Some(1));
     }
 }

@@ -74,6 +74,14 @@ mod tests {
             full_precision: false,
             saved: false,
             node_end_ns: None,
+            matmul: false,
+            loss: false,
+            softmax: false,
+            norm: false,
+            core: None,
+            split: false,
+            head: false,
+            backward_block: None,
         }
     }
 

@@ -1,10 +1,12 @@
 //! The what-if advisor: the estimated peak of a measured run under each memory-saving
-//! technique of the field — bf16 autocast, per-block activation checkpointing, ZeRO-1/2/3,
-//! optimizer offload, micro-batching with gradient accumulation — and, given a capacity,
-//! the smallest combination that fits.
+//! technique of the field — bf16 autocast, full and selective activation checkpointing,
+//! activation offload, ZeRO-1/2/3, optimizer offload, bf16 and 8-bit optimizer state,
+//! micro-batching with gradient accumulation, LoRA, chunked loss, tensor, sequence and
+//! pipeline parallelism — and, given a capacity, the smallest combination that fits. Each
+//! technique is one registered rule ([`technique::REGISTRY`]).
 //!
 //! Estimates come from the categories and their lifetimes, not from a model config: each
-//! allocation of the run is reshaped as the technique would ([`families`]: halved, sharded,
+//! allocation of the run is reshaped as the technique would ([`rules`]: halved, sharded,
 //! freed at its block's end and remade when backward recomputes the block, …) and the whole
 //! curve is re-evaluated, its maximum taken ([`curve`]). So checkpointing saves nothing when
 //! the peak sits where activations are already gone, and ZeRO-1 can cost more than it saves
@@ -12,70 +14,26 @@
 
 mod backward;
 mod curve;
-mod families;
 mod fit;
+mod frozen;
+mod life;
 mod micro;
 mod ops;
+mod rules;
 mod run;
+mod structure;
+mod technique;
 mod text;
 
 pub use fit::Fit;
+pub use technique::{Parameter, Technique, techniques};
 
 use crate::analysis::categories::{Category, composition_at_peak};
 use crate::model::{DeviceIdx, Recording};
 use crate::timeline::Timeline;
 use curve::{Changes, Seg};
 use run::Run;
-
-/// A memory-saving technique, with its parameter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Technique {
-    /// Mixed precision: `torch.autocast(dtype=torch.bfloat16)`.
-    Bf16Autocast,
-    /// `torch.utils.checkpoint` around each block of the model.
-    ActivationCheckpointing,
-    /// Optimizer state sharded over this many ranks (with DDP's gradient buckets).
-    Zero1(u32),
-    /// Optimizer state and gradients sharded.
-    Zero2(u32),
-    /// Optimizer state, gradients and parameters sharded (FSDP).
-    Zero3(u32),
-    /// Optimizer state and step in host memory.
-    OptimizerOffload,
-    /// The batch split in this many micro-batches, gradients accumulated.
-    MicroBatch(u32),
-}
-
-impl Technique {
-    /// The stable name: `bf16_autocast`, `zero1`, `micro_batch`, …
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Technique::Bf16Autocast => "bf16_autocast",
-            Technique::ActivationCheckpointing => "activation_checkpointing",
-            Technique::Zero1(_) => "zero1",
-            Technique::Zero2(_) => "zero2",
-            Technique::Zero3(_) => "zero3",
-            Technique::OptimizerOffload => "optimizer_offload",
-            Technique::MicroBatch(_) => "micro_batch",
-        }
-    }
-
-    /// Ranks the state is sharded over (ZeRO).
-    pub fn world_size(self) -> Option<u32> {
-        match self {
-            Technique::Zero1(n) | Technique::Zero2(n) | Technique::Zero3(n) => Some(n),
-            _ => None,
-        }
-    }
-
-    /// Micro-batches per step.
-    pub fn factor(self) -> Option<u32> {
-        match self {
-            Technique::MicroBatch(k) => Some(k),
-            _ => None,
-        }
-    }
-}
+use technique::{Ctx, Rule};
 
 /// What the advisor is asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,15 +44,28 @@ pub struct Options {
     pub micro_batches: u32,
     /// Memory to fit in, bytes; `None`: the device's memory where known.
     pub capacity_bytes: Option<u64>,
+    /// Tensor- (and sequence-) parallel degree (≥ 1).
+    pub tensor_parallel: u32,
+    /// Pipeline stages (≥ 1).
+    pub pipeline_stages: u32,
+    /// LoRA adapters' rank (≥ 1).
+    pub lora_rank: u32,
+    /// Chunks the loss is computed in (≥ 1).
+    pub loss_chunks: u32,
 }
 
 impl Options {
     /// `advise`'s defaults, which the report and the viewer start from: ZeRO over 2 ranks,
-    /// 2 micro-batches, the device's memory as the capacity where the input says it.
+    /// 2 micro-batches, tensor and pipeline parallelism of degree 2, rank-8 adapters, the
+    /// loss in 4 chunks, the device's memory as the capacity where the input says it.
     pub const DEFAULTS: Options = Options {
         world_size: 2,
         micro_batches: 2,
         capacity_bytes: None,
+        tensor_parallel: 2,
+        pipeline_stages: 2,
+        lora_rank: 8,
+        loss_chunks: 4,
     };
 }
 
@@ -128,20 +99,6 @@ pub struct DeviceAdvice {
     pub fit: Option<Fit>,
 }
 
-/// The techniques estimated one by one, in the order reports list them.
-pub fn techniques(o: &Options) -> Vec<Technique> {
-    let n = o.world_size.max(1);
-    vec![
-        Technique::Bf16Autocast,
-        Technique::ActivationCheckpointing,
-        Technique::Zero1(n),
-        Technique::Zero2(n),
-        Technique::Zero3(n),
-        Technique::OptimizerOffload,
-        Technique::MicroBatch(o.micro_batches.max(1)),
-    ]
-}
-
 /// The advice for every device with allocations.
 pub fn advise(rec: &Recording, timeline: &Timeline, options: &Options) -> Vec<DeviceAdvice> {
     timeline
@@ -155,15 +112,19 @@ pub fn advise(rec: &Recording, timeline: &Timeline, options: &Options) -> Vec<De
             let estimates = techniques(options)
                 .into_iter()
                 .map(|t| {
-                    let peak = estimate(&run, &[t], untracked);
-                    text::estimate(t, &run, measured, peak)
+                    let peak = estimate(&run, &[t], untracked, options);
+                    let c = ctx(&run, t, untracked, options, 0);
+                    text::estimate(t, &c, measured, peak)
                 })
                 .collect();
             let capacity = options
                 .capacity_bytes
                 .or_else(|| rec.devices.get(d.device as usize)?.total_memory_bytes);
-            let fit = capacity
-                .map(|c| fit::fit(c, measured, options, |ts| estimate(&run, ts, untracked)));
+            let fit = capacity.map(|c| {
+                fit::fit(c, measured, options, |ts| {
+                    estimate(&run, ts, untracked, options)
+                })
+            });
             Some(DeviceAdvice {
                 device: d.device,
                 measured_peak_bytes: measured,
@@ -175,12 +136,15 @@ pub fn advise(rec: &Recording, timeline: &Timeline, options: &Options) -> Vec<De
 }
 
 /// The estimated peak of `device` with every technique of `plan` applied together (what
-/// the capacity search weighs), `None` for a device without allocations.
+/// the capacity search weighs), `None` for a device without allocations. `options` gives
+/// what a plan's techniques read beyond their own parameter (pipeline parallelism's
+/// micro-batches).
 pub fn estimate_together(
     rec: &Recording,
     timeline: &Timeline,
     device: DeviceIdx,
     plan: &[Technique],
+    options: &Options,
 ) -> Option<i64> {
     let d = timeline
         .devices
@@ -188,11 +152,53 @@ pub fn estimate_together(
         .find(|d| d.device == device && d.allocated_known && d.peak_allocated.is_some())?;
     let run = Run::build(rec, timeline, d);
     let untracked = untracked_parameter_bytes(rec, timeline, d, &run);
-    Some(estimate(&run, plan, untracked))
+    Some(estimate(&run, plan, untracked, options))
 }
 
-/// The peak of the run with every technique of `plan` applied together.
-fn estimate(run: &Run, plan: &[Technique], untracked_parameter_bytes: i64) -> i64 {
+/// What technique `t`'s rule reads, for its rank role `role`.
+fn ctx<'a>(run: &'a Run, t: Technique, untracked: i64, options: &'a Options, role: u32) -> Ctx<'a> {
+    Ctx {
+        run,
+        value: t.parameter().map_or(0, |p| p.1),
+        untracked_parameter_bytes: untracked,
+        options,
+        role,
+        memo: std::cell::OnceCell::new(),
+    }
+}
+
+/// The peak of the run with every technique of `plan` applied together: the most loaded
+/// rank's, over the rank roles the plan's techniques tell apart (pipeline stages; usually
+/// one), each estimated by reshaping every allocation by every technique in turn, once, and
+/// walking the curve once.
+fn estimate(
+    run: &Run,
+    plan: &[Technique],
+    untracked_parameter_bytes: i64,
+    options: &Options,
+) -> i64 {
+    let roles: Vec<u32> = plan.iter().map(|t| t.rule().roles().max(1)).collect();
+    let combinations: u32 = roles.iter().product();
+    (0..combinations)
+        .map(|mut k| {
+            let rules: Vec<(&dyn Rule, Ctx<'_>)> = plan
+                .iter()
+                .zip(&roles)
+                .map(|(&t, &n)| {
+                    let role = k % n;
+                    k /= n;
+                    let c = ctx(run, t, untracked_parameter_bytes, options, role);
+                    (t.rule(), c)
+                })
+                .collect();
+            estimate_one(run, &rules)
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The peak of the run reshaped by `rules`.
+fn estimate_one(run: &Run, rules: &[(&dyn Rule, Ctx<'_>)]) -> i64 {
     let mut changes = Changes::default();
     for (i, life) in run.lives.iter().enumerate() {
         let original = Seg {
@@ -201,16 +207,16 @@ fn estimate(run: &Run, plan: &[Technique], untracked_parameter_bytes: i64) -> i6
             bytes: life.bytes,
         };
         let mut segs = vec![original];
-        for &t in plan {
+        for (rule, c) in rules {
             segs = segs
                 .into_iter()
-                .flat_map(|s| families::reshape(t, run, i, life, s))
+                .flat_map(|s| rule.reshape(c, i, life, s))
                 .collect();
         }
         changes.replace(original, &segs);
     }
-    for &t in plan {
-        for s in families::extras(t, run, untracked_parameter_bytes) {
+    for (rule, c) in rules {
+        for s in rule.extras(c) {
             changes.add(s);
         }
     }

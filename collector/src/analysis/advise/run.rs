@@ -2,53 +2,14 @@
 //! model block it was made in and whether a full-precision op made it; the iterations'
 //! optimizer steps and backward passes; the model's blocks from its module scopes.
 
-use super::ops::{BACKWARD_NODE, op_facts};
-use crate::analysis::categories::{self, Category, classify_allocations};
+use super::frozen::Frozen;
+pub(super) use super::life::{Life, Phase};
+use super::ops::BACKWARD_NODE;
+use super::structure::{Structure, annotate};
+use crate::analysis::categories::{Category, classify_allocations};
 use crate::model::python::module_scope;
 use crate::model::{OpCategory, Recording};
 use crate::timeline::{DeviceTimeline, Timeline};
-
-/// Where in a training iteration an allocation was made: the classifier's phase
-/// ([`categories::Phase`]), with everything outside backward and the optimizer step
-/// counted as the forward pass.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Phase {
-    /// The forward pass (anything outside backward and the optimizer step).
-    Forward,
-    /// Backward (autograd's engine).
-    Backward,
-    /// An optimizer step.
-    Optimizer,
-}
-
-impl From<categories::Phase> for Phase {
-    fn from(phase: categories::Phase) -> Phase {
-        match phase {
-            categories::Phase::Backward => Phase::Backward,
-            categories::Phase::Optimizer => Phase::Optimizer,
-            _ => Phase::Forward,
-        }
-    }
-}
-
-/// One allocation, as the advisor reshapes it.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Life {
-    pub bytes: i64,
-    pub alloc_ns: i64,
-    pub free_ns: Option<i64>,
-    pub category: Category,
-    pub phase: Phase,
-    /// The block (index into [`Run::blocks`]) whose forward made it.
-    pub block: Option<u32>,
-    /// Made by an op CPU and CUDA autocast keep in fp32 (norms, softmax, losses).
-    pub full_precision: bool,
-    /// A forward activation still alive when its iteration's backward began.
-    pub saved: bool,
-    /// A gradient made inside an autograd node: when the node ended (the gradient it made
-    /// is accumulated into `.grad` after it).
-    pub node_end_ns: Option<i64>,
-}
 
 /// A model block's forward: a module called by the root module that holds modules itself
 /// (a transformer layer, a `Sequential` stage): what per-block checkpointing wraps.
@@ -92,6 +53,10 @@ pub(super) struct Run {
     pub root_unit_bytes: i64,
     /// Per iteration, when its accumulated gradients can begin ([`super::micro`]).
     accumulation_starts: Vec<i64>,
+    /// Attention cores, logits, what tensor parallelism splits ([`super::structure`]).
+    pub structure: Structure,
+    /// The linears LoRA adapts and the forward before them ([`super::frozen`]).
+    pub frozen: Frozen,
 }
 
 impl Run {
@@ -114,33 +79,10 @@ impl Run {
             backward = super::backward::from_phases(&d.allocations, &classified);
         }
         let mut blocks = blocks(rec);
-        let mut lives = Vec::with_capacity(d.allocations.len());
-        for (a, c) in d.allocations.iter().zip(&classified) {
-            let (category, phase) = (c.category, Phase::from(c.phase));
-            let chain = timeline.ops.enclosing_on_thread(a.thread, a.alloc_ns);
-            let (full_precision, node_end_ns) = op_facts(rec, &chain, category);
-            let next_backward = backward.iter().find(|&&(s, _)| s > a.alloc_ns).map(|b| b.0);
-            let saved = category == Category::Activation
-                && phase == Phase::Forward
-                && next_backward.is_some_and(|b| a.free_ns.is_none_or(|f| f > b));
-            let block = blocks
-                .partition_point(|b| b.start_ns <= a.alloc_ns)
-                .checked_sub(1)
-                .filter(|&i| blocks.get(i).is_some_and(|b| a.alloc_ns <= b.end_ns))
-                .map(|i| i as u32);
-            lives.push(Life {
-                bytes: a.bytes,
-                alloc_ns: a.alloc_ns,
-                free_ns: a.free_ns,
-                category,
-                phase,
-                block,
-                full_precision,
-                saved,
-                node_end_ns,
-            });
-        }
+        let mut lives = super::life::read(rec, timeline, d, &classified, &backward, &blocks);
         mark_blocks(&mut blocks, &lives);
+        let structure = annotate(&mut lives, &blocks, &optimizer_steps);
+        let frozen = super::frozen::read(rec, &blocks, &optimizer_steps);
         let parameter_bytes = parameter_sizes(&lives, &optimizer_steps);
         let most = |c: Category| most_live(lives.iter().filter(|l| l.category == c));
         let gradient_bytes = most(Category::Gradient);
@@ -165,6 +107,8 @@ impl Run {
             blocks,
             parameter_bytes,
             accumulation_starts,
+            structure,
+            frozen,
         }
     }
 
@@ -236,7 +180,7 @@ fn parameter_sizes(lives: &[Life], steps: &[(i64, i64)]) -> Vec<i64> {
 }
 
 /// The most bytes live at once among `lives`.
-fn most_live<'a>(lives: impl Iterator<Item = &'a Life>) -> i64 {
+pub(super) fn most_live<'a>(lives: impl Iterator<Item = &'a Life>) -> i64 {
     let mut edges: Vec<(i64, i64)> = Vec::new();
     for l in lives {
         edges.push((l.alloc_ns, l.bytes));
@@ -285,14 +229,23 @@ fn blocks(rec: &Recording) -> Vec<Block> {
     out
 }
 
-fn block_at((start_ns, end_ns): (i64, i64)) -> Block {
-    Block {
-        start_ns,
-        end_ns,
+impl Block {
+    /// A block of no time.
+    pub const EMPTY: Block = Block {
+        start_ns: 0,
+        end_ns: 0,
         recompute_ns: None,
         output: None,
         backward: None,
         unit_bytes: 0,
+    };
+}
+
+fn block_at((start_ns, end_ns): (i64, i64)) -> Block {
+    Block {
+        start_ns,
+        end_ns,
+        ..Block::EMPTY
     }
 }
 

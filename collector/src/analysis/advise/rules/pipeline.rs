@@ -1,0 +1,177 @@
+//! Pipeline parallelism: the model's blocks split into stages, 1F1B.
+
+use super::super::Options;
+use super::super::curve::Seg;
+use super::super::run::{Life, Phase, Run};
+use super::super::technique::{Ctx, Parameter, Rule, Words, scaled};
+use super::optimizer::optimizer_local;
+use crate::analysis::categories::Category;
+
+/// The model's blocks split into this many pipeline stages, 1F1B.
+pub(in super::super) struct PipelineParallel;
+
+/// The stages estimated: role 0 the first (the most micro-batches in flight, the embedding),
+/// role `LAST` the last (the output layer, the logits and the loss); a middle stage holds
+/// less than the first.
+const LAST: u32 = 1;
+
+/// One stage's view of the run with `p` stages and `m` micro-batches.
+struct Stage {
+    last: bool,
+    p: i64,
+    m: i64,
+}
+
+impl Stage {
+    fn of(c: &Ctx<'_>) -> Stage {
+        Stage {
+            last: c.role == LAST,
+            p: i64::from(c.value.max(1)),
+            m: i64::from(c.options.micro_batches.max(1)),
+        }
+    }
+
+    /// Micro-batches whose activations the stage holds at once: min(m, P − r).
+    fn in_flight(&self) -> i64 {
+        if self.last { 1 } else { self.p.min(self.m) }
+    }
+
+    /// Whether block `b` is this stage's (its iteration's first or last ⌈L/P⌉ blocks).
+    fn holds(&self, run: &Run, b: usize) -> bool {
+        run.structure.positions.get(b).is_some_and(|&(pos, count)| {
+            let per_stage = (i64::from(count) + self.p - 1) / self.p;
+            let pos = i64::from(pos);
+            if self.last {
+                pos >= (self.p - 1) * per_stage
+            } else {
+                pos < per_stage
+            }
+        })
+    }
+
+    /// The stage's share of the parameters (their gradients, state and step): its blocks'
+    /// units and, outside the blocks, the embedding (first) or the output layer (last);
+    /// 1/P where no block has a unit.
+    fn parameters(&self, run: &Run) -> (i64, i64) {
+        let s = &run.structure;
+        let first_iteration = s.positions.first().map_or(0, |x| x.1 as usize);
+        let units: i64 = (0..first_iteration)
+            .filter(|&b| self.holds(run, b))
+            .filter_map(|b| run.blocks.get(b).map(|x| x.unit_bytes))
+            .sum();
+        if units == 0 || run.gradient_bytes == 0 {
+            return (1, self.p);
+        }
+        let outside = if self.last {
+            s.head_bytes
+        } else {
+            (run.root_unit_bytes - s.head_bytes).max(0)
+        };
+        (units + outside, run.gradient_bytes)
+    }
+
+    /// Whether an allocation outside the blocks is this stage's: before the blocks (the
+    /// embedding) the first's, after them (the output layer, the loss) the last's.
+    fn holds_outside(&self, run: &Run, life: &Life) -> bool {
+        let before = life.phase == Phase::Forward && !life.loss && before_blocks(run, life);
+        before != self.last
+    }
+}
+
+impl Rule for PipelineParallel {
+    fn name(&self) -> &'static str {
+        "pipeline_parallel"
+    }
+
+    fn parameter(&self) -> Option<Parameter> {
+        Some(Parameter::Degree)
+    }
+
+    fn value(&self, o: &Options) -> u32 {
+        o.pipeline_stages.max(1)
+    }
+
+    fn incompatible_with(&self) -> &'static [&'static str] {
+        &["activation_offload", "micro_batch"]
+    }
+
+    fn roles(&self) -> u32 {
+        LAST + 1
+    }
+
+    fn reshape(&self, c: &Ctx<'_>, _: usize, life: &Life, seg: Seg) -> Vec<Seg> {
+        let stage = Stage::of(c);
+        let run = c.run;
+        let state = matches!(
+            life.category,
+            Category::Parameter | Category::Gradient | Category::OptimizerState
+        );
+        if state || optimizer_local(life) {
+            let (num, den) = *c.memo.get_or_init(|| stage.parameters(run));
+            // The stage's gradients accumulate over the micro-batches, as micro-batching's.
+            let segs = if life.category == Category::Gradient {
+                super::super::micro::reshape(c.options.micro_batches, run, life, seg)
+            } else {
+                vec![seg]
+            };
+            return segs.into_iter().flat_map(|s| scaled(s, num, den)).collect();
+        }
+        if !matches!(
+            life.category,
+            Category::Activation | Category::AutogradDetail | Category::Temporary | Category::Input
+        ) {
+            return vec![seg];
+        }
+        let ours = match life.block.or(life.backward_block) {
+            Some(b) => stage.holds(run, b as usize),
+            None => life.category == Category::Input || stage.holds_outside(run, life),
+        };
+        // torch's schedules keep every micro-batch's output of the last stage (the logits) to
+        // return them merged: all m of them, the whole batch's.
+        let logits = life.block.is_none()
+            && life.phase == Phase::Forward
+            && !life.loss
+            && life.bytes == run.structure.logits_bytes;
+        match (ours, life.saved) {
+            (false, _) => Vec::new(),
+            (true, _) if stage.last && logits => vec![seg],
+            (true, true) => scaled(seg, stage.in_flight(), stage.m),
+            (true, false) => scaled(seg, 1, stage.m),
+        }
+    }
+
+    fn words(&self, c: &Ctx<'_>) -> Words {
+        let s = Stage::of(c);
+        Words {
+            assumptions: format!(
+                "1F1B over {p} stages with {m} micro-batches (--micro-batches) of 1/{m} the batch, \
+                 each iteration's blocks split in order; the estimate is the more loaded of the \
+                 first stage (its blocks and the embedding, the activations it saves for \
+                 min({m}, {p}) = {f} micro-batches in flight) and the last (its blocks, the \
+                 output layer and the loss, one micro-batch in flight, and every micro-batch's \
+                 logits, which torch's schedules keep to return); parameters, gradients \
+                 and state by the blocks' units, the gradients accumulated over the \
+                 micro-batches (live through the later ones, as for micro_batch); everything \
+                 else one micro-batch's",
+                p = s.p,
+                m = s.m,
+                f = s.p.min(s.m)
+            ),
+            cost: format!(
+                "the pipeline bubble, ({p} − 1)/({m} + {p} − 1) of a step idle; activations and \
+                 their gradients sent between stages",
+                p = s.p,
+                m = s.m
+            ),
+        }
+    }
+}
+
+/// Made before its iteration's first block began.
+fn before_blocks(run: &Run, life: &Life) -> bool {
+    let it = run.iteration_start(life.alloc_ns);
+    run.blocks
+        .iter()
+        .find(|b| b.start_ns >= it)
+        .is_some_and(|b| life.alloc_ns < b.start_ns)
+}

@@ -1,0 +1,258 @@
+//! Sharding the training state over data-parallel ranks: ZeRO-1 (ZeroRedundancyOptimizer
+//! over DDP), ZeRO-2 and ZeRO-3 (FSDP), from what torch and DeepSpeed do.
+
+use super::super::Options;
+use super::super::curve::Seg;
+use super::super::run::Life;
+use super::super::technique::{Ctx, Parameter, Rule, Words, scaled};
+use super::optimizer::optimizer_local;
+use crate::analysis::categories::Category;
+
+/// The group of ZeRO's stages (one at a time).
+const ZERO: &str = "zero";
+
+/// Optimizer state sharded over this many ranks (with DDP's gradient buckets).
+pub(in super::super) struct Zero1;
+/// Optimizer state and gradients sharded.
+pub(in super::super) struct Zero2;
+/// Optimizer state, gradients and parameters sharded (FSDP).
+pub(in super::super) struct Zero3;
+
+/// The ranks each stage shards over.
+fn ranks(o: &Options) -> u32 {
+    o.world_size.max(1)
+}
+
+impl Rule for Zero1 {
+    fn name(&self) -> &'static str {
+        "zero1"
+    }
+
+    fn parameter(&self) -> Option<Parameter> {
+        Some(Parameter::WorldSize)
+    }
+
+    fn value(&self, o: &Options) -> u32 {
+        ranks(o)
+    }
+
+    fn group(&self) -> &'static str {
+        ZERO
+    }
+
+    /// ZeroRedundancyOptimizer gives each rank whole parameters: the most loaded rank holds
+    /// more than 1/N of the state, and its step makes the temporaries of whole parameters,
+    /// one at a time, as the measured step did (they stay).
+    fn reshape(&self, c: &Ctx<'_>, _: usize, life: &Life, seg: Seg) -> Vec<Seg> {
+        if life.category == Category::OptimizerState {
+            let (most, total) = c.run.largest_rank_share(c.value);
+            scaled(seg, most, total)
+        } else {
+            vec![seg]
+        }
+    }
+
+    /// DDP's gradient buckets: one more copy of the gradients.
+    fn extras(&self, c: &Ctx<'_>) -> Vec<Seg> {
+        c.run
+            .first_backward_ns
+            .map(|start_ns| Seg {
+                start_ns,
+                end_ns: None,
+                bytes: c.run.gradient_bytes,
+            })
+            .into_iter()
+            .collect()
+    }
+
+    fn words(&self, c: &Ctx<'_>) -> Words {
+        let n = c.value;
+        Words {
+            assumptions: format!(
+                "optimizer state and the step's temporaries split over {n} ranks as \
+                 ZeroRedundancyOptimizer does (whole parameters, largest first, to the least \
+                 loaded rank; the estimate is the most loaded rank); DDP's gradient buckets add \
+                 one copy of the gradients from the first backward; the per-rank batch stays the \
+                 same"
+            ),
+            cost: "an all-reduce of gradients and a broadcast of updated parameters each step"
+                .to_owned(),
+        }
+    }
+}
+
+/// FSDP splits every parameter evenly over the ranks (ZeRO-2 and ZeRO-3 alike).
+fn fsdp_reshape(c: &Ctx<'_>, life: &Life, seg: Seg) -> Vec<Seg> {
+    let sharded = life.category == Category::OptimizerState
+        || optimizer_local(life)
+        || life.category == Category::Gradient
+        || life.category == Category::Parameter;
+    if sharded {
+        scaled(seg, 1, i64::from(c.value))
+    } else {
+        vec![seg]
+    }
+}
+
+impl Rule for Zero2 {
+    fn name(&self) -> &'static str {
+        "zero2"
+    }
+
+    fn parameter(&self) -> Option<Parameter> {
+        Some(Parameter::WorldSize)
+    }
+
+    fn value(&self, o: &Options) -> u32 {
+        ranks(o)
+    }
+
+    fn group(&self) -> &'static str {
+        ZERO
+    }
+
+    fn reshape(&self, c: &Ctx<'_>, _: usize, life: &Life, seg: Seg) -> Vec<Seg> {
+        fsdp_reshape(c, life, seg)
+    }
+
+    fn extras(&self, c: &Ctx<'_>) -> Vec<Seg> {
+        fsdp(c, false)
+    }
+
+    fn words(&self, c: &Ctx<'_>) -> Words {
+        let n = c.value;
+        Words {
+            assumptions: format!(
+                "FSDP with SHARD_GRAD_OP (FSDP2: reshard_after_forward=False): optimizer state, \
+                 gradients and parameters split evenly over {n} ranks; every unit's parameters \
+                 gathered whole from its forward to the end of backward (one more copy of the \
+                 parameters then); in each block's forward its all-gather buffer and the next \
+                 block's; a reduce-scatter buffer of about one layer in backward"
+            ),
+            cost: "a reduce-scatter of gradients and an all-gather of parameters each step"
+                .to_owned(),
+        }
+    }
+}
+
+impl Rule for Zero3 {
+    fn name(&self) -> &'static str {
+        "zero3"
+    }
+
+    fn parameter(&self) -> Option<Parameter> {
+        Some(Parameter::WorldSize)
+    }
+
+    fn value(&self, o: &Options) -> u32 {
+        ranks(o)
+    }
+
+    fn group(&self) -> &'static str {
+        ZERO
+    }
+
+    fn reshape(&self, c: &Ctx<'_>, _: usize, life: &Life, seg: Seg) -> Vec<Seg> {
+        fsdp_reshape(c, life, seg)
+    }
+
+    fn extras(&self, c: &Ctx<'_>) -> Vec<Seg> {
+        fsdp(c, true)
+    }
+
+    fn words(&self, c: &Ctx<'_>) -> Words {
+        let n = c.value;
+        let cost = "an all-gather of parameters in each forward and backward, a reduce-scatter of \
+                    gradients each step"
+            .to_owned();
+        let assumptions = if c.run.blocks.is_empty() {
+            format!(
+                "FSDP with FULL_SHARD: optimizer state, gradients and parameters split evenly \
+                 over {n} ranks; no module scopes, so no block is known: each unit is taken as \
+                 about one layer (the largest gradient), the one in use and the one prefetched \
+                 gathered from forward to the end of backward; a reduce-scatter buffer of about \
+                 one layer in backward"
+            )
+        } else {
+            format!(
+                "FSDP with FULL_SHARD, each block its own unit: optimizer state, gradients and \
+                 parameters split evenly over {n} ranks; the root unit (parameters of no block) \
+                 gathered from forward to the end of backward, each block gathered for its \
+                 forward and again, with the next one prefetched, for its backward; in each \
+                 block's forward its all-gather buffer and the next block's; a reduce-scatter \
+                 buffer of about one layer in backward"
+            )
+        };
+        Words { assumptions, cost }
+    }
+}
+
+/// FSDP's own memory. Each unit's parameters are gathered whole for its forward; a unit's
+/// gradients are made whole in its backward and reduce-scattered (a transient of about one
+/// layer). `SHARD_GRAD_OP` (`reshard_after_forward=False`) keeps every unit gathered from
+/// its forward to the end of backward: a whole copy of the parameters. `FULL_SHARD` keeps
+/// only the root unit (the parameters of no block: embeddings, the output layer) so, and
+/// gathers each block again for its backward, prefetching the next one. The parameters the
+/// totals held from before the capture are sharded.
+fn fsdp(c: &Ctx<'_>, reshard: bool) -> Vec<Seg> {
+    let (run, n, untracked_parameter_bytes) = (c.run, c.value, c.untracked_parameter_bytes);
+    let mut out = Vec::new();
+    if let Some(start_ns) = run.points.first().map(|p| p.0) {
+        let shard_saving = untracked_parameter_bytes - untracked_parameter_bytes / i64::from(n);
+        out.push(Seg {
+            start_ns,
+            end_ns: None,
+            bytes: -shard_saving,
+        });
+    }
+    let gathered = match (reshard, run.blocks.is_empty()) {
+        (false, _) => run.gradient_bytes,
+        (true, false) => run.root_unit_bytes,
+        // No module scopes (an allocator snapshot), so no block is known: each unit is taken
+        // as about one layer, the one in use and the one prefetched — not every parameter.
+        (true, true) => (2 * run.layer_bytes).min(run.gradient_bytes),
+    };
+    for (start_ns, end_ns) in run.forward_to_backward() {
+        out.push(Seg {
+            start_ns,
+            end_ns: Some(end_ns),
+            bytes: gathered,
+        });
+    }
+    for &(start_ns, end_ns) in &run.backward {
+        out.push(Seg {
+            start_ns,
+            end_ns: Some(end_ns),
+            bytes: run.layer_bytes,
+        });
+    }
+    // FSDP2 keeps a unit.s all-gather output until the next all-gather is waited on, and
+    // prefetches the next unit's: in each block's forward, both buffers.
+    for (i, b) in run.blocks.iter().enumerate() {
+        let prefetched = run.blocks.get(i + 1).map_or(0, |n| n.unit_bytes);
+        out.push(Seg {
+            start_ns: b.start_ns,
+            end_ns: Some(b.end_ns),
+            bytes: b.unit_bytes + prefetched,
+        });
+    }
+    if reshard {
+        for (i, b) in run.blocks.iter().enumerate() {
+            out.push(Seg {
+                start_ns: b.start_ns,
+                end_ns: Some(b.end_ns),
+                bytes: b.unit_bytes,
+            });
+            let Some((s, e)) = b.backward else { continue };
+            // Its own unit, and the one backward runs next (the block before), prefetched.
+            let next = i.checked_sub(1).and_then(|p| run.blocks.get(p));
+            let prefetched = next.map_or(0, |p| p.unit_bytes);
+            out.push(Seg {
+                start_ns: s,
+                end_ns: Some(e),
+                bytes: b.unit_bytes + prefetched,
+            });
+        }
+    }
+    out
+}
