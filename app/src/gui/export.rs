@@ -343,8 +343,13 @@ fn write(kind: ExportKind, data: &Loaded, dest: &Path, replace: bool) -> Result<
                 timeline: &data.timeline,
                 summary: &data.summary,
             };
-            report::write_analysed(dest, &[input], &policy).map_err(said)?;
-            Ok(format!("Wrote {}", dest.join("report.md").display()))
+            let overview = report::Overview::default();
+            report::write_analysed(dest, &[input], &overview, &policy).map_err(said)?;
+            Ok(format!(
+                "Wrote {} and {}",
+                dest.join("report.md").display(),
+                report::HTML_NAME
+            ))
         }
         ExportKind::Perfetto => {
             let bytes =
