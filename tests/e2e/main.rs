@@ -38,6 +38,7 @@ mod record_support;
 mod record_tags;
 mod record_torch;
 mod report;
+mod report_html;
 mod report_categories;
 mod slips;
 mod snapshot;
