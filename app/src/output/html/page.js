@@ -280,7 +280,7 @@
     if (dev.name !== null) title.append(" — ", el("span", { class: "name", text: str(dev.name) }));
     box.append(title);
     // The summary's rows, each with its place in `summary --format json`.
-    const facts = el("dl", { class: "facts" });
+    const facts = el("dl", { class: "facts two" });
     for (const r of dev.facts) {
       facts.append(el("dt", { text: str(r.label) }));
       facts.append(el("dd", { "data-summary-input": String(input.index), "data-summary-path": r.path, "data-value": r.value === null ? null : String(r.value), text: str(r.text) }));
@@ -303,10 +303,11 @@
       if (allocated.length) swatch("allocated", D.colours.allocated);
       if (reserved.length) swatch("reserved", D.colours.reserved);
       if (nvml.length) swatch("NVML used (whole device)", D.colours.nvml);
-      if (dev.capacity_bytes) swatch("capacity " + fmtBytes(dev.capacity_bytes), "#444");
-      box.append(legend);
       const dataMax = Math.max(levelsMax(allocated), levelsMax(reserved), levelsMax(nvml), 1);
+      // The capacity line where it fits the scale; far above the curves it is named only.
       const showCapacity = dev.capacity_bytes && dev.capacity_bytes <= 1.5 * dataMax;
+      if (dev.capacity_bytes) swatch("capacity " + fmtBytes(dev.capacity_bytes) + (showCapacity ? "" : " (far above the curves)"), "#444");
+      box.append(legend);
       const yMax = 1.05 * Math.max(dataMax, showCapacity ? dev.capacity_bytes : 0);
       const chart = new Chart(box, view, 300, (f) => {
         yAxis(f, yMax);
@@ -671,7 +672,7 @@
     // what the composition then shows (read by tests/html/check.py from --dump-dom).
     const out = document.getElementById("selftest");
     const state = views.find((v) => v.chart && v.instants);
-    const result = { clicked: false };
+    const result = { clicked: false, compositions: views.some((v) => v.instants) };
     if (state) {
       const c = state.chart.canvas, r = c.getBoundingClientRect();
       const x = r.left + MARGIN.left + 0.4 * state.chart.plotWidth(), y = r.top + 100;
