@@ -15,12 +15,14 @@ use serde::Serialize;
 
 use super::Input;
 use super::strings::Strings;
-use crate::output::text::percent;
+use crate::output::text::{cut, percent};
 
 /// Instants computed over the run besides the peak and the OOMs: the highest point of
 /// each of this many equal slices of it. Each costs three groupings of what was live
 /// then (~1 ms on the samples) and ~2 KB of JSON.
 pub const COMPOSITION_INSTANTS: usize = 48;
+/// A group's label in the table, in characters (its whole stack is a click away).
+pub const LABEL_CHARS: usize = 240;
 /// Groups kept per grouping and instant (the rest folded into one, as `live --limit`).
 pub const GROUPS_SHOWN: usize = 12;
 
@@ -106,7 +108,7 @@ pub fn compositions(
 
 fn group(g: &LiveGroup, s: &mut Strings) -> GroupDoc {
     GroupDoc(
-        s.id(&g.short_site()),
+        s.id(&cut(&g.short_site(), LABEL_CHARS)),
         g.bytes,
         s.id(&bytes_iec(g.bytes)),
         s.id(&percent(g.share)),

@@ -420,7 +420,8 @@
     box.append(el("div", { class: "muted", text: n + " allocations drawn one by one (those at least 1/512 of the peak tall and 1/2048 of the run long" + (B.left_out ? "; " + B.left_out + " more left out for size" : "") + "); the rest of the allocated bytes in grey." }));
     const segsOf = (i) => {
       const b = B.bands[i], mv = B.moves[i], out = [[start[i], b[4]]];
-      for (let j = 0; j + 1 < mv.length; j += 2) out.push([start[i] + mv[j], mv[j + 1]]);
+      let tm = start[i], off = b[4];
+      for (let j = 0; j + 1 < mv.length; j += 2) { tm += mv[j]; off += mv[j + 1]; out.push([tm, off]); }
       return out;
     };
     const chart = new Chart(box, view, 260, (f) => {
@@ -515,7 +516,7 @@
       groups.forEach((gr) => {
         const tr = el("tr", { class: gr[5].length ? "clickable" : null },
           el("td", { class: "num", text: str(gr[2]) }), el("td", { class: "num", text: str(gr[3]) }),
-          el("td", { class: "num", text: gr[4] ? String(gr[4]) : "" }), el("td", { class: "label", text: siteLabel(str(gr[0])) }));
+          el("td", { class: "num", text: gr[4] ? String(gr[4]) : "" }), el("td", { class: "label", text: str(gr[0]) }));
         tr.setAttribute("data-bytes", String(gr[1]));
         if (gr[5].length) tr.addEventListener("click", () => {
           tbody.querySelectorAll("tr.selected").forEach((r) => r.classList.remove("selected"));
@@ -532,13 +533,6 @@
     state.instants = C.instants;
     if (C.peak !== null) state.selected = C.instants[C.peak].t;
     show();
-  }
-  // A stack's first frames for the table; the whole stack is a click away.
-  const SITE_FRAMES = 3;
-  function siteLabel(site) {
-    const frames = site.split(" ← ");
-    if (frames.length <= SITE_FRAMES) return site;
-    return frames.slice(0, SITE_FRAMES).join(" ← ") + " ← … (" + (frames.length - SITE_FRAMES) + " more)";
   }
   function pick(state, t) {
     state.clicked = t;
