@@ -22,26 +22,43 @@ fn s(p: &Path) -> &str {
 
 /// What makes a page fetch something: a URL, or a protocol-relative `src`/`href`.
 fn requests(html: &str) -> Vec<&'static str> {
-    ["http://", "https://", "src=\"//", "href=\"//", "src='//", "href='//", "url(", "@import"]
-        .into_iter()
-        .filter(|n| html.contains(n))
-        .collect()
+    [
+        "http://",
+        "https://",
+        "src=\"//",
+        "href=\"//",
+        "src='//",
+        "href='//",
+        "url(",
+        "@import",
+    ]
+    .into_iter()
+    .filter(|n| html.contains(n))
+    .collect()
 }
 
 #[test]
 fn the_page_is_self_contained_and_says_what_summary_says() {
-    for sample in ["cs336-transformer-snapshot.pickle", "transformer-lm-train-cpu.json.gz"] {
+    for sample in [
+        "cs336-transformer-snapshot.pickle",
+        "transformer-lm-train-cpu.json.gz",
+    ] {
         let input = repo_root().join("samples").join(sample);
         let dir = temp_dir(&format!("html-{sample}"));
         let page = dir.join("page.html");
         let said = vramscope_ok(&["report", s(&input), "--html", s(&page)]);
         let bytes = std::fs::metadata(&page).expect("page written").len();
-        assert!(said.contains("page.html (") && said.contains("KiB)"), "{said}");
+        assert!(
+            said.contains("page.html (") && said.contains("KiB)"),
+            "{said}"
+        );
         assert!(bytes < 3 << 20, "{sample}: {bytes} bytes, over 3 MB");
         let html = std::fs::read_to_string(&page).expect("utf-8 page");
         assert!(html.starts_with("<!DOCTYPE html>"));
         assert!(
-            html.contains(r#"<meta http-equiv="Content-Security-Policy" content="default-src 'none';"#),
+            html.contains(
+                r#"<meta http-equiv="Content-Security-Policy" content="default-src 'none';"#
+            ),
             "{sample}: no CSP"
         );
         assert_eq!(requests(&html), Vec::<&str>::new(), "{sample}");
@@ -56,9 +73,15 @@ fn the_page_is_self_contained_and_says_what_summary_says() {
         let mut shown = 0;
         for d in data["inputs"][0]["devices"].as_array().expect("devices") {
             for row in d["facts"].as_array().expect("facts") {
-                let Some(path) = row["path"].as_str() else { continue };
+                let Some(path) = row["path"].as_str() else {
+                    continue;
+                };
                 let pointer = format!("/{}", path.replace('.', "/"));
-                assert_eq!(summary.pointer(&pointer), Some(&row["value"]), "{sample} {path}");
+                assert_eq!(
+                    summary.pointer(&pointer),
+                    Some(&row["value"]),
+                    "{sample} {path}"
+                );
                 shown += 1;
             }
         }
@@ -76,7 +99,11 @@ fn report_dir_holds_the_page_and_the_policy_keeps_what_exists() {
     let in_dir = std::fs::read(out.join("report.html")).expect("report.html in the directory");
     let page = dir.join("alone.html");
     vramscope_ok(&["report", s(&input), "--html", s(&page)]);
-    assert_eq!(std::fs::read(&page).ok(), Some(in_dir), "the same page, deterministic");
+    assert_eq!(
+        std::fs::read(&page).ok(),
+        Some(in_dir),
+        "the same page, deterministic"
+    );
     // An existing page is kept without --force, replaced with it; never the input.
     let refused = vramscope(&["report", s(&input), "--html", s(&page)]);
     assert!(!refused.status.success());
@@ -116,10 +143,19 @@ fn hostile_names_reach_the_page_only_as_escaped_text() {
         "<img src=x onerror=\"document.title='pwned'\">",
         "\u{202e}gnp.exe\u{2066} aten::cat\u{2028}line\u{2029}para",
     ] {
-        assert!(strings.contains(&name), "{name:?} not in the page's strings");
+        assert!(
+            strings.contains(&name),
+            "{name:?} not in the page's strings"
+        );
     }
     // The page's code puts text in with textContent, never as markup.
-    for sink in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("] {
+    for sink in [
+        "innerHTML",
+        "outerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "eval(",
+    ] {
         assert!(!html.contains(sink), "{sink} in the page");
     }
 }
@@ -130,7 +166,13 @@ fn redact_paths_reaches_the_page() {
     let dir = temp_dir("html-redact");
     let (plain, redacted) = (dir.join("plain.html"), dir.join("redacted.html"));
     vramscope_ok(&["report", s(&input), "--html", s(&plain)]);
-    vramscope_ok(&["report", s(&input), "--html", s(&redacted), "--redact-paths"]);
+    vramscope_ok(&[
+        "report",
+        s(&input),
+        "--html",
+        s(&redacted),
+        "--redact-paths",
+    ]);
     let read = |p: &Path| std::fs::read_to_string(p).expect("page");
     assert!(read(&plain).contains("/home/alice/secret-project"));
     let r = read(&redacted);

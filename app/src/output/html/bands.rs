@@ -52,7 +52,10 @@ pub fn bands(input: &Input<'_>, d: &DeviceTimeline, s: &mut Strings) -> Option<B
     let layout = BandLayout::build(rec, d);
     let t0 = d.points.first()?.time_ns;
     let t1 = layout.end_ns.max(t0 + 1);
-    let peak = d.peak_allocated.and_then(|p| d.points.get(p))?.allocated_bytes;
+    let peak = d
+        .peak_allocated
+        .and_then(|p| d.points.get(p))?
+        .allocated_bytes;
     let q = BandQuery {
         t0_ns: t0,
         t1_ns: t1,
@@ -92,7 +95,9 @@ pub fn bands(input: &Input<'_>, d: &DeviceTimeline, s: &mut Strings) -> Option<B
     let keys = band_keys(rec, timeline, d, ColorBy::Stack);
     let origin = input.summary.start_ns;
     let alloc_times = deltas(kept.iter().map(|k| {
-        d.allocations.get(k.0 as usize).map_or(0, |a| a.alloc_ns - origin)
+        d.allocations
+            .get(k.0 as usize)
+            .map_or(0, |a| a.alloc_ns - origin)
     }));
     let mut bands = Vec::with_capacity(kept.len());
     // Only the keys of the bands kept, renumbered.

@@ -68,7 +68,10 @@ pub fn compositions(
     if !d.allocated_known || d.allocations.is_empty() {
         return Compositions::default();
     }
-    let peak_ns = d.peak_allocated.and_then(|p| d.points.get(p)).map(|p| p.time_ns);
+    let peak_ns = d
+        .peak_allocated
+        .and_then(|p| d.points.get(p))
+        .map(|p| p.time_ns);
     let mut times = highest_per_slice(d);
     times.extend(peak_ns);
     let ooms = input.summary.ooms.iter().filter(|o| o.device == ds.device);
@@ -82,7 +85,10 @@ pub fn compositions(
             let at_peak = Some(t) == peak_ns;
             let groups = |by, s: &mut Strings| {
                 let live = live_at(input.rec, input.timeline, d.device, t, by);
-                fold_after(live.groups, GROUPS_SHOWN).iter().map(|g| group(g, s)).collect()
+                fold_after(live.groups, GROUPS_SHOWN)
+                    .iter()
+                    .map(|g| group(g, s))
+                    .collect()
             };
             let allocated = d.at(t).map_or(0, |p| p.allocated_bytes);
             let categories = if at_peak {
@@ -129,8 +135,19 @@ fn by_category(bytes: &[i64; 9], s: &mut Strings) -> Vec<GroupDoc> {
     groups
         .into_iter()
         .map(|(c, b)| {
-            let share = if total == 0 { 0.0 } else { b as f64 / total as f64 };
-            GroupDoc(s.id(c.as_str()), b, s.id(&bytes_iec(b)), s.id(&percent(share)), 0, Vec::new())
+            let share = if total == 0 {
+                0.0
+            } else {
+                b as f64 / total as f64
+            };
+            GroupDoc(
+                s.id(c.as_str()),
+                b,
+                s.id(&bytes_iec(b)),
+                s.id(&percent(share)),
+                0,
+                Vec::new(),
+            )
         })
         .collect()
 }
@@ -148,7 +165,8 @@ fn highest_per_slice(d: &DeviceTimeline) -> Vec<i64> {
         return Vec::new();
     };
     let span = (last.time_ns - first.time_ns).max(1) as i128;
-    let slice = |t: i64| ((t - first.time_ns) as i128 * COMPOSITION_INSTANTS as i128 / span) as usize;
+    let slice =
+        |t: i64| ((t - first.time_ns) as i128 * COMPOSITION_INSTANTS as i128 / span) as usize;
     let mut best: Vec<Option<(i64, i64)>> = vec![None; COMPOSITION_INSTANTS + 1];
     for p in &d.points {
         if let Some(slot) = best.get_mut(slice(p.time_ns))

@@ -12,13 +12,13 @@ use collector::timeline::DeviceTimeline;
 use collector::units::{bytes_iec, duration_between};
 use serde::Serialize;
 
+use super::Input;
 use super::bands::{BandsDoc, bands};
 use super::categories::{CategoriesDoc, categories};
 use super::compose::{Compositions, compositions};
 use super::levels::{Level, levels};
 use super::segments::{SegmentsDoc, segments};
 use super::strings::Strings;
-use super::Input;
 use crate::output::text::totals_name;
 
 /// A row of a device's summary: what, the CLI's text, and where `summary --format json`
@@ -104,8 +104,18 @@ pub fn device(input: &Input<'_>, index: usize, ds: &DeviceSummary, s: &mut Strin
         })
     };
     let peaks = [
-        mark(s, "peak allocated", ds.peak_allocated_at_ns, ds.peak_allocated_bytes),
-        mark(s, "peak reserved", ds.peak_reserved_at_ns, ds.peak_reserved_bytes),
+        mark(
+            s,
+            "peak allocated",
+            ds.peak_allocated_at_ns,
+            ds.peak_allocated_bytes,
+        ),
+        mark(
+            s,
+            "peak reserved",
+            ds.peak_reserved_at_ns,
+            ds.peak_reserved_bytes,
+        ),
     ];
     let ooms = input.summary.ooms.iter().filter(|o| o.device == ds.device);
     let ooms = ooms
@@ -145,10 +155,21 @@ fn facts(index: usize, ds: &DeviceSummary, origin: i64, s: &mut Strings) -> Vec<
             value: field.map(|(_, v)| v),
         });
     };
-    let at = |t: Option<i64>| t.map_or(String::new(), |t| format!(" at {}", duration_between(origin, t)));
+    let at = |t: Option<i64>| {
+        t.map_or(String::new(), |t| {
+            format!(" at {}", duration_between(origin, t))
+        })
+    };
     if let Some(p) = ds.peak_allocated_bytes {
-        let op = ds.peak_allocated_op.as_deref().map_or(String::new(), |o| format!(" in {o}"));
-        let text = format!("{} ({p} B){}{op}", bytes_iec(p), at(ds.peak_allocated_at_ns));
+        let op = ds
+            .peak_allocated_op
+            .as_deref()
+            .map_or(String::new(), |o| format!(" in {o}"));
+        let text = format!(
+            "{} ({p} B){}{op}",
+            bytes_iec(p),
+            at(ds.peak_allocated_at_ns)
+        );
         row(s, "peak allocated", text, Some(("peak_allocated_bytes", p)));
     }
     if let Some(r) = ds.peak_reserved_bytes {
@@ -160,10 +181,20 @@ fn facts(index: usize, ds: &DeviceSummary, origin: i64, s: &mut Strings) -> Vec<
         row(s, "cache at peak", text, Some(("cache_at_peak_bytes", c)));
     }
     if let Some(a) = ds.final_allocated_bytes {
-        row(s, "allocated at the end", bytes_iec(a), Some(("final_allocated_bytes", a)));
+        row(
+            s,
+            "allocated at the end",
+            bytes_iec(a),
+            Some(("final_allocated_bytes", a)),
+        );
     }
     if let Some(r) = ds.final_reserved_bytes {
-        row(s, "reserved at the end", bytes_iec(r), Some(("final_reserved_bytes", r)));
+        row(
+            s,
+            "reserved at the end",
+            bytes_iec(r),
+            Some(("final_reserved_bytes", r)),
+        );
     }
     let events = format!(
         "{} ({} allocs, {} frees, {} OOMs; totals: {})",

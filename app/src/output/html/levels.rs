@@ -49,7 +49,10 @@ pub fn levels(points: &[(i64, i64)], origin_ns: i64) -> Vec<Level> {
 }
 
 fn level(points: &[(i64, i64)], origin_ns: i64, buckets: usize) -> Level {
-    let (mut t, mut v) = (Vec::with_capacity(points.len()), Vec::with_capacity(points.len()));
+    let (mut t, mut v) = (
+        Vec::with_capacity(points.len()),
+        Vec::with_capacity(points.len()),
+    );
     let (mut last_t, mut last_v) = (origin_ns, 0);
     for &(time_ns, bytes) in points {
         t.push(time_ns - last_t);
@@ -80,14 +83,20 @@ mod tests {
     fn few_points_are_kept_exactly_as_differences() {
         let l = levels(&[(100, 5), (110, 7), (130, 2)], 100);
         assert_eq!(l.len(), 1);
-        assert_eq!((l[0].buckets, &l[0].t, &l[0].v), (0, &vec![0, 10, 20], &vec![5, 2, -5]));
+        assert_eq!(
+            (l[0].buckets, &l[0].t, &l[0].v),
+            (0, &vec![0, 10, 20], &vec![5, 2, -5])
+        );
     }
 
     #[test]
     fn many_points_get_decimated_levels_that_keep_the_peak() {
         let points: Vec<(i64, i64)> = (0..100_000).map(|i| (i, i % 1000)).collect();
         let l = levels(&points, 0);
-        assert_eq!(l.iter().map(|l| l.buckets).collect::<Vec<_>>(), vec![2_048, 16_384]);
+        assert_eq!(
+            l.iter().map(|l| l.buckets).collect::<Vec<_>>(),
+            vec![2_048, 16_384]
+        );
         let max = l[0].v.iter().scan(0, |s, d| {
             *s += d;
             Some(*s)

@@ -44,10 +44,16 @@ pub fn segments(
     let sum = input.summary;
     let f = sum.fragmentation.iter().find(|f| f.device == ds.device)?;
     let (layouts, when) = if f.source == FragmentationSource::Snapshot {
-        (layout_at_snapshot(input.rec, device)?, "at the snapshot".to_owned())
+        (
+            layout_at_snapshot(input.rec, device)?,
+            "at the snapshot".to_owned(),
+        )
     } else {
         let layout = layout_at(input.rec, input.timeline, device, f.at_ns)?;
-        (layout, format!("at the peak, {}", duration_between(sum.start_ns, f.at_ns)))
+        (
+            layout,
+            format!("at the peak, {}", duration_between(sum.start_ns, f.at_ns)),
+        )
     };
     let facts = [
         ("reserved", bytes_iec(f.reserved_bytes)),
@@ -56,7 +62,10 @@ pub fn segments(
         ("segments", f.segments.to_string()),
         ("free blocks", f.free_blocks.to_string()),
         ("largest free block", bytes_iec(f.largest_free_block_bytes)),
-        ("external fragmentation", format!("{:.1}%", f.external_fragmentation * 100.0)),
+        (
+            "external fragmentation",
+            format!("{:.1}%", f.external_fragmentation * 100.0),
+        ),
     ];
     let mut layouts = layouts;
     layouts.sort_by_key(|l| std::cmp::Reverse(l.size_bytes));

@@ -45,6 +45,9 @@ mod tests {
     fn a_string_is_stored_once() {
         let mut s = Strings::default();
         assert_eq!(s.ids(["a", "b", "a"]), vec![0, 1, 0]);
-        assert_eq!(serde_json::to_string(&s).ok().as_deref(), Some(r#"["a","b"]"#));
+        assert_eq!(
+            serde_json::to_string(&s).ok().as_deref(),
+            Some(r#"["a","b"]"#)
+        );
     }
 }

@@ -74,7 +74,12 @@ fn table(range: &str, rows: &[OpRow], max: usize, s: &mut Strings) -> OpsTable {
                     r.self_device_memory_usage,
                     r.device_memory_usage,
                 ];
-                (s.id(&r.name), r.calls, bytes, bytes.map(|b| s.id(&torch_memory(b))))
+                (
+                    s.id(&r.name),
+                    r.calls,
+                    bytes,
+                    bytes.map(|b| s.id(&torch_memory(b))),
+                )
             })
             .collect(),
         left_out: rows.len().saturating_sub(max),
@@ -102,7 +107,10 @@ pub fn advice(input: &Input<'_>, s: &mut Strings) -> Vec<AdviceDoc> {
                 .devices
                 .get(a.device as usize)
                 .map_or_else(|| "?".to_owned(), |i| i.key.to_string());
-            let title = format!("{device} (measured peak {})", bytes_iec(a.measured_peak_bytes));
+            let title = format!(
+                "{device} (measured peak {})",
+                bytes_iec(a.measured_peak_bytes)
+            );
             AdviceDoc {
                 title: s.id(&title),
                 rows: a
@@ -118,7 +126,10 @@ pub fn advice(input: &Input<'_>, s: &mut Strings) -> Vec<AdviceDoc> {
                         )
                     })
                     .collect(),
-                fit: a.fit.as_ref().map(|f| s.id(&format!("{device}: {}.", fit_sentence(f)))),
+                fit: a
+                    .fit
+                    .as_ref()
+                    .map(|f| s.id(&format!("{device}: {}.", fit_sentence(f)))),
             }
         })
         .collect()
@@ -138,7 +149,13 @@ pub fn ooms(input: &Input<'_>, s: &mut Strings) -> Vec<(u32, Vec<u32>)> {
                 o.verdict
             );
             let live = o.largest_live.iter().map(|g| {
-                format!("{} in {} {}: {}", bytes_iec(g.bytes), g.blocks, blocks_word(g.blocks), g.short_site())
+                format!(
+                    "{} in {} {}: {}",
+                    bytes_iec(g.bytes),
+                    g.blocks,
+                    blocks_word(g.blocks),
+                    g.short_site()
+                )
             });
             (s.id(&line), live.map(|l| s.id(&l)).collect())
         })
@@ -179,7 +196,10 @@ pub fn facts(input: &Input<'_>, s: &mut Strings) -> (Vec<(u32, u32)>, Vec<u32>) 
         let mem = g.total_memory_bytes.map_or(String::new(), |b| {
             format!(", {}", bytes_iec(i64::try_from(b).unwrap_or(i64::MAX)))
         });
-        facts.push(("gpu".into(), format!("{} {}{mem}", g.device, g.name.as_deref().unwrap_or("?"))));
+        facts.push((
+            "gpu".into(),
+            format!("{} {}{mem}", g.device, g.name.as_deref().unwrap_or("?")),
+        ));
     }
     for (k, v) in &input.rec.meta.properties {
         facts.push((k.clone(), v.clone()));
@@ -189,7 +209,9 @@ pub fn facts(input: &Input<'_>, s: &mut Strings) -> (Vec<(u32, u32)>, Vec<u32>) 
     }
     let mut warnings: Vec<String> = Vec::new();
     if let Some(at) = sum.truncated_at_byte {
-        warnings.push(format!("the file ends early; complete events before byte {at} were read"));
+        warnings.push(format!(
+            "the file ends early; complete events before byte {at} were read"
+        ));
     }
     warnings.extend(sum.warnings.iter().map(|(k, v)| format!("{v} {k}")));
     for g in sum.growth.iter().filter(|g| g.steady_growth) {

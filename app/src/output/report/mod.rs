@@ -165,7 +165,7 @@ pub fn analysed<'a>(
 
 /// Write the report for `inputs` (display name, recording) into `dir`, whole; returns
 /// the size of its report.html.
-#[cfg(test)]
+#[cfg(all(test, feature = "gui"))]
 pub fn write_report(
     dir: &Path,
     inputs: &[(String, Recording)],
@@ -227,7 +227,12 @@ fn fill(dir: &Path, inputs: &[Analysed<'_>], overview: &Overview) -> Result<u64>
     md.insert_str(TITLE.len(), &overview.markdown);
     file::write_bytes(&dir.join("report.md"), &FRESH, TEMP_TAG, md.as_bytes())?;
     let page = html::page(inputs, overview.ranks.as_ref())?;
-    Ok(file::write_bytes(&dir.join(HTML_NAME), &FRESH, TEMP_TAG, page.as_bytes())?)
+    Ok(file::write_bytes(
+        &dir.join(HTML_NAME),
+        &FRESH,
+        TEMP_TAG,
+        page.as_bytes(),
+    )?)
 }
 
 #[cfg(test)]
