@@ -11,13 +11,16 @@ checks that
   equals `summary --format json`'s,
 - clicking the timeline (the page's #selftest mode dispatches the mouse events and writes
   what the composition then shows into #selftest) shows what was live at the computed
-  instant nearest the click,
+  instant nearest the click; a wheel notch zooms and a double-click restores the view; a
+  click on the per-op table's "# of Calls" heading sorts it,
 - the hostile names rendered as text: no element they spelled exists, the title is ours,
-- screenshots at 1000x700 and 1920x1080 are not blank (ImageMagick's colour count).
+- the timeline's canvas is painted (#selftest counts its pixels), and screenshots at
+  1000x700 and 1920x1080 are not blank (ImageMagick's colour count).
 
 Usage: tests/html/check.py [--binary target/debug/vramscope] [--out DIR]
 Needs chromium and ImageMagick (`apt-get install chromium imagemagick`); .ci/run installs
-them. Screenshots stay in DIR (default /tmp/vramscope-html-check) to look at.
+them. Where firefox is installed too, each page is also drawn by headless Firefox and its
+screenshot checked. Screenshots stay in DIR (default /tmp/vramscope-html-check) to look at.
 """
 import argparse
 import html.parser
@@ -43,6 +46,9 @@ PAGES = [
 SIZES = ["1000,700", "1920,1080"]
 # A blank or nearly blank page has a handful of colours; a drawn chart hundreds.
 MIN_COLOURS = 64
+# The timeline's canvas: axes, grid and labels paint a few per cent of it, the curves
+# far more (32-76% on these pages).
+MIN_PAINTED = 0.15
 BROWSER_TIMEOUT_S = 60
 # Lets the page's script run to its end before the DOM is dumped or the shot taken.
 VIRTUAL_TIME_MS = "4000"
@@ -137,9 +143,16 @@ def check_page(browser, binary, out, name, inputs):
     if test.get("clicked"):
         if test["shown_ns"] != test["nearest_ns"] or test["rows"] < 1:
             problems.append(f"click on the timeline: {test}")
-        print(f"  click at {test['clicked_ns'] / 1e6:.3f} ms shows {test['rows']} groups: {test['heading'][:90]}")
+        if test.get("painted", 0) < MIN_PAINTED:
+            problems.append(f"the timeline is nearly blank: {test.get('painted')} of its pixels painted")
+        if not (test.get("zoomed") and test.get("reset")):
+            problems.append(f"wheel zoom and double-click reset: {test}")
+        print(f"  timeline {test['painted']:.0%} painted; click at {test['clicked_ns'] / 1e6:.3f} ms "
+              f"shows {test['rows']} groups: {test['heading'][:70]}")
     elif test.get("compositions", True):
         problems.append(f"the self-test did not click: {test}")
+    if "sorted" in test and not test["sorted"]:
+        problems.append("the per-op table did not sort by # of Calls")
     if name == "hostile":
         if "img" in dom.tags or dom.tags.count("script") != 2 or "b" in dom.tags:
             problems.append(f"a hostile name made elements: {sorted(set(dom.tags))}")
@@ -151,6 +164,18 @@ def check_page(browser, binary, out, name, inputs):
         problems += [f"console ({size_arg}): {line}" for line in console_errors(stderr)]
         colours = int(subprocess.run(["identify", "-format", "%k", str(shot)], capture_output=True,
                                      text=True, check=True).stdout or 0)
+        if colours < MIN_COLOURS:
+            problems.append(f"{shot.name}: {colours} colours, blank?")
+    firefox = shutil.which("firefox")
+    if firefox:
+        # Where Firefox is installed (CI does not install it): it draws the page too.
+        shot = out / f"{name}-firefox-1000x700.png"
+        profile = out / "firefox-profile"
+        profile.mkdir(exist_ok=True)
+        subprocess.run([firefox, "--headless", "--profile", str(profile), "--window-size=1000,700",
+                        "--screenshot", str(shot), url], capture_output=True, timeout=BROWSER_TIMEOUT_S)
+        colours = int(subprocess.run(["identify", "-format", "%k", str(shot)], capture_output=True,
+                                     text=True).stdout or 0)
         if colours < MIN_COLOURS:
             problems.append(f"{shot.name}: {colours} colours, blank?")
     print(f"  {size / 1024:.0f} KiB, screenshots in {out}")

@@ -189,8 +189,9 @@ impl ExportWindow {
     fn body_ui(&mut self, ui: &mut Ui) -> bool {
         ui.label(match self.kind {
             ExportKind::Report => {
-                "report.md with the summary, the peak and what was live, the top ops, \
-                 fragmentation and OOM verdicts, plus PNG/SVG charts — what `vramscope report` writes."
+                "report.html (one interactive page that opens in any browser) and report.md \
+                 with the summary, the peak and what was live, the top ops, fragmentation and \
+                 OOM verdicts, plus PNG/SVG charts — what `vramscope report` writes."
             }
             ExportKind::Perfetto => {
                 "Chrome trace-event JSON: memory counter tracks and the ops as slices, for \

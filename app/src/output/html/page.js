@@ -34,7 +34,7 @@
   }
   function table(headings, rows, numeric) {
     const head = el("tr", null, ...headings.map((h, i) => el("th", { class: numeric && numeric[i] ? "num" : null, text: h })));
-    const body = rows.map((r) => el("tr", null, ...r.map((c, i) => el("td", { class: numeric && numeric[i] ? "num" : null, text: c }))));
+    const body = rows.map((r) => el("tr", null, ...r.map((c, i) => el("td", { class: numeric && numeric[i] ? "num" : "label", text: c }))));
     return el("table", null, el("thead", null, head), el("tbody", null, ...body));
   }
 
@@ -684,6 +684,26 @@
       result.rows = rows.length;
       result.bytes = sum;
       result.heading = panel.querySelector(".status").textContent;
+      // The timeline drew: the share of its pixels painted (axes and labels alone are ~5%).
+      const px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+      let painted = 0;
+      for (let i = 3; i < px.length; i += 4) if (px[i] > 0) painted++;
+      result.painted = painted / (c.width * c.height);
+      // A wheel notch over the chart zooms in about the pointer; a double-click restores.
+      const whole = state.view.t1 - state.view.t0;
+      c.dispatchEvent(new WheelEvent("wheel", { deltaY: -300, clientX: x, clientY: y, bubbles: true, cancelable: true }));
+      result.zoomed = state.view.t1 - state.view.t0 < whole;
+      c.dispatchEvent(new MouseEvent("dblclick", { clientX: x, clientY: y, bubbles: true }));
+      result.reset = state.view.t1 - state.view.t0 === whole;
+    }
+    // A click on the per-op table's "# of Calls" heading sorts it, largest first.
+    const calls = [...document.querySelectorAll("table.ops th")].find((th) => th.textContent === "# of Calls");
+    if (calls) {
+      const box = calls.closest(".scroll");
+      calls.click();
+      // The table is drawn anew on a sort: read the one now in its box.
+      const values = [...box.querySelectorAll("tbody tr")].map((tr) => Number(tr.children[1].textContent));
+      result.sorted = values.length > 0 && values.every((v, i) => i === 0 || values[i - 1] >= v);
     }
     out.hidden = false;
     out.textContent = JSON.stringify(result);
