@@ -45,6 +45,10 @@ const TEMPLATE: &str = include_str!("page.html");
 const STYLE: &str = include_str!("page.css");
 const SCRIPT: &str = include_str!("page.js");
 
+/// Steps drawn on the timelines (~25 bytes of JSON each): a run with more has every k-th
+/// drawn (a 46,700-step snapshot's steps would be 1.3 MB, and narrower than a pixel).
+pub const MAX_STEPS: usize = 2_048;
+
 /// The temporaries' tag while `--html FILE` is written.
 const TEMP_TAG: &str = "html";
 
@@ -88,7 +92,8 @@ struct InputDoc<'a> {
     summary: SummaryDoc<'a>,
     facts: Vec<(u32, u32)>,
     warnings: Vec<u32>,
-    /// Steps: number, start and end, ns since the input's start.
+    /// Steps: number, start and end, ns since the input's start; every k-th of a run with
+    /// more than [`MAX_STEPS`].
     steps: Vec<(i64, i64, i64)>,
     devices: Vec<DeviceDoc>,
     ops: Vec<OpsTable>,
@@ -140,6 +145,7 @@ fn input_doc<'a>(input: &Input<'a>, s: &mut Strings) -> InputDoc<'a> {
             .rec
             .steps
             .iter()
+            .step_by(input.rec.steps.len().div_ceil(MAX_STEPS).max(1))
             .map(|st| (st.number, st.start_ns - origin, st.end_ns - origin))
             .collect(),
         devices: input

@@ -250,12 +250,14 @@
     }
     g.stroke(); g.setLineDash([]); g.lineWidth = 1;
   }
+  const MIN_STEP_PX = 6;
   function drawSteps(f, steps) {
     const g = f.g;
     g.font = "10px system-ui, sans-serif"; g.textAlign = "left"; g.textBaseline = "top";
     steps.forEach((s, i) => {
       const a = Math.max(f.x0, f.x(s[1])), b = Math.min(f.x1, f.x(s[2]));
-      if (b <= a) return;
+      // Steps narrower than a few pixels would grey the chart over: drawn once zoomed in.
+      if (b - a < MIN_STEP_PX) return;
       if (i % 2 === 0) { g.fillStyle = "rgba(0,0,0,0.035)"; g.fillRect(a, f.y0, b - a, f.y1 - f.y0); }
       g.strokeStyle = "rgba(0,0,0,0.18)"; g.beginPath(); g.moveTo(Math.round(a) + 0.5, f.y0); g.lineTo(Math.round(a) + 0.5, f.y1); g.stroke();
       if (b - a > 40) { g.fillStyle = "#888"; g.textBaseline = "bottom"; g.fillText("step " + s[0], a + 3, f.y1 - 2); g.textBaseline = "top"; }
@@ -316,9 +318,10 @@
         const ra = allocated.length ? columnRanges(pickLevel(allocated, f.t0, f.t1, cols), f.t0, f.t1, cols) : null;
         const rr = reserved.length ? columnRanges(pickLevel(reserved, f.t0, f.t1, cols), f.t0, f.t1, cols) : null;
         const rn = nvml.length ? columnRanges(pickLevel(nvml, f.t0, f.t1, cols), f.t0, f.t1, cols) : null;
-        if (ra) drawColumns(f, ra, D.colours.allocated, "rgba(0,114,178,0.28)");
-        if (rr) drawColumns(f, rr, D.colours.reserved, null);
+        // Behind to front: what the device and the allocator hold, then what is allocated.
         if (rn) drawColumns(f, rn, D.colours.nvml, null, [5, 3]);
+        if (rr) drawColumns(f, rr, D.colours.reserved, null);
+        if (ra) drawColumns(f, ra, D.colours.allocated, "rgba(0,114,178,0.28)");
         const g = f.g;
         if (showCapacity) {
           const y = Math.round(f.y(dev.capacity_bytes)) + 0.5;
