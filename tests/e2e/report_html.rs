@@ -178,3 +178,13 @@ fn redact_paths_reaches_the_page() {
     let r = read(&redacted);
     assert!(!r.contains("/home/alice") && r.contains("train.py(42): step"));
 }
+
+#[test]
+fn help_and_completions_offer_the_page() {
+    let help = vramscope_ok(&["report", "--help"]);
+    for word in ["--html <FILE>", "--redact-paths", "report.html"] {
+        assert!(help.contains(word), "{word} in {help}");
+    }
+    let bash = vramscope_ok(&["completions", "bash"]);
+    assert!(bash.contains("--html") && bash.contains("--redact-paths"));
+}
