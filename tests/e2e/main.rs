@@ -40,6 +40,7 @@ mod record_torch;
 mod report;
 mod report_categories;
 mod report_html;
+mod simulate;
 mod slips;
 mod snapshot;
 mod snapshot_notes;

@@ -114,6 +114,7 @@ pub fn load_options(load: LoadArgs) -> LoadOptions {
         salvage_truncated: load.salvage,
         max_decompressed: load.max_decompressed_size.unwrap_or_default(),
         spans: SpanFilter::All,
+        allocator_history: false,
     }
 }
 

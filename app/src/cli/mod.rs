@@ -15,6 +15,7 @@ mod options;
 mod pack;
 mod record;
 mod report;
+mod simulate;
 mod summary;
 mod table;
 mod values;
@@ -178,6 +179,11 @@ enum Command {
     /// What-if: the estimated peak under bf16 autocast, checkpointing, ZeRO-1/2/3, optimizer
     /// offload and micro-batching, from the run's categories; what fits a capacity.
     Advise(advise::AdviseArgs),
+    /// Would this OOM go away? The run replayed through a model of PyTorch's caching
+    /// allocator (checked address by address against a snapshot), then under other
+    /// settings (expandable_segments, max_split_size_mb, …): reserved peak,
+    /// fragmentation, and each OOM's fate.
+    Simulate(simulate::SimulateArgs),
     /// Open the viewer: a window onto any file vramscope reads, one tab per file
     /// (`vramscope FILE…` does the same); two files open as two tabs (to compare), three
     /// or more or a directory as a rank grid.
@@ -276,6 +282,7 @@ pub fn run(cli: Cli, out: &mut impl Paint) -> Result<ExitCode> {
         Command::View { paths, load } => view::run(paths, load),
         Command::Categories(args) => categories::run(out, &args),
         Command::Advise(args) => advise::run(out, &args),
+        Command::Simulate(args) => simulate::run(out, &args),
         Command::Check {
             paths,
             options,

@@ -19,6 +19,7 @@ pub mod perfetto;
 pub mod ranks;
 pub mod ranks_check;
 pub mod report;
+pub mod simulate;
 pub mod style;
 pub mod summary;
 pub mod table;

@@ -19,6 +19,7 @@ pub mod pyramid;
 pub mod ranks;
 pub mod samples;
 pub mod segments;
+pub mod simulate;
 pub mod summary;
 
 pub use per_op::{OpRow, SortKey, TimeWindow, key_averages, row_spans, sort_rows};

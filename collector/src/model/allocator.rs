@@ -97,6 +97,10 @@ pub struct AllocatorState {
     /// Per device, memory in the sizes the program asked for (the events and totals count
     /// the allocator's blocks, as `torch.cuda.max_memory_allocated` does).
     pub requested: Vec<RequestedTotals>,
+    /// Per device, the allocation history as the allocator recorded it, where the load
+    /// asked for it ([`LoadOptions::allocator_history`](crate::parse::LoadOptions)):
+    /// what the allocator simulation replays.
+    pub history: Vec<DeviceHistory>,
 }
 
 /// One device's requested memory over a snapshot's history: the sizes callers asked for,
@@ -120,4 +124,62 @@ pub struct OomDetail {
     pub event: u32,
     /// Free bytes on the device as the driver reported them at the failure.
     pub device_free_bytes: Option<u64>,
+}
+
+/// What one entry of an allocator's history did (a snapshot's trace-entry actions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HistoryAction {
+    /// A block handed out (`alloc`).
+    Alloc,
+    /// The program freed a block (`free_requested`); it is reusable once freed on every
+    /// stream that used it (`free_completed`).
+    FreeRequested,
+    /// The block went back to the allocator's cache (`free_completed`).
+    FreeCompleted,
+    /// `cudaMalloc` of a segment (`segment_alloc`).
+    SegmentAlloc,
+    /// `cudaFree` of a segment (`segment_free`).
+    SegmentFree,
+    /// Pages mapped into an expandable segment (`segment_map`).
+    SegmentMap,
+    /// Pages unmapped from an expandable segment (`segment_unmap`).
+    SegmentUnmap,
+    /// A request the allocator could not satisfy (`oom`).
+    Oom,
+}
+
+/// One entry of a device's allocator history, as the caching allocator recorded it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HistoryEntry {
+    /// When, ns on the recording's clock (the entry's position where the source has no
+    /// times).
+    pub time_ns: i64,
+    /// What happened.
+    pub action: HistoryAction,
+    /// The block's or segment's address (0 for an OOM).
+    pub addr: u64,
+    /// The size the program asked for (allocations and frees), the segment's or mapping's
+    /// size (segment entries), the rounded request (an OOM).
+    pub size_bytes: u64,
+    /// The CUDA stream (0: the default stream).
+    pub stream: u64,
+    /// An OOM's free device memory as the driver reported it.
+    pub device_free_bytes: Option<u64>,
+}
+
+/// One device's allocator history: the allocator's segments when the history begins and
+/// every entry after. What the allocator simulation replays.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeviceHistory {
+    /// The device.
+    pub device: DeviceIdx,
+    /// The segments when the history begins, in address order: the snapshot's segments
+    /// walked back over the history, each block live then allocated and each gap between
+    /// them one free block.
+    pub start: Vec<Segment>,
+    /// Every entry, in order.
+    pub entries: Vec<HistoryEntry>,
+    /// Bytes allocated when the history begins that no block accounts for (a trace
+    /// profiled mid-run: tensors made before it and not freed in it), carried as held.
+    pub carried_bytes: u64,
 }

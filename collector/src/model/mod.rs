@@ -19,8 +19,8 @@ mod tags;
 
 pub use crate::parse::SourceFormat;
 pub use allocator::{
-    AllocatorState, Block, BlockState, Frame, OomDetail, RequestedTotals, Segment, SegmentPool,
-    StackId,
+    AllocatorState, Block, BlockState, DeviceHistory, Frame, HistoryAction, HistoryEntry,
+    OomDetail, RequestedTotals, Segment, SegmentPool, StackId,
 };
 pub use compact_spans::CompactSpans;
 pub use device::{DeviceClass, DeviceId, DeviceType};

@@ -109,6 +109,10 @@ pub struct LoadOptions {
     pub max_decompressed: DecompressedLimit,
     /// Which op spans a Chrome trace's recording keeps.
     pub spans: SpanFilter,
+    /// Keep an allocator snapshot's history as the allocator recorded it (requested sizes,
+    /// streams, the segments at its start) in [`crate::model::AllocatorState::history`],
+    /// for the allocator simulation: about 40 bytes an entry.
+    pub allocator_history: bool,
 }
 
 /// Which op spans a reader keeps. Spans are most of a trace's events and most of a loaded

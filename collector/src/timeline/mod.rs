@@ -6,6 +6,9 @@
 
 mod ops;
 mod order;
+
+/// Each device's memory events in time order (file order among equal times).
+pub(crate) use order::per_device as events_in_time_order;
 mod pairing;
 mod search;
 

@@ -18,7 +18,7 @@ const MERGE_BUDGET_PER_ELEMENT: usize = 4;
 
 /// Indices into `rec.mem_events` of each device's events (by `DeviceIdx`), in time order;
 /// events at the same time stay in file order.
-pub(super) fn per_device(rec: &Recording) -> Vec<Vec<u32>> {
+pub(crate) fn per_device(rec: &Recording) -> Vec<Vec<u32>> {
     let mut per_device: Vec<Vec<u32>> = vec![Vec::new(); rec.devices.len()];
     for (i, e) in rec.mem_events.iter().enumerate() {
         if let Some(list) = per_device.get_mut(e.device as usize) {

@@ -17,6 +17,18 @@ pub(super) struct Entry {
 }
 
 impl Entry {
+    /// The entry's stream, from its trace's [`Trace::streams`] (0, the default stream,
+    /// where it names none).
+    pub(super) fn stream_in(trace: &Trace, index: usize) -> u64 {
+        match trace
+            .streams
+            .binary_search_by_key(&(index as u32), |&(i, _)| i)
+        {
+            Ok(at) => trace.streams[at].1,
+            Err(_) => 0,
+        }
+    }
+
     pub(super) fn addr(&self) -> Option<u64> {
         self.has_addr.then_some(self.addr)
     }
@@ -35,6 +47,9 @@ impl Entry {
 pub(super) struct Trace {
     pub(super) entries: Vec<Entry>,
     pub(super) device_free: Vec<Option<u64>>,
+    /// The entries on a stream other than the default one (0): (index in `entries`,
+    /// stream), in order. Most runs use the default stream alone: nothing is kept for it.
+    pub(super) streams: Vec<(u32, u64)>,
     /// The non-empty `user_metadata` texts: (entry time, interned text).
     pub(super) notes: Vec<(i64, crate::model::StrId)>,
 }
@@ -51,6 +66,7 @@ pub(super) enum Key {
     Frames,
     DeviceFree,
     UserMetadata,
+    Stream,
     /// Keys of a frame dict.
     Name,
     Filename,
@@ -67,6 +83,7 @@ impl Key {
             "frames" => Key::Frames,
             "device_free" => Key::DeviceFree,
             "user_metadata" => Key::UserMetadata,
+            "stream" => Key::Stream,
             "name" => Key::Name,
             "filename" => Key::Filename,
             "line" => Key::Line,
@@ -74,7 +91,7 @@ impl Key {
         }
     }
 
-    pub(super) const ALL: [Key; 11] = [
+    pub(super) const ALL: [Key; 12] = [
         Key::Other,
         Key::Action,
         Key::Addr,
@@ -83,6 +100,7 @@ impl Key {
         Key::Frames,
         Key::DeviceFree,
         Key::UserMetadata,
+        Key::Stream,
         Key::Name,
         Key::Filename,
         Key::Line,

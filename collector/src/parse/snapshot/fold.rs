@@ -37,11 +37,13 @@ pub(super) struct Extra {
     pub(super) metadata: Option<NodeId>,
     /// Its size is no unsigned int: the entry is skipped (and counted).
     pub(super) bad_size: bool,
+    /// Its CUDA stream, where it is not the default one (0).
+    pub(super) stream: u64,
 }
 
 impl Extra {
     fn present(&self, action: Action) -> bool {
-        action == Action::Oom || self.metadata.is_some() || self.bad_size
+        action == Action::Oom || self.metadata.is_some() || self.bad_size || self.stream != 0
     }
 }
 
@@ -130,6 +132,7 @@ pub(super) fn decode(
             // An int is no list: no stack.
             Key::Frames => frames = v.node().map_or(0, |v| v.index() as u32 + 1),
             Key::DeviceFree => extra.device_free = p.fold_u64(v),
+            Key::Stream => extra.stream = p.fold_u64(v).unwrap_or(0),
             // Most entries carry '' (the default): only texts are kept.
             Key::UserMetadata => {
                 extra.metadata = v

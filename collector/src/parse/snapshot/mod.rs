@@ -18,6 +18,7 @@ mod budget;
 mod entry;
 mod fold;
 mod frames;
+mod history;
 mod parse;
 mod replay;
 mod segments;
@@ -71,7 +72,7 @@ impl Importer for SnapshotImporter {
 }
 
 /// Read an allocator snapshot pickle.
-pub fn read(input: Input, _options: LoadOptions) -> Result<Recording, SourceError> {
+pub fn read(input: Input, options: LoadOptions) -> Result<Recording, SourceError> {
     let compressed = input.compressed;
     // Parsed as it is read, through a small buffer: the file is never held whole. A gzip
     // file's content is capped by its reader (`input::DecompressedLimit`).
@@ -121,7 +122,7 @@ pub fn read(input: Input, _options: LoadOptions) -> Result<Recording, SourceErro
     let freeing = std::thread::Builder::new()
         .name("vramscope-free".into())
         .spawn(move || drop(pickle));
-    let mut rec = read.replay();
+    let mut rec = read.replay(options.allocator_history);
     if let Ok(handle) = freeing {
         let _ = handle.join();
     }

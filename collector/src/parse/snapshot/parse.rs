@@ -255,7 +255,7 @@ impl Reader<'_> {
     /// (a size that is no unsigned int, corrupt or hand-edited, skips the entry: replaying
     /// it with a guess would make every total after it wrong), an `oom`'s free memory, a
     /// metadata note, its stack interned. False when the entry is skipped.
-    fn finish(&mut self, d: &mut Decoded, trace: &mut Trace) -> bool {
+    fn finish(&mut self, d: &mut Decoded, trace: &mut Trace, index: usize) -> bool {
         if d.extra.bad_size {
             self.rec
                 .diagnostics
@@ -264,6 +264,9 @@ impl Reader<'_> {
         }
         if d.entry.action == Action::Oom {
             trace.device_free.push(d.extra.device_free);
+        }
+        if d.extra.stream != 0 {
+            trace.streams.push((index as u32, d.extra.stream));
         }
         if let Some(text) = d.extra.metadata.and_then(|v| self.interned(v)) {
             trace.notes.push((d.entry.time_ns().unwrap_or(0), text));
@@ -297,8 +300,9 @@ impl Reader<'_> {
                     Some(decode(&mut self.keys, p, pairs))
                 }
             };
+            let index = trace.entries.len();
             if let Some(mut d) = decoded
-                && self.finish(&mut d, &mut trace)
+                && self.finish(&mut d, &mut trace, index)
             {
                 trace.entries.push(d.entry);
             }
@@ -318,7 +322,7 @@ impl Reader<'_> {
                 extra,
                 is_entry: true,
             };
-            if self.finish(&mut d, trace)
+            if self.finish(&mut d, trace, kept)
                 && let Some(slot) = entries.get_mut(kept)
             {
                 *slot = d.entry;

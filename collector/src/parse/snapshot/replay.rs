@@ -6,16 +6,17 @@ use rustc_hash::FxHashMap;
 
 use super::PRE_EXISTING_BLOCKS;
 use super::entry::{Action, Entry, Trace};
+use super::history::device_history;
 use super::parse::Gathered;
 use super::state::{Live, Pieces, Sizes, state_at_snapshot, survivor_sizes, walk_back};
 use crate::model::{
-    AllocatorState, DeviceId, DeviceIdx, MemEvent, MemEventKind, Note, OomDetail, Recording,
-    RequestedTotals, Segment, StackId, StepMarker, ThreadIdx,
+    AllocatorState, DeviceHistory, DeviceId, DeviceIdx, MemEvent, MemEventKind, Note, OomDetail,
+    Recording, RequestedTotals, Segment, StackId, StepMarker, ThreadIdx,
 };
 
 impl Gathered {
     /// Replay every device's history into the recording.
-    pub(super) fn replay(self) -> Recording {
+    pub(super) fn replay(self, keep_history: bool) -> Recording {
         let Gathered {
             rec,
             state,
@@ -28,6 +29,7 @@ impl Gathered {
         let mut r = Replayer {
             rec,
             requested: Vec::new(),
+            history: keep_history.then(Vec::new),
         };
         for (index, trace) in per_device {
             r.replay_device(index, &trace, &state, has_time);
@@ -48,6 +50,7 @@ impl Gathered {
             segments: state,
             settings,
             requested: std::mem::take(&mut r.requested),
+            history: r.history.take().unwrap_or_default(),
         });
         r.finish_meta(has_time, any_entry);
         r.rec
@@ -59,6 +62,8 @@ struct Replayer {
     rec: Recording,
     /// Per device replayed, the requested totals.
     requested: Vec<RequestedTotals>,
+    /// Per device replayed, its history as recorded, where the load asked for it.
+    history: Option<Vec<DeviceHistory>>,
 }
 
 impl Replayer {
@@ -87,6 +92,18 @@ impl Replayer {
             (true, Some(t)) => t - 1,
             _ => -1,
         };
+        if let Some(history) = &mut self.history {
+            let mut last = start;
+            let times = entries.iter().enumerate().map(|(i, e)| {
+                last = if has_time {
+                    e.time_ns().unwrap_or(last)
+                } else {
+                    i as i64
+                };
+                last
+            });
+            history.push(device_history(device, trace, state, &live, &pieces, times));
+        }
         let mut lane = Lane {
             device,
             thread,

@@ -32,8 +32,8 @@ fn described(g: &Gathered) -> String {
     let mut out = format!("{:?}\n{:?}\n", g.rec.stacks, g.state);
     for (device, t) in &g.per_device {
         out += &format!(
-            "{device}: {:?} {:?} {:?}\n",
-            t.entries, t.device_free, t.notes
+            "{device}: {:?} {:?} {:?} {:?}\n",
+            t.entries, t.device_free, t.notes, t.streams
         );
     }
     let strings: Vec<&str> = (0..g.rec.strings.len() as u32)

@@ -182,6 +182,7 @@ impl AllocatorLine {
             segments: Vec::new(),
             settings: self.settings,
             requested: self.requested,
+            history: Vec::new(),
         }
     }
 }
