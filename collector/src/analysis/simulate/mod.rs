@@ -1,7 +1,7 @@
 //! Would this OOM go away? The run's allocations and frees replayed through a model of
 //! PyTorch's CUDA caching allocator (`c10/cuda/CUDACachingAllocator.cpp`): first under the
 //! recorded settings against what the real allocator did, address by address
-//! ([`proof`]), then under other settings on a device of the run's capacity ([`predict`]):
+//! ([`proof`]), then under other settings on a device of the run's capacity ([`predict()`]):
 //! the reserved peak, fragmentation there, driver calls, and whether each out-of-memory
 //! would still happen. `docs/ALLOCATOR.md` lists the rules modelled and those not.
 //!
