@@ -39,6 +39,7 @@ mod record_tags;
 mod record_torch;
 mod report;
 mod report_categories;
+mod report_html;
 mod simulate;
 mod slips;
 mod snapshot;

@@ -193,17 +193,27 @@ enum Command {
         #[command(flatten)]
         load: LoadArgs,
     },
-    /// Write a report for a bug report into a directory: report.md (peaks, what was live,
-    /// top ops, fragmentation, OOM verdicts, warnings, environment) and charts (PNG, SVG).
+    /// Write a report for a bug report into a directory: report.html (one interactive page,
+    /// no network), report.md (peaks, what was live, top ops, fragmentation, OOM verdicts,
+    /// warnings, environment) and charts (PNG, SVG); or with --html only the page.
+    #[command(group(clap::ArgGroup::new("destination").required(true).multiple(true).args(["output", "html"])))]
     Report {
         /// The traces or snapshots to report on, or directories of them.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// The directory to write (created if missing, used if empty).
         #[arg(short, long, value_name = "DIR")]
-        output: PathBuf,
-        /// Replace the report in DIR if there is one, whole. Never a directory holding an
-        /// input or files other than a report's, even with --force.
+        output: Option<PathBuf>,
+        /// Write the interactive page alone to FILE (one self-contained .html file).
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        /// Strip user paths from stacks, op names and properties before writing (as
+        /// `pack --redact-paths`): library code keeps its path from site-packages/ on,
+        /// the rest only its file name.
+        #[arg(long)]
+        redact_paths: bool,
+        /// Replace the report in DIR (or FILE) if there is one, whole. Never a directory
+        /// holding an input or files other than a report's, even with --force.
         #[arg(long)]
         force: bool,
         #[command(flatten)]
@@ -302,9 +312,19 @@ pub fn run(cli: Cli, out: &mut impl Paint) -> Result<ExitCode> {
         Command::Report {
             paths,
             output,
+            html,
+            redact_paths,
             force,
             load,
-        } => report::run(out, &paths, &output, force, load),
+        } => {
+            let to = report::Destination {
+                dir: output.as_deref(),
+                html: html.as_deref(),
+                redact_paths,
+                force,
+            };
+            report::run(out, &paths, &to, load)
+        }
         Command::Summary {
             paths,
             format,

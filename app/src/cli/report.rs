@@ -1,4 +1,5 @@
-//! `vramscope report`: a directory for a bug report (report.md and charts) on the inputs;
+//! `vramscope report`: a directory for a bug report (report.html, report.md and charts) on
+//! the inputs, or the page alone (`--html`);
 //! of several inputs (or directories of them), a ranks overview at the top.
 
 use std::io::Write;
@@ -9,25 +10,40 @@ use anyhow::{Result, bail};
 use collector::Timeline;
 use collector::analysis::ranks::{RankInput, fleet, sort_inputs};
 use collector::analysis::{self};
+use collector::units::bytes_iec;
 
 use super::LoadArgs;
 use super::input::{Inputs, inputs as find_inputs, open};
 use crate::output::file::{self, Overwrite, Policy};
-use crate::output::ranks::{RanksView, ranks_markdown};
-use crate::output::report::{REPORT_SHAPE, write_report, write_report_with};
+use crate::output::html;
+use crate::output::ranks::{RanksView, ranks_markdown, ranks_table};
+use crate::output::report::{HTML_NAME, Overview, REPORT_SHAPE, analyse, analysed, write_analysed};
 
 /// Most inputs one report takes. A report holds every input's recording in memory and
 /// draws its charts (for the 111 MB bench trace, ~30 MB and a second each), so a fleet
 /// larger than this is for `summary`, which keeps one recording per core.
 pub const MAX_REPORT_INPUTS: usize = 64;
 
-/// Write the report on `paths` into the directory `output`, whole; an existing report
-/// there is replaced only with `force` (never a directory holding an input or other files).
+/// Where `report` writes, and how.
+#[derive(Clone, Copy, Debug)]
+pub struct Destination<'a> {
+    /// The report directory (`-o`).
+    pub dir: Option<&'a Path>,
+    /// The page alone (`--html`).
+    pub html: Option<&'a Path>,
+    /// Strip user paths first (`--redact-paths`).
+    pub redact_paths: bool,
+    /// Replace an existing report (`--force`).
+    pub force: bool,
+}
+
+/// Write the report on `paths` into the directory `to.dir` (whole; an existing report
+/// there is replaced only with `force`, never a directory holding an input or other
+/// files) and the page alone to `to.html`.
 pub fn run(
     out: &mut impl Write,
     paths: &[PathBuf],
-    output: &Path,
-    force: bool,
+    to: &Destination<'_>,
     load: LoadArgs,
 ) -> Result<ExitCode> {
     file::guard_signals();
@@ -44,9 +60,14 @@ pub fn run(
     }
     let mut input_paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
     input_paths.extend(files.iter().map(PathBuf::as_path));
-    let policy = Policy::new(Overwrite::from_force(force), &input_paths);
+    let policy = Policy::new(Overwrite::from_force(to.force), &input_paths);
     // Refused before the inputs are read, not after.
-    file::check_dir(output, &policy, &REPORT_SHAPE)?;
+    if let Some(dir) = to.dir {
+        file::check_dir(dir, &policy, &REPORT_SHAPE)?;
+    }
+    if let Some(page) = to.html {
+        file::check(page, &policy)?;
+    }
     let mut inputs = Vec::with_capacity(files.len());
     let mut ranks = Vec::new();
     for path in &files {
@@ -55,27 +76,44 @@ pub fn run(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        let rec = open(path, load)?;
+        let mut rec = open(path, load)?;
+        if to.redact_paths {
+            collector::redact::redact_paths(&mut rec);
+        }
         if skipped.is_some() {
             let summary = analysis::summarize(&rec, &Timeline::build(&rec));
             ranks.push(RankInput::new(name.clone().into(), &rec.meta, summary));
         }
         inputs.push((name, rec));
     }
-    match skipped {
+    let overview = match skipped {
         // One file: its report alone.
-        None => write_report(output, &inputs, &policy)?,
-        Some(skipped) => {
-            let overview = overview(&mut ranks, skipped);
-            write_report_with(output, &inputs, &overview, &policy)?;
-        }
+        None => Overview::default(),
+        Some(skipped) => overview(&mut ranks, skipped),
+    };
+    let built = analyse(&inputs);
+    let analysed = analysed(&inputs, &built);
+    if let Some(dir) = to.dir {
+        let bytes = write_analysed(dir, &analysed, &overview, &policy)?;
+        writeln!(out, "wrote {}", dir.join("report.md").display())?;
+        written(out, &dir.join(HTML_NAME), bytes)?;
     }
-    writeln!(out, "wrote {}", output.join("report.md").display())?;
+    if let Some(page) = to.html {
+        let bytes = html::write_page(page, &policy, &analysed, overview.ranks.as_ref())?;
+        written(out, page, bytes)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The ranks table, worst rank and skew, as markdown for the top of the report.
-fn overview(ranks: &mut [RankInput], skipped: u64) -> String {
+/// The line saying a page was written, with its size.
+fn written(out: &mut impl Write, page: &Path, bytes: u64) -> Result<()> {
+    let size = bytes_iec(i64::try_from(bytes).unwrap_or(i64::MAX));
+    writeln!(out, "wrote {} ({size})", page.display())?;
+    Ok(())
+}
+
+/// The ranks table, worst rank and skew, for the top of the report and the page.
+fn overview(ranks: &mut [RankInput], skipped: u64) -> Overview {
     sort_inputs(ranks);
     let fleet = fleet(ranks);
     let view = RanksView {
@@ -83,7 +121,10 @@ fn overview(ranks: &mut [RankInput], skipped: u64) -> String {
         fleet: &fleet,
         skipped,
     };
-    let mut md = String::new();
-    ranks_markdown(&mut md, &view);
-    md
+    let mut markdown = String::new();
+    ranks_markdown(&mut markdown, &view);
+    Overview {
+        markdown,
+        ranks: Some(ranks_table(&view)),
+    }
 }

@@ -28,6 +28,21 @@ pub enum ExportKind {
 }
 
 impl ExportKind {
+    /// What the export writes, for the window.
+    fn what(self) -> &'static str {
+        match self {
+            ExportKind::Report => {
+                "report.html (one interactive page that opens in any browser) and report.md \
+                 with the summary, the peak and what was live, the top ops, fragmentation and \
+                 OOM verdicts, plus PNG/SVG charts — what `vramscope report` writes."
+            }
+            ExportKind::Perfetto => {
+                "Chrome trace-event JSON: memory counter tracks and the ops as slices, for \
+                 ui.perfetto.dev and chrome://tracing — what `vramscope export` writes."
+            }
+        }
+    }
+
     fn title(self) -> &'static str {
         match self {
             ExportKind::Report => "Export report",
@@ -187,16 +202,7 @@ impl ExportWindow {
 
     /// The window's contents; `true` when the user asked to close it.
     fn body_ui(&mut self, ui: &mut Ui) -> bool {
-        ui.label(match self.kind {
-            ExportKind::Report => {
-                "report.md with the summary, the peak and what was live, the top ops, \
-                 fragmentation and OOM verdicts, plus PNG/SVG charts — what `vramscope report` writes."
-            }
-            ExportKind::Perfetto => {
-                "Chrome trace-event JSON: memory counter tracks and the ops as slices, for \
-                 ui.perfetto.dev and chrome://tracing — what `vramscope export` writes."
-            }
-        });
+        ui.label(self.kind.what());
         ui.add_space(6.0);
         let editable = matches!(self.state, State::Editing(_) | State::Done(_));
         ui.horizontal(|ui| {
@@ -343,8 +349,13 @@ fn write(kind: ExportKind, data: &Loaded, dest: &Path, replace: bool) -> Result<
                 timeline: &data.timeline,
                 summary: &data.summary,
             };
-            report::write_analysed(dest, &[input], &policy).map_err(said)?;
-            Ok(format!("Wrote {}", dest.join("report.md").display()))
+            let overview = report::Overview::default();
+            report::write_analysed(dest, &[input], &overview, &policy).map_err(said)?;
+            Ok(format!(
+                "Wrote {} and {}",
+                dest.join("report.md").display(),
+                report::HTML_NAME
+            ))
         }
         ExportKind::Perfetto => {
             let bytes =

@@ -10,6 +10,7 @@ pub mod charts;
 pub mod check;
 pub mod diff;
 pub mod file;
+pub mod html;
 pub mod json_docs;
 pub mod live;
 pub mod nvml;

@@ -333,3 +333,14 @@ pub fn ranks_json(out: &mut impl Write, v: &RanksView<'_>) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
 }
+
+/// The fleet as the HTML page's rank table: the count, the table, the findings.
+pub fn ranks_table(v: &RanksView<'_>) -> super::html::RankTable {
+    super::html::RankTable {
+        count: count_line(v),
+        headings: HEADINGS.iter().map(|h| (*h).to_owned()).collect(),
+        right: RIGHT.to_vec(),
+        rows: rows(v.inputs).into_iter().map(Vec::from).collect(),
+        findings: findings(v),
+    }
+}

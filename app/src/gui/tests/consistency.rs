@@ -155,7 +155,7 @@ fn the_cli_the_report_and_the_viewer_give_the_same_numbers() {
             summary: &data.summary,
         };
         let report_dir = dir.join("report");
-        write_analysed(&report_dir, &[analysed], &FRESH).expect("report");
+        write_analysed(&report_dir, &[analysed], &Default::default(), &FRESH).expect("report");
         let md = std::fs::read_to_string(report_dir.join("report.md")).expect("report.md");
         let peak_row = format!(
             "| peak allocated | {} ({peak_bytes} B)",
@@ -302,7 +302,7 @@ fn the_cli_the_report_and_the_viewer_give_the_same_advice() {
                 timeline: &data.timeline,
                 summary: &data.summary,
             };
-            write_analysed(&dir, &[analysed], &FRESH).expect("report");
+            write_analysed(&dir, &[analysed], &Default::default(), &FRESH).expect("report");
             let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
             for v in &viewer {
                 for e in &v.estimates {

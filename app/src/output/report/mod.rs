@@ -1,5 +1,5 @@
 //! `vramscope report` and the viewer's Export report: a directory to attach to a bug
-//! report — `report.md` (summary per device, what was live at the peak, the top ops,
+//! report — `report.html` (the interactive page, [`html`]), `report.md` (summary per device, what was live at the peak, the top ops,
 //! what-if advice, fragmentation, OOM verdicts, warnings, environment) and charts. Deterministic: the same
 //! inputs give the same bytes.
 
@@ -17,6 +17,7 @@ use collector::model::DeviceId;
 use collector::{Recording, Timeline};
 
 use super::file::{self, DirShape, FRESH, FileError, Policy};
+use super::html::{self, RankTable};
 
 /// Live groups listed at each peak.
 pub const LIVE_GROUPS: usize = 10;
@@ -26,6 +27,9 @@ pub const TOP_OPS: usize = 15;
 /// The temporaries' tag while the report is written: the directory is built as
 /// `.DIR.report-PID-N` beside it, and its files as `.NAME.report-PID-N` in that.
 const TEMP_TAG: &str = "report";
+
+/// The page beside report.md.
+pub const HTML_NAME: &str = "report.html";
 
 /// The first line of report.md, by which a directory is known to be a report.
 const TITLE: &str = "# vramscope report\n";
@@ -44,7 +48,7 @@ pub const REPORT_SHAPE: DirShape = DirShape {
 /// `[N-]memory-DEVICE.png|svg` (`DEVICE` also `cuda-0-categories`, `host`) and
 /// `[N-]top-ops.png`.
 fn is_report_file(name: &str) -> bool {
-    if name == "report.md" {
+    if name == "report.md" || name == HTML_NAME {
         return true;
     }
     // Several inputs prefix their charts with their number.
@@ -120,61 +124,78 @@ pub fn markdown(sections: &[Section<'_>]) -> Result<String> {
     Ok(md)
 }
 
-/// Write the report for `inputs` (display name, recording) into `dir`, whole.
-pub fn write_report(
-    dir: &Path,
-    inputs: &[(String, Recording)],
-    policy: &Policy<'_>,
-) -> Result<(), FileError> {
-    write_report_with(dir, inputs, "", policy)
+/// What goes above the inputs' sections: the ranks of several inputs, as markdown for
+/// report.md and as a table for report.html.
+#[derive(Debug, Default)]
+pub struct Overview {
+    /// Markdown put right under report.md's title.
+    pub markdown: String,
+    /// The page's rank table.
+    pub ranks: Option<RankTable>,
 }
 
-/// [`write_report`] with `overview`, markdown put right under the title (the ranks of
-/// several inputs).
-pub fn write_report_with(
-    dir: &Path,
-    inputs: &[(String, Recording)],
-    overview: &str,
-    policy: &Policy<'_>,
-) -> Result<(), FileError> {
-    let built: Vec<(Timeline, Summary)> = inputs
+/// The timeline and summary of each input (what `summary` and the viewer build).
+pub fn analyse(inputs: &[(String, Recording)]) -> Vec<(Timeline, Summary)> {
+    inputs
         .iter()
         .map(|(_, rec)| {
             let timeline = Timeline::build(rec);
             let summary = analysis::summarize(rec, &timeline);
             (timeline, summary)
         })
-        .collect();
-    let analysed: Vec<Analysed<'_>> = inputs
+        .collect()
+}
+
+/// `inputs` beside their timelines and summaries (from [`analyse`]).
+pub fn analysed<'a>(
+    inputs: &'a [(String, Recording)],
+    built: &'a [(Timeline, Summary)],
+) -> Vec<Analysed<'a>> {
+    inputs
         .iter()
-        .zip(&built)
+        .zip(built)
         .map(|((name, rec), (timeline, summary))| Analysed {
             name,
             rec,
             timeline,
             summary,
         })
-        .collect();
-    file::write_dir(dir, policy, &REPORT_SHAPE, TEMP_TAG, |staging| {
-        fill(staging, &analysed, overview)
-    })
+        .collect()
+}
+
+/// Write the report for `inputs` (display name, recording) into `dir`, whole; returns
+/// the size of its report.html.
+#[cfg(all(test, feature = "gui"))]
+pub fn write_report(
+    dir: &Path,
+    inputs: &[(String, Recording)],
+    policy: &Policy<'_>,
+) -> Result<u64, FileError> {
+    let built = analyse(inputs);
+    write_analysed(dir, &analysed(inputs, &built), &Overview::default(), policy)
 }
 
 /// Write the report for analysed inputs into `dir`, whole ([`file::write_dir`]):
-/// report.md and the charts beside it, nothing else (the viewer's File › Export report).
-#[cfg(feature = "gui")]
+/// report.md, report.html and the charts beside them, nothing else (`report -o`, the
+/// viewer's File › Export report), with `overview` at the top. Returns the size of
+/// report.html.
 pub fn write_analysed(
     dir: &Path,
     inputs: &[Analysed<'_>],
+    overview: &Overview,
     policy: &Policy<'_>,
-) -> Result<(), FileError> {
+) -> Result<u64, FileError> {
+    let mut html_bytes = 0;
     file::write_dir(dir, policy, &REPORT_SHAPE, TEMP_TAG, |staging| {
-        fill(staging, inputs, "")
-    })
+        html_bytes = fill(staging, inputs, overview)?;
+        Ok(())
+    })?;
+    Ok(html_bytes)
 }
 
-/// Write report.md and the charts of `inputs` into the new directory `dir`.
-fn fill(dir: &Path, inputs: &[Analysed<'_>], overview: &str) -> Result<()> {
+/// Write report.md, report.html and the charts of `inputs` into the new directory `dir`;
+/// returns the size of report.html.
+fn fill(dir: &Path, inputs: &[Analysed<'_>], overview: &Overview) -> Result<u64> {
     let rows: Vec<(Vec<OpRow>, SortKey)> = inputs.iter().map(|a| sorted_rows(a.rec)).collect();
     let prefixes: Vec<String> = (0..inputs.len())
         .map(|i| {
@@ -203,9 +224,15 @@ fn fill(dir: &Path, inputs: &[Analysed<'_>], overview: &str) -> Result<()> {
         figures::write_charts(dir, s)?;
     }
     let mut md = markdown(&sections)?;
-    md.insert_str(TITLE.len(), overview);
+    md.insert_str(TITLE.len(), &overview.markdown);
     file::write_bytes(&dir.join("report.md"), &FRESH, TEMP_TAG, md.as_bytes())?;
-    Ok(())
+    let page = html::page(inputs, overview.ranks.as_ref())?;
+    Ok(file::write_bytes(
+        &dir.join(HTML_NAME),
+        &FRESH,
+        TEMP_TAG,
+        page.as_bytes(),
+    )?)
 }
 
 #[cfg(test)]
@@ -216,6 +243,7 @@ mod tests {
     fn a_report_directory_holds_report_md_and_its_charts_only() {
         for name in [
             "report.md",
+            "report.html",
             "memory-cuda-0.png",
             "memory-cuda-0.svg",
             "memory-cuda-0-categories.png",
