@@ -261,3 +261,23 @@ fn expandable_segments_avoid_an_oom_that_fragmentation_causes() {
     assert_eq!(run.ooms[0].headroom_bytes, Some(20 * MIB));
     assert!(run.device_frees >= 1, "free pages were unmapped");
 }
+
+#[test]
+fn garbage_collection_releases_the_oldest_cached_segments_first() {
+    // A 60 MiB segment cached, then an 80 MiB one; a 100 MiB request fits neither. Past
+    // garbage_collection_threshold:0.5 of a 200 MiB device (140 MiB reserved > 100 MiB),
+    // the older cached segment goes first and that is enough (40 MiB to reclaim): the
+    // 80 MiB one stays cached. Without it, the 100 MiB request finds the device full and
+    // every cached segment is released.
+    let steps = [60 * MIB as i64, -0, 80 * MIB as i64, -1, 100 * MIB as i64];
+    let sizes = |conf: &str| -> Vec<u64> {
+        let config = AllocatorConfig::parse(conf).expect("conf");
+        let run = predict(&history(&steps), &config, Some(200 * MIB));
+        assert!(run.ooms.is_empty(), "{conf}: {:?}", run.ooms);
+        let mut sizes: Vec<u64> = run.final_segments.iter().map(|s| s.total_size).collect();
+        sizes.sort_unstable();
+        sizes
+    };
+    assert_eq!(sizes("garbage_collection_threshold:0.5"), [80 * MIB, 100 * MIB]);
+    assert_eq!(sizes(""), [100 * MIB]);
+}
