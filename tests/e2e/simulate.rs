@@ -4,7 +4,7 @@
 //! a real GPU trace's replay lands near the reserved memory it recorded; bad settings and
 //! inputs with nothing to replay are refused with the reason.
 
-use crate::support::{shared_traces, vramscope, vramscope_json, vramscope_ok};
+use crate::support::{repo_root, shared_traces, vramscope, vramscope_json, vramscope_ok};
 
 fn snapshot() -> String {
     let path = shared_traces().join("real/snapshots-cs336-nothanmin/memory_snapshot.pickle");
@@ -149,4 +149,50 @@ fn bad_settings_and_inputs_without_addresses_are_refused() {
         stderr.contains("nothing to simulate: its memory events carry no block addresses"),
         "{stderr}"
     );
+}
+
+#[test]
+fn advise_offers_the_allocator_settings_with_simulates_numbers() {
+    let capacity = ["--capacity", "21.5GiB"];
+    let advice = vramscope_json(&[&["advise", &snapshot()][..], &capacity[..]].concat());
+    let settings = advice["devices"][0]["allocator_settings"]
+        .as_array()
+        .expect("a snapshot's advice has the allocator settings");
+    let sim = vramscope_json(&[&["simulate", &snapshot()][..], &capacity[..]].concat());
+    let runs = sim["devices"][0]["settings"].as_array().expect("settings");
+    // The same replays: each alternative's reserved peak, saved against the recorded one.
+    assert_eq!(settings.len(), runs.len() - 1);
+    let recorded = runs[0]["reserved_peak_bytes"].as_i64().expect("peak");
+    for (s, run) in settings.iter().zip(&runs[1..]) {
+        assert_eq!(s["allocator_conf"], run["allocator_conf"]);
+        assert_eq!(s["reserved_peak_bytes"], run["reserved_peak_bytes"]);
+        let peak = s["reserved_peak_bytes"].as_i64().expect("peak");
+        assert_eq!(s["saving_bytes"].as_i64(), Some(recorded - peak));
+        assert_eq!(s["ooms_with_recorded_settings"], 1);
+    }
+    // Expandable segments avoid the OOM that 21.5 GiB makes, and say what they do not
+    // work with; max_split_size_mb does not avoid it.
+    let expandable = &settings[0];
+    assert_eq!(expandable["allocator_conf"], "expandable_segments:True");
+    assert_eq!(expandable["ooms_avoided"], 1);
+    assert!(expandable["saving_bytes"].as_i64().expect("saving") > 0);
+    let not_with = expandable["incompatible_with"].as_array().expect("caveats");
+    assert!(not_with.iter().any(|c| c == "cuda_ipc"), "{not_with:?}");
+    assert_eq!(
+        settings[1]["incompatible_with"].as_array().map(Vec::len),
+        Some(0)
+    );
+    let text = vramscope_ok(&[&["advise", &snapshot()][..], &capacity[..]].concat());
+    assert!(
+        text.contains("allocator settings (PYTORCH_CUDA_ALLOC_CONF"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not with: memory shared between processes"),
+        "{text}"
+    );
+    // A trace whose memory events carry no device addresses has none.
+    let sample = repo_root().join("samples/transformer-lm-train-cpu.json.gz");
+    let cpu = vramscope_json(&["advise", &sample.to_string_lossy()]);
+    assert!(cpu["devices"][0].get("allocator_settings").is_none());
 }

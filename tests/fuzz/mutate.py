@@ -200,6 +200,9 @@ def main():
         ["pack", "{}", "-o", str(out / "packed.vsr"), "--force"],
         ["diff", "{}", str(ROOT / "samples" / "transformer-lm-train-cpu.json.gz")],
         ["check", "{}", "--max-peak", "1MiB"],
+        ["advise", "{}", "--capacity", "1MiB"],
+        ["simulate", "{}"],
+        ["simulate", "{}", "--capacity", "1MiB", "--allocator-conf", "expandable_segments:True"],
     ]
     rng = random.Random(args.seed)
     seeds = [p.read_bytes() for p in SEEDS if p.exists()] + hostile_seeds(out)

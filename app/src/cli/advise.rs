@@ -10,7 +10,7 @@ use anyhow::Result;
 use collector::Timeline;
 use collector::analysis::advise::{Options, advise};
 
-use super::input::{no_allocations_words, open};
+use super::input::{no_allocations_words, open_with_history};
 use super::values::parse_size;
 use super::{Format, LoadArgs};
 use crate::output::advise::{NamedAdvice, advise_json, advise_text};
@@ -52,7 +52,7 @@ pub struct AdviseArgs {
 
 /// Advise on `args.path`.
 pub fn run(out: &mut impl Paint, args: &AdviseArgs) -> Result<ExitCode> {
-    let rec = open(&args.path, args.load)?;
+    let rec = open_with_history(&args.path, args.load)?;
     let timeline = Timeline::build(&rec);
     let options = Options {
         world_size: args.world_size,

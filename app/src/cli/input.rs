@@ -35,6 +35,18 @@ pub fn open_spans(path: &Path, load: LoadArgs, spans: SpanFilter) -> Result<Reco
     Ok(rec)
 }
 
+/// [`open`], keeping a snapshot's allocator history as recorded (what the allocator
+/// simulation replays).
+pub fn open_with_history(path: &Path, load: LoadArgs) -> Result<Recording> {
+    let options = LoadOptions {
+        allocator_history: true,
+        ..load_options(load)
+    };
+    let rec = collector::load(path, options)?;
+    warn_if_cut(path, rec.diagnostics.truncated_at);
+    Ok(rec)
+}
+
 /// What the paths of a command that takes many inputs mean.
 pub enum Inputs {
     /// One file: the command's single-input output.

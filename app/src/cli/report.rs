@@ -13,7 +13,7 @@ use collector::analysis::{self};
 use collector::units::bytes_iec;
 
 use super::LoadArgs;
-use super::input::{Inputs, inputs as find_inputs, open};
+use super::input::{Inputs, inputs as find_inputs, open_with_history};
 use crate::output::file::{self, Overwrite, Policy};
 use crate::output::html;
 use crate::output::ranks::{RanksView, ranks_markdown, ranks_table};
@@ -76,7 +76,7 @@ pub fn run(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        let mut rec = open(path, load)?;
+        let mut rec = open_with_history(path, load)?;
         if to.redact_paths {
             collector::redact::redact_paths(&mut rec);
         }

@@ -6,10 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use collector::LoadOptions;
 use collector::analysis::simulate::{AllocatorConfig, SimulateOptions, simulate};
 
-use super::input::{load_options, no_allocations_words};
+use super::input::{no_allocations_words, open_with_history};
 use super::values::parse_size;
 use super::{Format, LoadArgs};
 use crate::output::simulate::{NamedSimulation, simulate_json, simulate_text};
@@ -44,11 +43,7 @@ fn parse_conf(text: &str) -> Result<AllocatorConfig, String> {
 
 /// Simulate `args.path`.
 pub fn run(out: &mut impl Paint, args: &SimulateArgs) -> Result<ExitCode> {
-    let options = LoadOptions {
-        allocator_history: true,
-        ..load_options(args.load)
-    };
-    let rec = collector::load(&args.path, options)?;
+    let rec = open_with_history(&args.path, args.load)?;
     let sim = simulate(
         &rec,
         &SimulateOptions {

@@ -4,7 +4,9 @@
 
 use std::io::{self, Write};
 
-use collector::analysis::advise::{DeviceAdvice, Estimate, Fit, Parameter, Technique};
+use collector::analysis::advise::{
+    Caveat, DeviceAdvice, Estimate, Fit, Parameter, SettingChange, SettingEstimate, Technique,
+};
 use collector::units::bytes_iec;
 use serde_json::{Map, Value, json};
 
@@ -74,7 +76,100 @@ fn device_json(d: &NamedAdvice<'_>) -> Value {
     if let Some(f) = &d.advice.fit {
         m.insert("fits".into(), fit_json(f));
     }
+    if !d.advice.allocator.is_empty() {
+        let settings: Vec<Value> = d.advice.allocator.iter().map(setting_json).collect();
+        m.insert("allocator_settings".into(), settings.into());
+    }
     Value::Object(m)
+}
+
+fn setting_json(s: &SettingEstimate) -> Value {
+    let caveats: Vec<&str> = s.caveats.iter().map(|c| c.as_str()).collect();
+    json!({
+        "allocator_conf": s.allocator_conf,
+        "reserved_peak_bytes": s.reserved_peak_bytes,
+        "recorded_reserved_peak_bytes": s.recorded_reserved_peak_bytes,
+        "saving_bytes": s.saving_bytes,
+        "cached_free_at_peak_bytes": s.cached_free_at_peak_bytes,
+        "ooms_with_recorded_settings": s.ooms_with_recorded_settings,
+        "ooms_avoided": s.ooms_avoided,
+        "device_mallocs": s.device_mallocs,
+        "cost": setting_cost(s),
+        "incompatible_with": caveats,
+    })
+}
+
+/// A setting's price, in words.
+pub fn setting_cost(s: &SettingEstimate) -> &'static str {
+    match s.change {
+        SettingChange::ExpandableSegments => {
+            "memory mapped in pages as it grows (cuMemMap): a few more driver calls while the reserve grows"
+        }
+        SettingChange::MaxSplitSize => {
+            "large cached blocks kept whole: more cudaMalloc calls where request sizes vary"
+        }
+        SettingChange::RoundupPower2Divisions => {
+            "requests rounded up to power-of-two divisions: more bytes per block, more reuse"
+        }
+        SettingChange::GarbageCollection => {
+            "cached blocks given back past the threshold: more cudaMalloc calls"
+        }
+        SettingChange::Other => "no change the model measures",
+    }
+}
+
+/// What a caveat means, for people.
+pub fn caveat_words(c: Caveat) -> &'static str {
+    match c {
+        Caveat::CudaIpc => {
+            "memory shared between processes with cudaIpcGetMemHandle (custom all-reduce, CUDA tensors sent through torch.multiprocessing)"
+        }
+        Caveat::NcclBufferRegistration => {
+            "NCCL buffer registration under CUDA graph capture (hangs reported with NCCL P2P)"
+        }
+        Caveat::CudaGraphs => "CUDA graphs' private pools in some torch versions",
+    }
+}
+
+fn settings_text(out: &mut impl Write, settings: &[SettingEstimate]) -> io::Result<()> {
+    writeln!(out)?;
+    writeln!(
+        out,
+        "  allocator settings (PYTORCH_CUDA_ALLOC_CONF; the run replayed through the allocator model: reserved memory, the allocated peak unchanged)"
+    )?;
+    writeln!(
+        out,
+        "  {:<44} {:>13} {:>12} {:>13}",
+        "setting", "reserved peak", "saving", "OOMs avoided"
+    )?;
+    for s in settings {
+        let avoided = match s.ooms_with_recorded_settings {
+            0 => "–".to_owned(),
+            n => format!("{} of {n}", s.ooms_avoided),
+        };
+        writeln!(
+            out,
+            "  {:<44} {:>13} {:>12} {:>13}",
+            s.allocator_conf,
+            bytes_iec(s.reserved_peak_bytes as i64),
+            bytes_iec(s.saving_bytes),
+            avoided
+        )?;
+    }
+    for s in settings {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "  {}: against {} reserved under the recorded settings, replayed alike",
+            s.allocator_conf,
+            bytes_iec(s.recorded_reserved_peak_bytes as i64)
+        )?;
+        writeln!(out, "    price: {}", setting_cost(s))?;
+        for &c in s.caveats {
+            writeln!(out, "    not with: {}", caveat_words(c))?;
+        }
+    }
+    Ok(())
 }
 
 /// A technique with its parameter, for people: `zero1 ×4 ranks`, `micro_batch ÷2`,
@@ -128,6 +223,9 @@ pub fn advise_text(out: &mut impl Write, devices: &[NamedAdvice<'_>]) -> io::Res
             if !not_with.is_empty() {
                 writeln!(out, "    not with: {}", not_with.join(", "))?;
             }
+        }
+        if !a.allocator.is_empty() {
+            settings_text(out, &a.allocator)?;
         }
         if let Some(f) = &a.fit {
             writeln!(out)?;

@@ -4,14 +4,14 @@
 //! verdicts, the facts and the warnings. Numbers come as the CLI words them, with the raw
 //! value beside where a column sorts.
 
-use collector::analysis::advise::{Options, advise};
+use collector::analysis::advise::{DeviceAdvice, Options, advise};
 use collector::analysis::{OpRow, TimeWindow, key_averages, sort_rows};
 use collector::units::{bytes_iec, duration_between, torch_memory};
 use serde::Serialize;
 
 use super::Input;
 use super::strings::Strings;
-use crate::output::advise::{fit_sentence, label};
+use crate::output::advise::{fit_sentence, label, setting_cost};
 use crate::output::report::sorted_rows;
 use crate::output::text::blocks_word;
 
@@ -113,19 +113,7 @@ pub fn advice(input: &Input<'_>, s: &mut Strings) -> Vec<AdviceDoc> {
             );
             AdviceDoc {
                 title: s.id(&title),
-                rows: a
-                    .estimates
-                    .iter()
-                    .map(|e| {
-                        (
-                            s.id(&label(e.technique)),
-                            s.id(&bytes_iec(e.estimated_peak_bytes)),
-                            s.id(&bytes_iec(e.saving_bytes)),
-                            s.id(&e.cost),
-                            e.estimated_peak_bytes,
-                        )
-                    })
-                    .collect(),
+                rows: advice_rows(a, s),
                 fit: a
                     .fit
                     .as_ref()
@@ -133,6 +121,31 @@ pub fn advice(input: &Input<'_>, s: &mut Strings) -> Vec<AdviceDoc> {
             }
         })
         .collect()
+}
+
+/// The techniques' rows, then the allocator settings' (reserved memory).
+fn advice_rows(a: &DeviceAdvice, s: &mut Strings) -> Vec<(u32, u32, u32, u32, i64)> {
+    let mut rows: Vec<_> = (a.estimates.iter())
+        .map(|e| {
+            (
+                s.id(&label(e.technique)),
+                s.id(&bytes_iec(e.estimated_peak_bytes)),
+                s.id(&bytes_iec(e.saving_bytes)),
+                s.id(&e.cost),
+                e.estimated_peak_bytes,
+            )
+        })
+        .collect();
+    for e in &a.allocator {
+        rows.push((
+            s.id(&format!("{} (reserved memory)", e.allocator_conf)),
+            s.id(&bytes_iec(e.reserved_peak_bytes as i64)),
+            s.id(&bytes_iec(e.saving_bytes)),
+            s.id(setting_cost(e)),
+            e.reserved_peak_bytes as i64,
+        ));
+    }
+    rows
 }
 
 /// The OOM verdicts as report.md words them: a line each, and its largest live groups.

@@ -5,11 +5,11 @@
 
 use std::fmt::Write as _;
 
-use collector::analysis::advise::{Options, advise};
+use collector::analysis::advise::{Options, SettingEstimate, advise};
 use collector::units::bytes_iec;
 
 use super::Section;
-use crate::output::advise::{fit_sentence, label};
+use crate::output::advise::{caveat_words, fit_sentence, label, setting_cost};
 use crate::output::text::md_cell;
 
 /// `advise`'s defaults.
@@ -59,10 +59,52 @@ pub fn advice_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
                 md_cell(&e.cost)
             )?;
         }
+        settings_markdown(md, &device, &a.allocator)?;
         if let Some(f) = &a.fit {
             writeln!(md)?;
             writeln!(md, "{device}: {}.", fit_sentence(f))?;
         }
+    }
+    Ok(())
+}
+
+/// The allocator settings' table (`vramscope simulate`'s replays): reserved memory.
+fn settings_markdown(
+    md: &mut String,
+    device: &str,
+    settings: &[SettingEstimate],
+) -> std::fmt::Result {
+    let Some(first) = settings.first() else {
+        return Ok(());
+    };
+    writeln!(md)?;
+    writeln!(
+        md,
+        "{}: the allocator's settings, the run replayed through the allocator model (`vramscope simulate`; docs/ALLOCATOR.md): reserved memory, against {} reserved under the recorded settings; the allocated peak does not move.",
+        md_cell(device),
+        bytes_iec(first.recorded_reserved_peak_bytes as i64)
+    )?;
+    writeln!(md)?;
+    writeln!(
+        md,
+        "| PYTORCH_CUDA_ALLOC_CONF | reserved peak | saving | OOMs avoided | price | not with |"
+    )?;
+    writeln!(md, "|---|---:|---:|---:|---|---|")?;
+    for e in settings {
+        let avoided = match e.ooms_with_recorded_settings {
+            0 => "–".to_owned(),
+            n => format!("{} of {n}", e.ooms_avoided),
+        };
+        let not_with: Vec<&str> = e.caveats.iter().map(|&c| caveat_words(c)).collect();
+        writeln!(
+            md,
+            "| `{}` | {} | {} | {avoided} | {} | {} |",
+            e.allocator_conf,
+            bytes_iec(e.reserved_peak_bytes as i64),
+            bytes_iec(e.saving_bytes),
+            setting_cost(e),
+            md_cell(&not_with.join("; "))
+        )?;
     }
     Ok(())
 }

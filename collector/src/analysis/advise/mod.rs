@@ -12,6 +12,7 @@
 //! the peak sits where activations are already gone, and ZeRO-1 can cost more than it saves
 //! (DDP's buckets). `docs/ADVISOR.md` has the accuracy against real re-runs and the limits.
 
+mod allocator;
 mod backward;
 mod curve;
 mod fit;
@@ -25,6 +26,7 @@ mod structure;
 mod technique;
 mod text;
 
+pub use allocator::{Caveat, SettingChange, SettingEstimate, allocator_settings};
 pub use fit::Fit;
 pub use technique::{Parameter, Technique, techniques};
 
@@ -97,10 +99,14 @@ pub struct DeviceAdvice {
     pub estimates: Vec<Estimate>,
     /// Whether and how the run fits the capacity, where one is known.
     pub fit: Option<Fit>,
+    /// The allocator's settings, where the run can be replayed through the allocator
+    /// model (their saving is reserved memory).
+    pub allocator: Vec<SettingEstimate>,
 }
 
 /// The advice for every device with allocations.
 pub fn advise(rec: &Recording, timeline: &Timeline, options: &Options) -> Vec<DeviceAdvice> {
+    let mut settings = allocator_settings(rec, options.capacity_bytes);
     timeline
         .devices
         .iter()
@@ -130,6 +136,10 @@ pub fn advise(rec: &Recording, timeline: &Timeline, options: &Options) -> Vec<De
                 measured_peak_bytes: measured,
                 estimates,
                 fit,
+                allocator: (settings.iter_mut())
+                    .find(|(device, _)| *device == d.device)
+                    .map(|(_, s)| std::mem::take(s))
+                    .unwrap_or_default(),
             })
         })
         .collect()

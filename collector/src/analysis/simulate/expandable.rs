@@ -37,6 +37,9 @@ impl Allocator {
         while self.blocks.get(candidate).size < size {
             let remaining = size - self.blocks.get(candidate).size;
             let next = self.blocks.get(candidate).next;
+            if next == NO_BLOCK {
+                return None;
+            }
             let next_size = self.blocks.get(next).size;
             if !self.map_block(next, remaining.min(next_size), driver) {
                 return None;
@@ -73,7 +76,9 @@ impl Allocator {
             LARGE_SEGMENT_BYTES
         };
         let device = driver.allowed_bytes().unwrap_or(UNKNOWN_DEVICE_BYTES);
-        let space = (device + device / 8).div_ceil(page_bytes) * page_bytes;
+        // c10 sizes it by the device alone; a request larger than the device (let past the
+        // capacity to go on after a predicted OOM) still gets room.
+        let space = (device + device / 8).max(size).div_ceil(page_bytes) * page_bytes;
         let base = driver.reserve_address_space(space);
         self.expandables.push(Expandable { base, page_bytes });
         let id = self.blocks.make(SimBlock {

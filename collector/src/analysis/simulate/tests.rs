@@ -278,6 +278,25 @@ fn garbage_collection_releases_the_oldest_cached_segments_first() {
         sizes.sort_unstable();
         sizes
     };
-    assert_eq!(sizes("garbage_collection_threshold:0.5"), [80 * MIB, 100 * MIB]);
+    assert_eq!(
+        sizes("garbage_collection_threshold:0.5"),
+        [80 * MIB, 100 * MIB]
+    );
     assert_eq!(sizes(""), [100 * MIB]);
+}
+
+#[test]
+fn a_request_larger_than_the_device_is_an_oom_under_every_setting() {
+    // 40 MiB asked of a 1 MiB device: an OOM each time (the replay goes on past each one),
+    // with plain and with expandable segments, whose address space is sized by the device.
+    let steps = [40 * MIB as i64, -0, 60 * MIB as i64];
+    for conf in ["", "expandable_segments:True"] {
+        let config = AllocatorConfig::parse(conf).expect("conf");
+        let run = predict(&history(&steps), &config, Some(MIB));
+        let failed: Vec<u64> = (run.ooms.iter())
+            .filter(|o| o.happens == Some(true))
+            .map(|o| o.requested_bytes)
+            .collect();
+        assert_eq!(failed.first(), Some(&(40 * MIB)), "{conf}: {:?}", run.ooms);
+    }
 }
