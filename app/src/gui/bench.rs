@@ -196,6 +196,7 @@ fn analysis_jobs(data: &Arc<Loaded>, device: u16, peak_ns: i64) {
                 device,
                 at_ns: peak_ns,
                 at_snapshot: false,
+                simulate: None,
             },
         ),
         ("spans of the busiest op", Job::OpSpans { name: busiest }),

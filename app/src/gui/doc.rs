@@ -124,6 +124,8 @@ pub struct SegmentsView {
     pub color: SegmentColor,
     /// Draw every segment across the full width instead of to scale.
     pub full_width: bool,
+    /// The allocator setting whose simulated segments are drawn beside the recorded ones.
+    pub simulate: Option<&'static str>,
 }
 
 /// Comparison layout.
@@ -256,6 +258,7 @@ impl Document {
                 order: SegmentOrder::Address,
                 color: SegmentColor::Stack,
                 full_width: false,
+                simulate: None,
             },
             advice: Default::default(),
             hover_ns: None,

@@ -18,6 +18,7 @@ use collector::analysis::fragmentation::{
 use collector::analysis::live::{GroupBy, LiveGroup, fold_after, live_at};
 use collector::analysis::owners::{BlockOwner, owners};
 use collector::analysis::segments::{SegmentLayout, layout_at, layout_at_snapshot};
+use collector::analysis::simulate::{AllocatorConfig, SimulatedLayout, simulated_layout_at};
 use collector::analysis::{OpRow, TimeWindow, key_averages, row_spans};
 use collector::model::DeviceIdx;
 use crossbeam_channel::{Receiver, Sender, bounded};
@@ -46,6 +47,8 @@ pub enum Job {
         at_ns: i64,
         /// Use the snapshot's own blocks (the instant is the snapshot's).
         at_snapshot: bool,
+        /// An allocator setting to simulate the segments under, beside the recorded ones.
+        simulate: Option<&'static str>,
     },
     /// When one table row's op ran.
     OpSpans {
@@ -102,6 +105,8 @@ pub struct Inspection {
     pub layout: Option<Vec<SegmentLayout>>,
     /// The owner of each block of `layout` (its stack's first user frame, its category).
     pub owners: Vec<Vec<BlockOwner>>,
+    /// The segments simulated under the setting the Segments view asks for, where asked.
+    pub simulated: Option<SimulatedLayout>,
 }
 
 /// The spans of one op, for highlighting on the timeline.
@@ -244,7 +249,12 @@ fn run(data: &Loaded, job: Job) -> Outcome {
             device,
             at_ns,
             at_snapshot,
-        } => Outcome::Inspect(Box::new(inspect(data, device, at_ns, at_snapshot))),
+            simulate,
+        } => {
+            let mut inspection = inspect(data, device, at_ns, at_snapshot);
+            inspection.simulated = simulate.and_then(|conf| simulated(data, device, at_ns, conf));
+            Outcome::Inspect(Box::new(inspection))
+        }
         Job::OpSpans { name } => Outcome::OpSpans(Arc::new(op_spans(data, name))),
         Job::Advise { options } => Outcome::Advise(advise(&data.rec, &data.timeline, &options)),
     }
@@ -277,7 +287,14 @@ pub fn inspect(data: &Loaded, device: DeviceIdx, at_ns: i64, at_snapshot: bool) 
         fragmentation,
         layout,
         owners,
+        simulated: None,
     }
+}
+
+/// The segments the allocator would hold at `at_ns` under `conf` (the history replayed).
+fn simulated(data: &Loaded, device: DeviceIdx, at_ns: i64, conf: &str) -> Option<SimulatedLayout> {
+    let config = AllocatorConfig::parse(conf).ok()?;
+    simulated_layout_at(&data.rec, device, &config, at_ns)
 }
 
 /// The spans of the ops a table row counts ([`row_spans`]), with running maxima of their

@@ -161,10 +161,12 @@ impl ViewerApp {
 
 pub(super) fn inspect_request(doc: &mut Document, at_ns: i64, at_snapshot: bool) -> Request {
     let device = doc.device;
+    let simulate = doc.segments.simulate;
     let request = doc.request(Job::Inspect {
         device,
         at_ns,
         at_snapshot,
+        simulate,
     });
     doc.inspect.target = Some(InspectTarget {
         device,

@@ -5,6 +5,10 @@
 //! The layout comes from `collector::analysis::segments`.
 
 mod colors;
+mod simulated;
+mod summary;
+
+use summary::{largest_free_block, summary_ui};
 
 use collector::analysis::owners::BlockOwner;
 use collector::analysis::segments::{BlockSpan, BlockUse, SegmentLayout};
@@ -65,6 +69,7 @@ const MIN_BLOCK_WIDTH: f32 = 1.0;
 
 fn segments_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<Command>) {
     heading_ui(ui, doc, cmds);
+    simulated::choice_ui(ui, doc, cmds);
     let Some(layout) = doc.inspect.result.as_ref().and_then(|r| r.layout.as_ref()) else {
         ui.separator();
         ui.label(
@@ -80,16 +85,52 @@ fn segments_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Ve
         .map_or(&[][..], |r| r.owners.as_slice());
     summary_ui(ui, layout, palette);
     options_ui(ui, &mut doc.segments);
-    let SegmentsView {
-        order,
-        color,
-        full_width,
-    } = doc.segments;
-    let entries = colors::legend_entries(color, layout, owners);
+    let entries = colors::legend_entries(doc.segments.color, layout, owners);
     if !entries.is_empty() {
         colors::legend_ui(ui, &doc.data.rec, &entries, palette);
     }
     ui.separator();
+    let simulation = (doc.segments.simulate)
+        .and(doc.inspect.result.as_ref())
+        .and_then(|r| r.simulated.as_ref());
+    let Some(simulation) = simulation else {
+        let rows = Rows { layout, owners };
+        return rows_ui(ui, doc, rows, "recorded", palette);
+    };
+    ui.columns(2, |cols| {
+        cols[0].label(RichText::new("Recorded").strong());
+        rows_ui(
+            &mut cols[0],
+            doc,
+            Rows { layout, owners },
+            "recorded",
+            palette,
+        );
+        simulated::heading_ui(&mut cols[1], simulation);
+        let rows = Rows {
+            layout: &simulation.segments,
+            owners: &[],
+        };
+        rows_ui(&mut cols[1], doc, rows, "simulated", palette);
+    });
+}
+
+/// A list of segments and their blocks' owners.
+#[derive(Clone, Copy)]
+struct Rows<'a> {
+    layout: &'a [SegmentLayout],
+    owners: &'a [Vec<BlockOwner>],
+}
+
+/// The segments as bars, in the view's order, scrolled.
+fn rows_ui(ui: &mut Ui, doc: &Document, rows_of: Rows<'_>, salt: &str, palette: &Palette) {
+    let Rows { layout, owners } = rows_of;
+    let SegmentsView {
+        order,
+        color,
+        full_width,
+        ..
+    } = doc.segments;
     let mut rows: Vec<usize> = (0..layout.len()).collect();
     match order {
         SegmentOrder::Address => {}
@@ -105,7 +146,7 @@ fn segments_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Ve
     let largest_free = largest_free_block(layout);
     let rec = &doc.data.rec;
     ScrollArea::vertical()
-        .id_salt(("segments", doc.id))
+        .id_salt(("segments", salt, doc.id))
         .auto_shrink([false, false])
         .show_rows(ui, ROW_HEIGHT, rows.len(), |ui, range| {
             for &i in rows.iter().skip(range.start).take(range.len()) {
@@ -163,58 +204,6 @@ fn options_ui(ui: &mut Ui, view: &mut SegmentsView) {
             .on_hover_text("The first frame of user code of the stack that allocated the block");
         ui.radio_value(&mut view.color, SegmentColor::Category, "category");
         ui.radio_value(&mut view.color, SegmentColor::State, "state");
-    });
-}
-
-fn largest_free_block(layout: &[SegmentLayout]) -> Option<usize> {
-    layout
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.largest_free_bytes() > 0)
-        .max_by_key(|(i, s)| (s.largest_free_bytes(), std::cmp::Reverse(*i)))
-        .map(|(i, _)| i)
-}
-
-fn summary_ui(ui: &mut Ui, layout: &[SegmentLayout], palette: &Palette) {
-    let reserved: i64 = layout.iter().map(|s| s.size_bytes).sum();
-    let free: i64 = layout.iter().map(SegmentLayout::free_bytes).sum();
-    let free_blocks = layout
-        .iter()
-        .flat_map(|s| &s.blocks)
-        .filter(|b| b.state == BlockUse::Free)
-        .count();
-    let largest = layout
-        .iter()
-        .map(SegmentLayout::largest_free_bytes)
-        .max()
-        .unwrap_or(0);
-    ui.horizontal_wrapped(|ui| {
-        ui.label(format!(
-            "{} segments · {} reserved · {} free in {} blocks · largest free block {}",
-            layout.len(),
-            units::bytes(reserved),
-            units::bytes(free),
-            free_blocks,
-            units::bytes(largest)
-        ));
-        ui.separator();
-        for (color, name) in [
-            (palette.allocated, "allocated"),
-            (palette.pending_free, "freed, pending (other stream)"),
-            (palette.free_block, "free"),
-        ] {
-            let (r, _) = ui.allocate_exact_size(vec2(12.0, 12.0), Sense::hover());
-            ui.painter().rect_filled(r, 2.0, color);
-            ui.label(name);
-        }
-        let (r, _) = ui.allocate_exact_size(vec2(12.0, 12.0), Sense::hover());
-        ui.painter().rect_stroke(
-            r,
-            2.0,
-            Stroke::new(2.0, palette.alert),
-            egui::StrokeKind::Inside,
-        );
-        ui.label("largest free block");
     });
 }
 

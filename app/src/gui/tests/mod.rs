@@ -30,6 +30,7 @@ mod layout;
 mod loading;
 mod memviz;
 mod ranks;
+mod simulate;
 mod timeline;
 
 pub(super) fn repo() -> PathBuf {

@@ -17,6 +17,7 @@ mod driver;
 mod expandable;
 mod forced;
 mod history;
+mod layout;
 mod predict;
 mod proof;
 mod release;
@@ -27,7 +28,8 @@ mod tests;
 pub use allocator::Totals;
 pub use config::{AllocatorConfig, ConfigError, ROUNDUP_INTERVALS};
 pub use history::{Capacity, CapacitySource, capacity_of, histories};
-pub use predict::{AtPeak, OomVerdict, Run, predict};
+pub use layout::{SimulatedLayout, simulated_layout_at};
+pub use predict::{AtPeak, OomVerdict, Run, predict, predict_until};
 pub use proof::{Divergence, Proof, prove};
 pub use state::{SimBlockState, SimSegment, recorded_segments};
 

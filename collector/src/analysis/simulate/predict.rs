@@ -70,6 +70,17 @@ pub fn predict(
     config: &AllocatorConfig,
     capacity_bytes: Option<u64>,
 ) -> Run {
+    predict_until(history, config, capacity_bytes, None)
+}
+
+/// [`predict`], stopped after the last entry at or before `until_ns` where one is given:
+/// its `final_segments` are the simulated segments at that instant.
+pub fn predict_until(
+    history: &DeviceHistory,
+    config: &AllocatorConfig,
+    capacity_bytes: Option<u64>,
+    until_ns: Option<i64>,
+) -> Run {
     let mut r = Runner {
         a: Allocator::new(config.clone()),
         device: Device::new(capacity_bytes, history.carried_bytes),
@@ -104,6 +115,9 @@ pub fn predict(
     }
     let empty_cache = empty_cache_calls(history);
     for (i, e) in history.entries.iter().enumerate() {
+        if until_ns.is_some_and(|t| e.time_ns > t) {
+            break;
+        }
         match e.action {
             HistoryAction::Alloc => r.alloc(e.addr, e.size_bytes, e.stream, e.time_ns),
             HistoryAction::FreeCompleted => {

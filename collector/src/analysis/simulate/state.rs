@@ -16,6 +16,9 @@ pub struct SimSegment {
     pub address: u64,
     /// Bytes.
     pub total_size: u64,
+    /// In the small pool.
+    #[serde(skip)]
+    pub small: bool,
     /// Its blocks in address order.
     pub blocks: Vec<SimBlockState>,
 }
@@ -112,6 +115,7 @@ impl Allocator {
             let mut seg = SimSegment {
                 address: b.addr,
                 total_size: 0,
+                small: self.blocks.pools[b.pool as usize].small,
                 blocks: Vec::new(),
             };
             let mut at = id;
@@ -147,6 +151,7 @@ pub fn recorded_segments(segments: &[Segment], device: crate::model::DeviceIdx) 
         .map(|s| SimSegment {
             address: s.address,
             total_size: s.total_size_bytes,
+            small: s.pool == SegmentPool::Small,
             blocks: (s.blocks.iter())
                 .map(|b| SimBlockState {
                     size: b.size_bytes,

@@ -300,3 +300,45 @@ fn a_request_larger_than_the_device_is_an_oom_under_every_setting() {
         assert_eq!(failed.first(), Some(&(40 * MIB)), "{conf}: {:?}", run.ooms);
     }
 }
+
+#[test]
+fn simulated_segments_at_an_instant_hold_the_live_blocks() {
+    // A real snapshot, at its end and halfway: under the recorded settings the allocated
+    // blocks are the live ones; expandable segments split every remainder of 512 B or
+    // more (c10's should_split), so the same tensors hold fewer bytes, in fewer segments.
+    let path = real_snapshots()
+        .into_iter()
+        .find(|p| p.ends_with("snapshots-cs336-nothanmin/memory_snapshot.pickle"))
+        .expect("the real snapshot");
+    let options = crate::parse::LoadOptions {
+        allocator_history: true,
+        ..Default::default()
+    };
+    let rec = crate::parse::load(&path, options).expect("snapshot");
+    let timeline = crate::timeline::Timeline::build(&rec);
+    let d = &timeline.devices[0];
+    let entries = &rec.allocator.as_ref().expect("allocator").history[0].entries;
+    let (first, last) = (entries[0].time_ns, entries[entries.len() - 1].time_ns);
+    for at_ns in [first + (last - first) / 2, last] {
+        let live = d.at(at_ns).expect("a point").allocated_bytes;
+        let plain = simulated_layout_at(&rec, d.device, &AllocatorConfig::default(), at_ns)
+            .expect("history");
+        let conf = AllocatorConfig::parse("expandable_segments:True").expect("conf");
+        let expandable = simulated_layout_at(&rec, d.device, &conf, at_ns).expect("history");
+        assert!(
+            (plain.allocated_bytes - live).abs() <= live / 1000,
+            "{} vs {live}",
+            plain.allocated_bytes
+        );
+        assert!(expandable.allocated_bytes <= plain.allocated_bytes);
+        assert!(expandable.allocated_bytes >= live - live / 20);
+        for l in [&plain, &expandable] {
+            assert!(
+                l.reserved_bytes >= l.allocated_bytes,
+                "{}",
+                l.allocator_conf
+            );
+        }
+        assert!(expandable.segments.len() < plain.segments.len());
+    }
+}
