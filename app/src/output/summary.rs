@@ -73,15 +73,7 @@ fn facts_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
     if let Some(from) = &s.categories_from {
         writeln!(out, "  categories {}", one_line(from))?;
     }
-    writeln!(
-        out,
-        "  contents   {}, {}, {}, {}, {} long",
-        plural(s.events, "event", "events"),
-        plural(s.ops, "op", "ops"),
-        plural(s.steps, "step", "steps"),
-        plural(s.memory_events, "memory event", "memory events"),
-        duration_between(s.start_ns, s.end_ns)
-    )?;
+    writeln!(out, "  contents   {}", contents(s))?;
     if let Some(rank) = s.rank {
         let world = s.world_size.map_or(String::new(), |w| format!(" of {w}"));
         let backend = s
@@ -282,4 +274,17 @@ fn device_events_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<()>
         )?;
     }
     Ok(())
+}
+
+/// What a file holds, in one line (the text summary and report.html say it alike):
+/// "13,872 events, 1 op, 0 steps, 13,872 memory events, 168.063 ms long".
+pub fn contents(s: &Summary) -> String {
+    format!(
+        "{}, {}, {}, {}, {} long",
+        plural(s.events, "event", "events"),
+        plural(s.ops, "op", "ops"),
+        plural(s.steps, "step", "steps"),
+        plural(s.memory_events, "memory event", "memory events"),
+        duration_between(s.start_ns, s.end_ns)
+    )
 }

@@ -189,17 +189,7 @@ pub fn facts(input: &Input<'_>, s: &mut Strings) -> (Vec<(u32, u32)>, Vec<u32>) 
                 if sum.compressed { ", gzip" } else { "" }
             ),
         ),
-        (
-            "contents".into(),
-            format!(
-                "{} events, {} ops, {} steps, {} memory events, {} long",
-                sum.events,
-                sum.ops,
-                sum.steps,
-                sum.memory_events,
-                duration_between(sum.start_ns, sum.end_ns)
-            ),
-        ),
+        ("contents".into(), crate::output::summary::contents(sum)),
     ];
     if let Some(rank) = sum.rank {
         let world = sum.world_size.map_or(String::new(), |w| format!(" of {w}"));
