@@ -53,7 +53,7 @@ section = f"""<!-- simulate:begin (written by bench/simulate.sh) -->
 ## Allocator simulation
 
 A synthetic snapshot of {n:,} trace entries ({os.path.getsize(snap)/1e6:.0f} MB;
-`gen_snapshots.py --big {n}`, {allocs:,} allocations), read {runs} times in interleaved rounds:
+`gen_snapshots.py --big {n}`: a third of them allocations), read {runs} times in interleaved rounds:
 
 | command | median wall | replays of the history |
 |---|---|---|
