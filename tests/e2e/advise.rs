@@ -46,7 +46,8 @@ fn advise_json_estimates_the_real_reruns_and_finds_what_fits() {
             "chunked_loss",
             "tensor_parallel",
             "sequence_parallel",
-            "pipeline_parallel"
+            "pipeline_parallel",
+            "pipeline_parallel_gpipe"
         ]
     );
     for t in techniques {
@@ -146,6 +147,7 @@ fn advise_text_is_a_table_and_says_when_it_fits() {
         "tensor_parallel ×4",
         "sequence_parallel ×4",
         "pipeline_parallel ×3",
+        "pipeline_parallel_gpipe ×3",
         "lora r=16",
         "chunked_loss ÷8",
     ] {

@@ -210,7 +210,7 @@ pub(super) trait Rule: Sync {
 }
 
 /// Every technique, once, in the order reports list them.
-pub(super) static REGISTRY: [&dyn Rule; 16] = [
+pub(super) static REGISTRY: [&dyn Rule; 17] = [
     &rules::precision::Bf16Autocast,
     &rules::checkpoint::ActivationCheckpointing,
     &rules::zero::Zero1,
@@ -226,7 +226,8 @@ pub(super) static REGISTRY: [&dyn Rule; 16] = [
     &rules::loss::ChunkedLoss,
     &rules::parallel::TensorParallel,
     &rules::parallel::SequenceParallel,
-    &rules::pipeline::PipelineParallel,
+    &rules::pipeline::PipelineParallel { gpipe: false },
+    &rules::pipeline::PipelineParallel { gpipe: true },
 ];
 
 /// `seg` with its bytes times `num / den`, rounded up.

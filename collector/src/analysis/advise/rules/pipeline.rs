@@ -1,4 +1,5 @@
-//! Pipeline parallelism: the model's blocks split into stages, 1F1B.
+//! Pipeline parallelism: the model's blocks split into stages, under 1F1B (each stage holds
+//! at most P − r micro-batches' activations) or GPipe (every forward first: all m).
 
 use super::super::Options;
 use super::super::curve::Seg;
@@ -7,8 +8,11 @@ use super::super::technique::{Ctx, Parameter, Rule, Words, scaled};
 use super::optimizer::optimizer_local;
 use crate::analysis::categories::Category;
 
-/// The model's blocks split into this many pipeline stages, 1F1B.
-pub(in super::super) struct PipelineParallel;
+/// The model's blocks split into this many pipeline stages, under 1F1B or GPipe.
+pub(in super::super) struct PipelineParallel {
+    /// GPipe's schedule (every micro-batch's forward, then every backward) instead of 1F1B.
+    pub(in super::super) gpipe: bool,
+}
 
 /// The stages estimated: role 0 the first (the most micro-batches in flight, the embedding),
 /// role `LAST` the last (the output layer, the logits and the loss); a middle stage holds
@@ -18,22 +22,29 @@ const LAST: u32 = 1;
 /// One stage's view of the run with `p` stages and `m` micro-batches.
 struct Stage {
     last: bool,
+    gpipe: bool,
     p: i64,
     m: i64,
 }
 
 impl Stage {
-    fn of(c: &Ctx<'_>) -> Stage {
+    fn of(c: &Ctx<'_>, gpipe: bool) -> Stage {
         Stage {
             last: c.role == LAST,
+            gpipe,
             p: i64::from(c.value.max(1)),
             m: i64::from(c.options.micro_batches.max(1)),
         }
     }
 
-    /// Micro-batches whose activations the stage holds at once: min(m, P − r).
+    /// Micro-batches whose activations the stage holds at once: min(m, P − r) under 1F1B,
+    /// every one under GPipe.
     fn in_flight(&self) -> i64 {
-        if self.last { 1 } else { self.p.min(self.m) }
+        match (self.gpipe, self.last) {
+            (true, _) => self.m,
+            (false, true) => 1,
+            (false, false) => self.p.min(self.m),
+        }
     }
 
     /// Whether block `b` is this stage's (its iteration's first or last ⌈L/P⌉ blocks).
@@ -80,6 +91,13 @@ impl Stage {
 
 impl Rule for PipelineParallel {
     fn name(&self) -> &'static str {
+        match self.gpipe {
+            true => "pipeline_parallel_gpipe",
+            false => "pipeline_parallel",
+        }
+    }
+
+    fn group(&self) -> &'static str {
         "pipeline_parallel"
     }
 
@@ -100,7 +118,7 @@ impl Rule for PipelineParallel {
     }
 
     fn reshape(&self, c: &Ctx<'_>, _: usize, life: &Life, seg: Seg) -> Vec<Seg> {
-        let stage = Stage::of(c);
+        let stage = Stage::of(c, self.gpipe);
         let run = c.run;
         let state = matches!(
             life.category,
@@ -141,7 +159,10 @@ impl Rule for PipelineParallel {
     }
 
     fn words(&self, c: &Ctx<'_>) -> Words {
-        let s = Stage::of(c);
+        let s = Stage::of(c, self.gpipe);
+        if s.gpipe {
+            return gpipe_words(&s);
+        }
         Words {
             assumptions: format!(
                 "1F1B over {p} stages with {m} micro-batches (--micro-batches) of 1/{m} the batch, \
@@ -174,4 +195,27 @@ fn before_blocks(run: &Run, life: &Life) -> bool {
         .iter()
         .find(|b| b.start_ns >= it)
         .is_some_and(|b| life.alloc_ns < b.start_ns)
+}
+
+fn gpipe_words(s: &Stage) -> Words {
+    Words {
+        assumptions: format!(
+            "GPipe over {p} stages with {m} micro-batches (--micro-batches) of 1/{m} the batch, \
+             each iteration's blocks split in order: every micro-batch's forward before any \
+             backward, so each stage saves the activations of all {m}; the estimate is the \
+             more loaded of the first stage (its blocks and the embedding) and the last (its \
+             blocks, the output layer, the loss and every micro-batch's logits); parameters, \
+             gradients and state by the blocks' units, the gradients accumulated over the \
+             micro-batches; everything else one micro-batch's",
+            p = s.p,
+            m = s.m
+        ),
+        cost: format!(
+            "the pipeline bubble, ({p} − 1)/({m} + {p} − 1) of a step idle, as 1F1B's, with \
+             every micro-batch's activations held at once; activations and their gradients \
+             sent between stages",
+            p = s.p,
+            m = s.m
+        ),
+    }
 }
