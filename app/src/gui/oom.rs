@@ -74,7 +74,7 @@ pub fn verdicts_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &mut Ve
                 units::bytes(v.requested_bytes),
                 units::format_time_ns((v.at_ns - doc.data.rec.meta.start_ns) as f64)
             ));
-            ui.label(&v.verdict);
+            ui.label(crate::output::oom::verdict_words(v));
         });
     }
 }

@@ -142,7 +142,7 @@ fn oom_ui(
     let text = format!("{} × · first: {}", ooms.len(), cause_name(first.cause));
     if ui
         .link(RichText::new(text).strong().color(palette.alert))
-        .on_hover_text(&first.verdict)
+        .on_hover_text(crate::output::oom::verdict_words(first))
         .clicked()
     {
         cmds.push(Command::Inspect(first.at_ns));

@@ -229,7 +229,7 @@ struct OomDoc<'a> {
     largest_free_block_bytes: Option<i64>,
     outside_allocator_bytes: Option<i64>,
     cause: OomCause,
-    verdict: &'a str,
+    verdict: String,
     largest_live: &'a [LiveGroup],
     /// The allocator simulation's answer, where the input has a history to replay.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -249,7 +249,7 @@ impl<'a> OomDoc<'a> {
             largest_free_block_bytes: o.largest_free_block_bytes,
             outside_allocator_bytes: o.outside_allocator_bytes,
             cause: o.cause,
-            verdict: &o.verdict,
+            verdict: super::oom::verdict_words(o),
             largest_live: &o.largest_live,
             simulation: o.simulation.as_ref(),
         }

@@ -14,6 +14,7 @@ pub mod html;
 pub mod json_docs;
 pub mod live;
 pub mod nvml;
+pub mod oom;
 pub mod parquet;
 pub mod perfetto;
 pub mod ranks;

@@ -145,7 +145,7 @@ fn ooms_text(out: &mut impl Write, s: &Summary) -> io::Result<()> {
             duration_between(s.start_ns, o.at_ns),
             bytes_iec(o.requested_bytes)
         )?;
-        writeln!(out, "  verdict: {}", o.verdict)?;
+        writeln!(out, "  verdict: {}", super::oom::verdict_words(o))?;
         for g in &o.largest_live {
             writeln!(
                 out,

@@ -11,7 +11,6 @@ use super::live::{GroupBy, LiveGroup, live_at};
 use super::simulate::{Run, SimulateOptions, simulate};
 use crate::model::{DeviceId, Recording};
 use crate::timeline::Timeline;
-use crate::units::bytes_iec;
 
 /// How many live groups an OOM report lists.
 pub const OOM_GROUPS: usize = 5;
@@ -51,10 +50,8 @@ pub struct OomVerdict {
     pub largest_free_block_bytes: Option<i64>,
     /// Memory on the device outside this allocator, where the device's capacity is known.
     pub outside_allocator_bytes: Option<i64>,
-    /// The cause.
+    /// The cause (the app words it, with these numbers and the simulation's answer).
     pub cause: OomCause,
-    /// One sentence for a human.
-    pub verdict: String,
     /// The largest groups of live allocations then.
     pub largest_live: Vec<LiveGroup>,
     /// What the allocator simulation says of it, where the input has the history to
@@ -131,18 +128,14 @@ pub fn oom_verdicts(rec: &Recording, timeline: &Timeline) -> Vec<OomVerdict> {
             (Some(c), Some(r), Some(f)) => Some(c as i64 - r - f as i64),
             _ => None,
         };
-        let (cause, mut verdict) = judge(
+        let cause = judge(
             e.bytes,
-            device_free,
-            allocated,
-            cache_free,
+            device_free.map_or(0, |f| f as i64),
+            cache_free.unwrap_or(0),
             largest,
             outside,
         );
         let simulation = simulated.remove(&i);
-        if let Some(s) = &simulation {
-            verdict = with_simulation(verdict, s);
-        }
         out.push(OomVerdict {
             device: rec
                 .devices
@@ -157,7 +150,6 @@ pub fn oom_verdicts(rec: &Recording, timeline: &Timeline) -> Vec<OomVerdict> {
             largest_free_block_bytes: largest,
             outside_allocator_bytes: outside,
             cause,
-            verdict,
             largest_live: live_at(rec, timeline, e.device, e.time_ns, GroupBy::Site)
                 .groups
                 .into_iter()
@@ -230,98 +222,24 @@ fn simulated_ooms(rec: &Recording, timeline: &Timeline) -> HashMap<u32, Simulate
     out
 }
 
-/// The verdict with the simulation's answer in place of a hint: the first setting under
-/// which the OOM would not happen, or that none of those tried avoids it.
-fn with_simulation(verdict: String, s: &SimulatedOom) -> String {
-    let base = verdict
-        .strip_suffix(EXPANDABLE_HINT)
-        .map_or(verdict.as_str(), |v| v.trim_end_matches("; "));
-    if !s.reproduced {
-        // The replay does not fail where the run did (its start or the capacity is not
-        // the run's): what other settings do there says nothing.
-        return format!(
-            "{verdict} (the allocator simulation does not reproduce this OOM under the recorded settings, so it cannot judge other settings)"
-        );
-    }
-    let said = match s.settings.iter().find(|o| !o.happens) {
-        Some(o) => format!(
-            "simulated: with {} this OOM would not happen (reserved peak {} → {})",
-            o.allocator_conf,
-            bytes_iec(s.reserved_peak_bytes as i64),
-            bytes_iec(o.reserved_peak_bytes as i64)
-        ),
-        None => {
-            let tried: Vec<&str> = s
-                .settings
-                .iter()
-                .map(|o| o.allocator_conf.as_str())
-                .collect();
-            format!("simulated: it happens with {} too", tried.join(" and "))
-        }
-    };
-    format!("{base}; {said}")
-}
-
-/// The hint a fragmentation verdict ends with where no simulation replaces it.
-const EXPANDABLE_HINT: &str = "try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True";
-
 /// The decision, in order: a usable cached block → stream/pool; enough free memory in
 /// total → fragmentation; a large share held outside the allocator → outside; else capacity.
 fn judge(
     requested: i64,
-    device_free: Option<u64>,
-    allocated: i64,
-    cache_free: Option<i64>,
+    device_free: i64,
+    cache_free: i64,
     largest: Option<i64>,
     outside: Option<i64>,
-) -> (OomCause, String) {
-    let want = bytes_iec(requested);
-    let free = device_free.map_or(0, |f| f as i64);
-    let cache = cache_free.unwrap_or(0);
-    if let Some(l) = largest
-        && l >= requested
-    {
-        return (
-            OomCause::StreamOrPool,
-            format!(
-                "a cached free block of {} could hold the {want} request, but it belongs to another stream or memory pool",
-                bytes_iec(l)
-            ),
-        );
+) -> OomCause {
+    if largest.is_some_and(|l| l >= requested) {
+        OomCause::StreamOrPool
+    } else if cache_free + device_free >= requested {
+        OomCause::Fragmentation
+    } else if outside.is_some_and(|o| o > 0 && o + cache_free + device_free >= requested) {
+        OomCause::OutsideAllocator
+    } else {
+        OomCause::Capacity
     }
-    if cache + free >= requested {
-        let largest_text =
-            largest.map_or(String::new(), |l| format!(", the largest {}", bytes_iec(l)));
-        return (
-            OomCause::Fragmentation,
-            format!(
-                "fragmentation: {} is free in the allocator's cache{largest_text} and {} on the device, but no single block of {want}; {EXPANDABLE_HINT}",
-                bytes_iec(cache),
-                bytes_iec(free)
-            ),
-        );
-    }
-    if let Some(o) = outside
-        && o > 0
-        && o + cache + free >= requested
-    {
-        return (
-            OomCause::OutsideAllocator,
-            format!(
-                "memory held outside this allocator ({}: other processes, the CUDA context, NCCL buffers) leaves too little for the {want} request",
-                bytes_iec(o)
-            ),
-        );
-    }
-    (
-        OomCause::Capacity,
-        format!(
-            "capacity: live tensors hold {}, with {} cached and {} free on the device — not enough for {want}; reduce batch size or activation memory (checkpointing, mixed precision)",
-            bytes_iec(allocated),
-            bytes_iec(cache),
-            bytes_iec(free)
-        ),
-    )
 }
 
 #[cfg(test)]
@@ -331,98 +249,53 @@ mod tests {
     const MIB: i64 = 1 << 20;
 
     #[test]
-    fn verdicts() {
+    fn causes() {
         let cases = [
-            // requested, device free, allocated, cache free, largest, outside → cause
+            // requested, device free, cache free, largest, outside → cause
             (
                 60 * MIB,
-                Some(12 << 20),
-                100 * MIB,
-                Some(90 * MIB),
+                12 * MIB,
+                90 * MIB,
                 Some(20 * MIB),
                 None,
                 OomCause::Fragmentation,
             ),
             (
                 300 * MIB,
-                Some(30 << 20),
-                180 * MIB,
-                Some(40 * MIB),
+                30 * MIB,
+                40 * MIB,
                 Some(20 * MIB),
                 None,
                 OomCause::Capacity,
             ),
             (
                 10 * MIB,
-                Some(0),
-                100 * MIB,
-                Some(40 * MIB),
+                0,
+                40 * MIB,
                 Some(20 * MIB),
                 None,
                 OomCause::StreamOrPool,
             ),
             (
                 300 * MIB,
-                Some(10 << 20),
-                100 * MIB,
-                Some(0),
+                10 * MIB,
+                0,
                 None,
                 Some(4096 * MIB),
                 OomCause::OutsideAllocator,
             ),
-        ];
-        for (req, free, alloc, cache, largest, outside, want) in cases {
-            let (cause, text) = judge(req, free, alloc, cache, largest, outside);
-            assert_eq!(cause, want, "{text}");
-            assert!(text.contains(&bytes_iec(req)), "{text}");
-        }
-    }
-
-    #[test]
-    fn the_simulation_replaces_the_hint_only_where_it_reproduces_the_oom() {
-        let (_, hinted) = judge(
-            60 * MIB,
-            Some(12 << 20),
-            130 * MIB,
-            Some(90 * MIB),
-            Some(18 * MIB),
-            None,
-        );
-        assert!(hinted.ends_with(EXPANDABLE_HINT), "{hinted}");
-        let setting = |conf: &str, happens: bool, peak: u64| SimulatedSetting {
-            allocator_conf: conf.to_owned(),
-            happens,
-            short_by_bytes: happens.then_some(4 << 20),
-            headroom_bytes: (!happens).then_some(8 << 20),
-            reserved_peak_bytes: peak,
-        };
-        let mut s = SimulatedOom {
-            reproduced: true,
-            reserved_peak_bytes: 220 << 20,
-            settings: vec![
-                setting("expandable_segments:True", false, 200 << 20),
-                setting("max_split_size_mb:64", true, 220 << 20),
-            ],
-        };
-        let said = with_simulation(hinted.clone(), &s);
-        assert!(!said.contains("try PYTORCH_CUDA_ALLOC_CONF"), "{said}");
-        assert!(
-            said.ends_with("; simulated: with expandable_segments:True this OOM would not happen (reserved peak 220.00 MiB → 200.00 MiB)"),
-            "{said}"
-        );
-        s.settings[0].happens = true;
-        let said = with_simulation(hinted.clone(), &s);
-        assert!(
-            said.ends_with(
-                "simulated: it happens with expandable_segments:True and max_split_size_mb:64 too"
+            // Memory outside the allocator that would not have been enough: capacity.
+            (
+                300 * MIB,
+                10 * MIB,
+                0,
+                None,
+                Some(100 * MIB),
+                OomCause::Capacity,
             ),
-            "{said}"
-        );
-        s.reproduced = false;
-        let said = with_simulation(hinted.clone(), &s);
-        assert!(
-            said.starts_with(&hinted) && said.contains("does not reproduce"),
-            "{said}"
-        );
+        ];
+        for (req, free, cache, largest, outside, want) in cases {
+            assert_eq!(judge(req, free, cache, largest, outside), want);
+        }
     }
 }

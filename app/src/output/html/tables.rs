@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::Input;
 use super::strings::Strings;
 use crate::output::advise::{fit_sentence, label, setting_cost};
+use crate::output::oom::verdict_words;
 use crate::output::report::sorted_rows;
 use crate::output::text::blocks_word;
 
@@ -159,7 +160,7 @@ pub fn ooms(input: &Input<'_>, s: &mut Strings) -> Vec<(u32, Vec<u32>)> {
                 o.device,
                 duration_between(sum.start_ns, o.at_ns),
                 bytes_iec(o.requested_bytes),
-                o.verdict
+                verdict_words(o)
             );
             let live = o.largest_live.iter().map(|g| {
                 format!(

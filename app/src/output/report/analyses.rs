@@ -86,7 +86,7 @@ fn ooms_markdown(md: &mut String, sum: &Summary) -> std::fmt::Result {
                 o.device,
                 duration_between(sum.start_ns, o.at_ns),
                 bytes_iec(o.requested_bytes),
-                o.verdict
+                crate::output::oom::verdict_words(o)
             )?;
             for g in &o.largest_live {
                 writeln!(
