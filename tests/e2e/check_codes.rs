@@ -198,3 +198,41 @@ fn colour_only_when_asked_and_the_same_text_underneath() {
     let text = String::from_utf8_lossy(&always.stdout);
     assert!(text.starts_with("\x1b[1m\x1b[32mok\x1b[0m: cpu"), "{text}");
 }
+
+#[test]
+fn a_recording_without_allocations_is_judged_by_nvml_or_host_memory() {
+    // A `record` recording with NVML and host readings but no allocator data: nothing to
+    // judge by default (exit 3, naming what does), NVML's or the host's peak when asked,
+    // each equal to `summary`'s.
+    let rec = fixtures().join("recording/v1-train.vsr");
+    let rec = rec.to_str().expect("utf-8");
+    let summary = vramscope_json(&["summary", rec]);
+    let out = vramscope(&["check", rec, "--max-peak", "1GiB"]);
+    assert_eq!(code(&out), 3);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`check --of nvml` judges"), "{err}");
+    let nvml = summary["nvml"].as_array().expect("nvml");
+    let process = nvml[0]["peak_process_bytes"]
+        .as_i64()
+        .expect("process peak");
+    let over = check_json(&[rec, "--max-peak", "1GiB", "--of", "nvml"], 1);
+    assert_eq!(over["devices"][0]["peak"], "nvml_process");
+    assert_eq!(over["devices"][0]["peak_bytes"].as_i64(), Some(process));
+    // Where NVML gives no per-process memory, the device's used memory.
+    let device = nvml[1]["peak_used_bytes"].as_i64().expect("used peak");
+    assert_eq!(over["devices"][1]["peak"], "nvml_device");
+    assert_eq!(over["devices"][1]["peak_bytes"].as_i64(), Some(device));
+    let limit = (process + 1).to_string();
+    check_json(&[rec, "--max-peak", &limit, "--of", "nvml"], 0);
+    let host = summary["host_rss_peak_bytes"].as_i64().expect("host peak");
+    let doc = check_json(
+        &[rec, "--max-peak", &(host - 1).to_string(), "--of", "host"],
+        1,
+    );
+    assert_eq!(doc["devices"][0]["device"], "cpu");
+    assert_eq!(doc["failures"][0]["over_by_bytes"].as_i64(), Some(1));
+    // An input without host readings: no data, saying so.
+    let out = vramscope(&["check", &t2(), "--max-peak", "1GiB", "--of", "host"]);
+    assert_eq!(code(&out), 3);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no host memory readings"));
+}

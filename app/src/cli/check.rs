@@ -6,11 +6,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use collector::analysis::summary::DevicePeak;
-use collector::analysis::{DeviceSummary, Summary};
+use collector::analysis::Summary;
+use collector::analysis::summary::FileSummary;
+use collector::analysis::summary::{JudgedPeak, PeakSource};
 use collector::model::DeviceId;
 
 use super::input::{Inputs, inputs, no_memory_words, summarize_many, summarize_one};
+use super::options::PeakOf;
 use super::{CheckOptions, Failure, Format, LoadArgs};
 use crate::output::check::{CheckVerdict, check_json, check_text};
 use crate::output::ranks_check::{RankVerdict, ranks_check_json, ranks_check_text};
@@ -54,7 +56,12 @@ pub fn run(
         .iter()
         .map(|input| RankVerdict {
             input,
-            verdict: judge(&input.summary, only.as_deref(), options.max_peak),
+            verdict: judge(
+                &input.summary,
+                only.as_deref(),
+                options.max_peak,
+                options.of.source(),
+            ),
         })
         .collect();
     match options.format {
@@ -93,6 +100,8 @@ fn run_one(
     let summary = &file.summary;
     let mut known: Vec<DeviceId> = (summary.devices.iter().map(|d| d.device))
         .chain(summary.gpus.iter().map(|g| g.device))
+        .chain(summary.nvml.iter().map(|n| n.device))
+        .chain(summary.host_rss_peak_bytes.map(|_| DeviceId::CPU))
         .collect();
     known.sort();
     known.dedup();
@@ -101,7 +110,12 @@ fn run_one(
     let keys: Option<Vec<DeviceId>> = options
         .device
         .map(|d| known.iter().copied().filter(|&k| d.matches(k)).collect());
-    let verdict = judge(summary, keys.as_deref(), options.max_peak);
+    let verdict = judge(
+        summary,
+        keys.as_deref(),
+        options.max_peak,
+        options.of.source(),
+    );
     match options.format {
         Format::Text => check_text(out, &verdict),
         Format::Json => check_json(out, path, &verdict),
@@ -119,18 +133,7 @@ fn run_one(
                 format!("no memory recorded on {d}: the input has {there}")
             }
             Some(d) => format!("no memory recorded on {d} ({hint})"),
-            None => {
-                let (has_nvml, has_host) = (
-                    !summary.nvml.is_empty(),
-                    summary.host_rss_peak_bytes.is_some(),
-                );
-                no_memory_words(
-                    "allocated or reserved memory",
-                    has_nvml,
-                    has_host,
-                    file.meta.format,
-                )
-            }
+            None => nothing_of(options.of, &file),
         };
         let message = format!(
             "{}: nothing to check against --max-peak: {message}",
@@ -147,22 +150,53 @@ fn run_one(
     Ok(ExitCode::from(code))
 }
 
-/// Every device's judged peak ([`DeviceSummary::judged_peak`]; of the devices in `only`,
-/// when given), worst first: the furthest over the limit, or the closest to it.
+/// Why a whole input has nothing of `of` to judge, and what it does have.
+fn nothing_of(of: PeakOf, file: &FileSummary) -> String {
+    let summary = &file.summary;
+    let (has_nvml, has_host) = (
+        !summary.nvml.is_empty(),
+        summary.host_rss_peak_bytes.is_some(),
+    );
+    let also = |has: bool, words: &'static str| if has { words } else { "" };
+    match of {
+        PeakOf::Allocator => {
+            let words = no_memory_words(
+                "allocated or reserved memory",
+                has_nvml,
+                has_host,
+                file.meta.format,
+            );
+            match (has_nvml, has_host) {
+                (false, false) => words,
+                (true, _) => format!("{words}; `check --of nvml` judges its GPUs' NVML peak"),
+                (false, true) => format!("{words}; `check --of host` judges its host memory"),
+            }
+        }
+        PeakOf::Nvml => format!(
+            "it has no NVML readings (`vramscope record` samples them where NVML is installed){}",
+            also(has_host, "; --of host judges its host memory")
+        ),
+        PeakOf::Host => format!(
+            "it has no host memory readings (`vramscope record` samples them){}",
+            also(has_nvml, "; --of nvml judges its NVML readings")
+        ),
+    }
+}
+
+/// Every device's judged peak of `source` (of the devices in `only`, when given), worst
+/// first: the furthest over the limit, or the closest to it.
 pub fn judge<'a>(
     summary: &'a Summary,
     only: Option<&[DeviceId]>,
     max_peak_bytes: u64,
+    source: PeakSource,
 ) -> CheckVerdict<'a> {
-    let mut peaks: Vec<(&DeviceSummary, DevicePeak)> = summary
-        .devices
-        .iter()
-        .filter(|d| only.is_none_or(|keys| keys.contains(&d.device)))
-        .filter_map(|d| d.judged_peak().map(|p| (d, p)))
+    let mut peaks: Vec<JudgedPeak<'a>> = (summary.judged_peaks(source).into_iter())
+        .filter(|p| only.is_none_or(|keys| keys.contains(&p.device)))
         .collect();
     peaks.sort_by(|a, b| {
-        let name = |d: &DeviceSummary| d.device.to_string();
-        (b.1.bytes.cmp(&a.1.bytes)).then_with(|| name(a.0).cmp(&name(b.0)))
+        (b.peak.bytes.cmp(&a.peak.bytes))
+            .then_with(|| a.device.to_string().cmp(&b.device.to_string()))
     });
     CheckVerdict {
         summary,

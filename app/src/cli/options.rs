@@ -19,9 +19,37 @@ pub(super) struct CheckOptions {
     /// default: every device.
     #[arg(long, value_name = "DEVICE", allow_negative_numbers = true, value_parser = parse_device)]
     pub(super) device: Option<DeviceArg>,
+    /// Which peak to judge: the allocator's (allocated, else reserved), NVML's per GPU (the
+    /// recorded process tree's where NVML reports it, else the device's used memory), or
+    /// the host's resident memory (a `record` recording).
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t = PeakOf::Allocator)]
+    pub(super) of: PeakOf,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(super) format: Format,
+}
+
+/// What `check --of` judges.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum PeakOf {
+    /// The allocator's peak: allocated, else reserved.
+    Allocator,
+    /// NVML's peak per GPU.
+    Nvml,
+    /// The host's peak resident memory.
+    Host,
+}
+
+impl PeakOf {
+    /// The collector's name for it.
+    pub(super) fn source(self) -> collector::analysis::summary::PeakSource {
+        use collector::analysis::summary::PeakSource;
+        match self {
+            PeakOf::Allocator => PeakSource::Allocator,
+            PeakOf::Nvml => PeakSource::Nvml,
+            PeakOf::Host => PeakSource::Host,
+        }
+    }
 }
 
 /// The options of `table`, whole for [`super::table`].

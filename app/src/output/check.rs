@@ -5,8 +5,8 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use collector::analysis::summary::{DevicePeak, PeakKind};
-use collector::analysis::{DeviceSummary, Summary};
+use collector::analysis::Summary;
+use collector::analysis::summary::JudgedPeak;
 use collector::units::{bytes_iec, us_after};
 use serde::Serialize;
 
@@ -22,7 +22,7 @@ pub struct CheckVerdict<'a> {
     pub max_peak_bytes: u64,
     /// The devices with a peak (of those `--device` names), worst first: the furthest over
     /// the limit, or the closest to it.
-    pub peaks: Vec<(&'a DeviceSummary, DevicePeak)>,
+    pub peaks: Vec<JudgedPeak<'a>>,
 }
 
 impl CheckVerdict<'_> {
@@ -31,9 +31,9 @@ impl CheckVerdict<'_> {
     }
 
     /// The devices whose peak is over the limit, worst first.
-    pub fn over(&self) -> impl Iterator<Item = &(&DeviceSummary, DevicePeak)> {
+    pub fn over(&self) -> impl Iterator<Item = &JudgedPeak<'_>> {
         let limit = self.limit_bytes();
-        self.peaks.iter().filter(move |p| p.1.bytes > limit)
+        self.peaks.iter().filter(move |p| p.peak.bytes > limit)
     }
 
     /// `ok`, `over`, or `no_data` when no device recorded memory.
@@ -49,9 +49,10 @@ impl CheckVerdict<'_> {
 /// One line: the worst device and why it passes or fails. Nothing when there is no data
 /// (the caller says so on stderr).
 pub fn check_text(out: &mut impl Paint, v: &CheckVerdict<'_>) -> io::Result<()> {
-    let Some((d, peak)) = v.peaks.first() else {
+    let Some(judged) = v.peaks.first() else {
         return Ok(());
     };
+    let peak = judged.peak;
     let (bytes, what, limit) = (peak.bytes, peak.kind.as_str(), v.limit_bytes());
     let limit_text = format!("{} ({} B)", bytes_iec(limit), v.max_peak_bytes);
     let over = v.over().count();
@@ -60,16 +61,12 @@ pub fn check_text(out: &mut impl Paint, v: &CheckVerdict<'_>) -> io::Result<()> 
         return writeln!(
             out,
             ": {} {what} {} ({bytes} B) is within the limit {limit_text}",
-            d.device,
+            judged.device,
             bytes_iec(bytes)
         );
     }
     let at = when(v.summary.start_ns, peak.at_ns);
-    let op = d
-        .peak_allocated_op
-        .as_deref()
-        .filter(|_| peak.kind == PeakKind::Allocated)
-        .map_or(String::new(), |o| format!(" in {}", one_line(o)));
+    let op = (judged.op).map_or(String::new(), |o| format!(" in {}", one_line(o)));
     let others = match over - 1 {
         0 => String::new(),
         n => format!("; {} more over", plural(n as u64, "device", "devices")),
@@ -78,7 +75,7 @@ pub fn check_text(out: &mut impl Paint, v: &CheckVerdict<'_>) -> io::Result<()> 
     writeln!(
         out,
         ": {} {what} {} ({bytes} B){at}{op} exceeds {limit_text} by {}{others}",
-        d.device,
+        judged.device,
         bytes_iec(bytes),
         bytes_iec(bytes - limit)
     )
@@ -105,7 +102,8 @@ struct LimitsDoc {
     max_peak_bytes: u64,
 }
 
-/// A device's judged peak: allocated, else reserved where the source sees no allocations.
+/// A device's judged peak: allocated, else reserved where the source sees no allocations
+/// (or NVML's, or the host's, as `--of` asks).
 #[derive(Serialize)]
 struct CheckDeviceDoc<'a> {
     device: String,
@@ -131,8 +129,11 @@ impl<'a> CheckDoc<'a> {
     pub fn new(file: &Path, v: &CheckVerdict<'a>) -> CheckDoc<'a> {
         let s = v.summary;
         let limit = v.limit_bytes();
-        let mut devices: Vec<&(&DeviceSummary, DevicePeak)> = v.peaks.iter().collect();
-        devices.sort_by_key(|(d, _)| s.devices.iter().position(|x| x.device == d.device));
+        let mut devices: Vec<&JudgedPeak<'_>> = v.peaks.iter().collect();
+        devices.sort_by_key(|p| {
+            let at = s.devices.iter().position(|x| x.device == p.device);
+            (at.is_none(), at, p.device.to_string())
+        });
         CheckDoc {
             inputs: vec![InputDoc {
                 file: file.display().to_string(),
@@ -143,30 +144,24 @@ impl<'a> CheckDoc<'a> {
             },
             devices: devices
                 .into_iter()
-                .map(|(d, p)| CheckDeviceDoc {
-                    device: d.device.to_string(),
-                    peak: match p.kind {
-                        PeakKind::Allocated => "allocated",
-                        PeakKind::Reserved => "reserved",
-                    },
-                    peak_bytes: p.bytes,
-                    peak_at_us: p.at_ns.map(|t| us_after(s.start_ns, t)),
-                    peak_op: d
-                        .peak_allocated_op
-                        .as_deref()
-                        .filter(|_| p.kind == PeakKind::Allocated),
-                    within_limit: p.bytes <= limit,
+                .map(|p| CheckDeviceDoc {
+                    device: p.device.to_string(),
+                    peak: p.peak.kind.key(),
+                    peak_bytes: p.peak.bytes,
+                    peak_at_us: p.peak.at_ns.map(|t| us_after(s.start_ns, t)),
+                    peak_op: p.op,
+                    within_limit: p.peak.bytes <= limit,
                 })
                 .collect(),
             verdict: v.verdict(),
             failures: v
                 .over()
-                .map(|(d, p)| FailureDoc {
-                    device: d.device.to_string(),
+                .map(|p| FailureDoc {
+                    device: p.device.to_string(),
                     limit: "max_peak",
                     limit_bytes: v.max_peak_bytes,
-                    value_bytes: p.bytes,
-                    over_by_bytes: p.bytes - limit,
+                    value_bytes: p.peak.bytes,
+                    over_by_bytes: p.peak.bytes - limit,
                 })
                 .collect(),
         }

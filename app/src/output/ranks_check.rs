@@ -45,7 +45,7 @@ pub fn ranks_check_text(
         .flat_map(|v| {
             v.verdict
                 .over()
-                .map(move |(d, p)| (v, d.device.to_string(), p.kind.as_str(), p.bytes))
+                .map(move |p| (v, p.device.to_string(), p.peak.kind.as_str(), p.peak.bytes))
         })
         .collect();
     over.sort_by_key(|o| std::cmp::Reverse(o.3));
@@ -65,9 +65,9 @@ pub fn ranks_check_text(
     if over.is_empty() {
         let worst = verdicts
             .iter()
-            .filter_map(|v| v.verdict.peaks.first().map(|(d, p)| (v, d, p)))
-            .max_by_key(|(_, _, p)| p.bytes);
-        let Some((v, d, p)) = worst else {
+            .filter_map(|v| v.verdict.peaks.first().map(|p| (v, p)))
+            .max_by_key(|(_, p)| p.peak.bytes);
+        let Some((v, judged)) = worst else {
             return Ok(());
         };
         out.paint(Tone::Good, "ok")?;
@@ -75,10 +75,10 @@ pub fn ranks_check_text(
             out,
             ": {inputs}; the worst, {} {} {} {} ({} B), is within the limit {limit_text}",
             who(v.input),
-            d.device,
-            p.kind.as_str(),
-            bytes_iec(p.bytes),
-            p.bytes
+            judged.device,
+            judged.peak.kind.as_str(),
+            bytes_iec(judged.peak.bytes),
+            judged.peak.bytes
         );
     }
     let ranks = over

@@ -4,10 +4,12 @@
 mod compact;
 mod file;
 mod nvml;
+mod peaks;
 
 pub use compact::summarize_compact;
 pub use file::{FileSummary, summarize_file};
 pub use nvml::{NvmlSummary, ProcessPeak};
+pub use peaks::{DevicePeak, JudgedPeak, PeakKind, PeakSource};
 
 use std::collections::BTreeMap;
 
@@ -69,55 +71,6 @@ pub struct DeviceSummary {
     pub live_at_end: u64,
     /// What filled memory at the allocated peak, by category (sums to the peak).
     pub composition_at_peak: Option<Composition>,
-}
-
-/// Which of a device's peaks it is judged by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PeakKind {
-    /// Peak allocated: the sources that record allocations.
-    Allocated,
-    /// Peak reserved: sources that see only the allocator's segments (Nsight).
-    Reserved,
-}
-
-impl PeakKind {
-    /// "peak allocated" / "peak reserved", as reports say it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PeakKind::Allocated => "peak allocated",
-            PeakKind::Reserved => "peak reserved",
-        }
-    }
-}
-
-/// The peak a device is judged by (`check`, charts, comparisons of runs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DevicePeak {
-    /// Bytes at the peak.
-    pub bytes: i64,
-    /// Allocated or reserved.
-    pub kind: PeakKind,
-    /// When, ns on the recording's clock.
-    pub at_ns: Option<i64>,
-}
-
-impl DeviceSummary {
-    /// Peak allocated where the source records allocations, else peak reserved.
-    pub fn judged_peak(&self) -> Option<DevicePeak> {
-        match (self.peak_allocated_bytes, self.peak_reserved_bytes) {
-            (Some(bytes), _) => Some(DevicePeak {
-                bytes,
-                kind: PeakKind::Allocated,
-                at_ns: self.peak_allocated_at_ns,
-            }),
-            (None, Some(bytes)) => Some(DevicePeak {
-                bytes,
-                kind: PeakKind::Reserved,
-                at_ns: self.peak_reserved_at_ns,
-            }),
-            (None, None) => None,
-        }
-    }
 }
 
 /// The summary of a whole recording.
