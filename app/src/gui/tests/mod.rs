@@ -26,6 +26,7 @@ mod export;
 mod files;
 mod heights;
 mod keys;
+mod labels;
 mod layout;
 mod loading;
 mod memviz;
