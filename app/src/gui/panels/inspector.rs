@@ -296,29 +296,32 @@ const GROUP_FIGURES_WIDTH: f32 = 380.0;
 /// the label goes on a line of its own under them, wrapped, never cut (issue 37).
 const GROUP_LABEL_MIN_WIDTH: f32 = 320.0;
 
+/// A group's size bar, bytes, share and blocks.
+fn group_figures_ui(ui: &mut Ui, g: &LiveGroup, largest: i64, palette: &Palette) {
+    let (rect, _) = ui.allocate_exact_size(vec2(120.0, 14.0), Sense::hover());
+    let frac = (g.bytes.max(0) as f32 / largest as f32).clamp(0.0, 1.0);
+    ui.painter().rect_filled(rect, 2.0, palette.free_block);
+    ui.painter().rect_filled(
+        rect.with_max_x(rect.left() + rect.width() * frac),
+        2.0,
+        palette.allocated,
+    );
+    ui.label(RichText::new(format!("{:>11}", units::bytes(g.bytes))).monospace());
+    let blocks = if g.kind.is_seen() || g.blocks > 0 {
+        format!("{:>6} blocks", g.blocks)
+    } else {
+        " ".repeat(13)
+    };
+    ui.label(
+        RichText::new(format!("{:>6} {blocks}", percent(g.share)))
+            .monospace()
+            .color(palette.weak_text),
+    );
+}
+
 fn group_row_ui(ui: &mut Ui, doc: &mut Document, g: &LiveGroup, largest: i64, palette: &Palette) {
     let beside = ui.available_width() >= GROUP_FIGURES_WIDTH + GROUP_LABEL_MIN_WIDTH;
-    let figures = |ui: &mut Ui| {
-        let (rect, _) = ui.allocate_exact_size(vec2(120.0, 14.0), Sense::hover());
-        let frac = (g.bytes.max(0) as f32 / largest as f32).clamp(0.0, 1.0);
-        ui.painter().rect_filled(rect, 2.0, palette.free_block);
-        ui.painter().rect_filled(
-            rect.with_max_x(rect.left() + rect.width() * frac),
-            2.0,
-            palette.allocated,
-        );
-        ui.label(RichText::new(format!("{:>11}", units::bytes(g.bytes))).monospace());
-        let blocks = if g.kind.is_seen() || g.blocks > 0 {
-            format!("{:>6} blocks", g.blocks)
-        } else {
-            " ".repeat(13)
-        };
-        ui.label(
-            RichText::new(format!("{:>6} {blocks}", percent(g.share)))
-                .monospace()
-                .color(palette.weak_text),
-        );
-    };
+    let figures = |ui: &mut Ui| group_figures_ui(ui, g, largest, palette);
     let label_ui = |ui: &mut Ui, doc: &mut Document| {
         let expanded = doc.inspect.expanded.contains(&g.site);
         let label = format!(
