@@ -168,7 +168,7 @@ pub fn tabs_ui(
     ui.horizontal_wrapped(|ui| {
         for d in docs {
             let selected = Some(d.id) == active;
-            let r = ui.selectable_label(selected, RichText::new(&d.data.name).strong());
+            let r = ui.selectable_label(selected, RichText::new(&d.label).strong());
             if r.clicked() {
                 cmds.push(Command::Activate(d.id));
             }
@@ -230,7 +230,7 @@ pub fn status_bar_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
     ui.horizontal(|ui| {
         let text = format!(
             "{} · {} · {} · {} events · {} ops · {} steps · {} · read in {}, analysed in {}",
-            d.name,
+            doc.label,
             s.format.describe(),
             s.era,
             s.events,
@@ -251,7 +251,7 @@ pub fn status_bar_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
 
 /// The warnings window: what the parser skipped, with counts.
 pub fn warnings_window_ui(ctx: &egui::Context, doc: &Document, open: &mut bool) {
-    egui::Window::new(format!("Warnings — {}", doc.data.name))
+    egui::Window::new(format!("Warnings — {}", doc.label))
         .open(open)
         .default_width(480.0)
         .show(ctx, |ui| {

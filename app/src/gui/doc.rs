@@ -166,6 +166,9 @@ pub struct Document {
     pub id: u64,
     /// The data.
     pub data: Arc<Loaded>,
+    /// Its name on the tabs and in Compare: the file name, with directories where another
+    /// open file has the same name (`ViewerApp::relabel`).
+    pub label: String,
     /// The device shown.
     pub device: DeviceIdx,
     /// The visible range.
@@ -228,6 +231,7 @@ impl Document {
         let sort = OpColumn::of(SortKey::default_for(&rows));
         Document {
             id,
+            label: data.name.clone(),
             device,
             view,
             y_range: None,

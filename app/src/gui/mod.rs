@@ -20,6 +20,7 @@ mod jobs;
 mod loader;
 mod loading;
 mod multiples;
+mod names;
 mod oom;
 mod paint;
 mod panels;

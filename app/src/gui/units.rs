@@ -57,12 +57,16 @@ impl ColumnUnit {
         }
     }
 
-    /// `b` in this unit: two decimals, none for plain bytes.
+    /// `b` in this unit: two decimals, none for plain bytes. A value rounded away in this
+    /// unit is "0.00", never "-0.00" (a small negative beside GB-sized ones).
     pub fn format(&self, b: i64) -> String {
         if self.divisor == 1.0 {
-            b.to_string()
-        } else {
-            format!("{:.2}", b as f64 / self.divisor)
+            return b.to_string();
+        }
+        let text = format!("{:.2}", b as f64 / self.divisor);
+        match text.strip_prefix('-') {
+            Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_owned(),
+            _ => text,
         }
     }
 

@@ -184,6 +184,7 @@ impl ViewerApp {
             self.theme_applied = true;
         }
         self.poll(&ctx);
+        self.relabel();
         let mut cmds = self.input(&ctx);
         let palette = theme::palette(ui);
         let active = self.docs.iter().position(|d| Some(d.id) == self.active);
@@ -249,12 +250,12 @@ impl ViewerApp {
 
     fn document_ui(&mut self, ui: &mut Ui, i: usize, palette: &Palette, cmds: &mut Vec<Command>) {
         let diff = self.diff_for(i);
-        let others: Vec<(u64, Arc<Loaded>)> = self
+        let others: Vec<(u64, Arc<Loaded>, String)> = self
             .docs
             .iter()
             .enumerate()
             .filter(|(j, _)| *j != i)
-            .map(|(_, d)| (d.id, d.data.clone()))
+            .map(|(_, d)| (d.id, d.data.clone(), d.label.clone()))
             .collect();
         let Some(doc) = self.docs.get_mut(i) else {
             return;
@@ -311,9 +312,20 @@ impl ViewerApp {
         cmds
     }
 
+    /// Each document's label: its file name, told apart by directories from another open
+    /// file of the same name.
+    fn relabel(&mut self) {
+        let paths: Vec<&std::path::Path> =
+            self.docs.iter().map(|d| d.data.path.as_path()).collect();
+        let names = super::names::distinct_names(&paths);
+        for (d, name) in self.docs.iter_mut().zip(names) {
+            d.label = name;
+        }
+    }
+
     fn update_title(&mut self, ctx: &egui::Context) {
         let title = self.active_doc().map_or("vramscope".to_owned(), |d| {
-            format!("{} — vramscope", d.data.name)
+            format!("{} — vramscope", d.label)
         });
         if title != self.title {
             ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));

@@ -45,8 +45,8 @@ pub struct PanelId(&'static str);
 pub struct PanelContext<'a> {
     /// The colours.
     pub palette: &'a Palette,
-    /// The other open documents (id, data), to compare with.
-    pub others: &'a [(u64, Arc<Loaded>)],
+    /// The other open documents (id, data, label), to compare with.
+    pub others: &'a [(u64, Arc<Loaded>, String)],
     /// The active document against the one it is compared with, once computed.
     pub diff: Option<&'a Diff>,
 }

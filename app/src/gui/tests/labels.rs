@@ -4,6 +4,7 @@
 
 use egui::Shape;
 use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
 
 use super::super::ViewerApp;
 use super::super::panels::PanelId;
@@ -66,4 +67,87 @@ fn live_group_labels_are_whole_at_the_smallest_window() {
             .all(|(t, elided)| !(*elided && t.contains(" ← "))),
         "a stack label is elided"
     );
+}
+
+fn bert(dir: &str) -> std::path::PathBuf {
+    repo()
+        .join("../shared/traces/real")
+        .join(dir)
+        .join("gaunernst_bert-small-uncased__1016001.json.gz")
+}
+
+#[test]
+fn two_files_of_one_name_are_told_apart_by_their_directories() {
+    // GIVEN the H100 and MI300 runs of bert-small: one file name, two directories
+    let (a, b) = (
+        bert("tracelens-h100-bert-small"),
+        bert("tracelens-mi300-bert-small"),
+    );
+    let h = super::compare::comparing(&a, &b);
+    let name = "gaunernst_bert-small-uncased__1016001.json.gz";
+    let a_label = format!("tracelens-h100-bert-small/{name}");
+    let b_label = format!("tracelens-mi300-bert-small/{name}");
+    // THEN the tabs name each by its directory, and so does Compare's A = … · B = … line
+    let labels: Vec<&str> = h.state().docs().iter().map(|d| d.label.as_str()).collect();
+    assert_eq!(labels.len(), 2);
+    assert!(labels.contains(&a_label.as_str()) && labels.contains(&b_label.as_str()));
+    h.get_by_label(&a_label);
+    h.get_by_label(&b_label);
+    h.get_by_label(&format!("A = {a_label} · B = {b_label}"));
+    // and nothing names the bare file alone
+    let drawn = galleys(&h);
+    assert!(!drawn.iter().any(|(t, _)| t == name), "a bare {name}");
+}
+
+#[test]
+fn the_per_op_comparison_shows_a_b_and_the_change_in_one_unit() {
+    use super::super::panels::compare_table::{OpDiffColumn, op_units};
+    let (a, b) = (
+        bert("tracelens-h100-bert-small"),
+        bert("tracelens-mi300-bert-small"),
+    );
+    let d = super::compare::diff_of(&a, &b);
+    let device = d.sorted_by == "self_device_memory_usage";
+    assert!(device, "two GPU runs compare device memory");
+    // The largest magnitude of A, B and B − A, in torch's units, names the one unit.
+    let largest = d
+        .ops
+        .iter()
+        .flat_map(|o| {
+            let s = &o.self_device_memory_usage;
+            [s.a, s.b, s.delta]
+        })
+        .flatten()
+        .map(i64::unsigned_abs)
+        .max()
+        .expect("values");
+    let (_, unit) = super::compare::torch_unit(largest);
+    let h = super::compare::comparing(&a, &b);
+    // The headers as drawn: "Self CUDA Mem A (GB)", "B (GB)", "B − A (GB)".
+    for title in [
+        format!("Self CUDA Mem A ({unit})"),
+        format!("B ({unit})"),
+        format!("B − A ({unit})"),
+    ] {
+        assert!(
+            h.query_by_label(&title).is_some(),
+            "no header {title:?}: {:?}",
+            galleys(&h)
+        );
+    }
+    // A small negative beside GB-sized values rounds to 0.00, never -0.00.
+    assert!(
+        !galleys(&h).iter().any(|(t, _)| t == "-0.00"),
+        "a -0.00 cell"
+    );
+    let units = op_units(&d, device);
+    let at = |c: OpDiffColumn| {
+        OpDiffColumn::ALL
+            .iter()
+            .position(|&x| x == c)
+            .expect("a column")
+    };
+    assert_eq!(units[at(OpDiffColumn::SelfA)].name, unit);
+    assert_eq!(units[at(OpDiffColumn::SelfB)].name, unit);
+    assert_eq!(units[at(OpDiffColumn::SelfDelta)].name, unit);
 }
