@@ -12,6 +12,7 @@ use collector::model::DeviceIdx;
 use super::data::Loaded;
 use super::jobs::Inspection;
 use super::panels::{self, PanelId};
+use super::units;
 
 mod table;
 pub use table::{OpColumn, TableState};
@@ -293,6 +294,17 @@ impl Document {
             .meta
             .start_ns
             .saturating_add(rel_ns.round() as i64)
+    }
+
+    /// How this recording's times read (a clock, or event order).
+    pub fn clock(&self) -> units::Clock {
+        units::Clock::of(&self.data.rec.meta)
+    }
+
+    /// An absolute time as the viewer labels it: since the start ("12.41 s"), or its event
+    /// position ("event 482") where the recording has no clock.
+    pub fn at_label(&self, abs_ns: i64) -> String {
+        self.clock().at(self.rel_ns(abs_ns))
     }
 
     /// ns since the start of an absolute time.

@@ -87,13 +87,14 @@ fn facts_ui(
         .and_then(|o| rec.ops.get(o as usize))
         .map(|o| rec.op_name(o).to_owned());
     ui.label(RichText::new(format!("{} at {:#x}", units::bytes(a.bytes), a.addr)).strong());
-    let when = |t: i64| units::format_time_ns((t - origin) as f64);
+    let clock = units::Clock::of(&rec.meta);
+    let when = |t: i64| clock.at((t - origin) as f64);
     let lifetime = match a.free_ns {
         Some(f) => format!(
             "{} → {} · lived {}",
             when(a.alloc_ns),
             when(f),
-            units::format_duration_ns((f - a.alloc_ns) as f64)
+            clock.duration((f - a.alloc_ns) as f64)
         ),
         None => format!("{} → never freed", when(a.alloc_ns)),
     };

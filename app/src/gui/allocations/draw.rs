@@ -95,7 +95,7 @@ pub fn bands_ui(ui: &mut Ui, rect: Rect, doc: &mut Document, palette: &Palette) 
         outline(&p, &frame, &bands.layout, doc, i, palette.highlight);
     }
     let axis_rect = Rect::from_min_max(pos2(plot.left(), plot.bottom()), rect.max);
-    paint::time_axis(&painter, &frame, axis_rect, palette);
+    paint::time_axis(&painter, &frame, doc.clock(), axis_rect, palette);
     pointer_ui(ui, &painter, &frame, doc, &bands, &response, palette);
     doc.allocations.plot = Some(frame);
     drawn
@@ -381,12 +381,13 @@ pub fn readout(
         |f| without_directory(&f).to_owned(),
     );
     let origin = data.rec.meta.start_ns;
-    let from = units::format_time_ns((a.alloc_ns - origin) as f64);
+    let clock = units::Clock::of(&data.rec.meta);
+    let from = clock.at((a.alloc_ns - origin) as f64);
     let life = match a.free_ns {
         Some(f) => format!(
             "{from} → {} ({})",
-            units::format_time_ns((f - origin) as f64),
-            units::format_duration_ns((f - a.alloc_ns) as f64)
+            clock.at((f - origin) as f64),
+            clock.duration((f - a.alloc_ns) as f64)
         ),
         None => format!("{from} → never freed"),
     };

@@ -125,7 +125,7 @@ pub fn icicle_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
 
 fn heading_ui(ui: &mut Ui, doc: &Document, tree: &FlameTree, palette: &Palette) {
     ui.horizontal(|ui| {
-        let when = units::format_time_ns(doc.rel_ns(tree.time_ns));
+        let when = doc.at_label(tree.time_ns);
         ui.label(
             RichText::new(format!(
                 "Live at {when}: {} allocated, by stack",

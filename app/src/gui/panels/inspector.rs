@@ -139,10 +139,7 @@ fn heading_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
         ui.label(RichText::new("Live at cursor").strong());
         return;
     };
-    let mut what = format!(
-        "Live at {}",
-        units::format_time_ns(doc.rel_ns(target.at_ns))
-    );
+    let mut what = format!("Live at {}", doc.at_label(target.at_ns));
     if let Some(i) = oom_at_cursor(doc) {
         what.push_str(&format!(" (OOM {})", i + 1));
     } else if target.at_snapshot {

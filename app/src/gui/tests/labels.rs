@@ -151,3 +151,45 @@ fn the_per_op_comparison_shows_a_b_and_the_change_in_one_unit() {
     assert_eq!(units[at(OpDiffColumn::SelfB)].name, unit);
     assert_eq!(units[at(OpDiffColumn::SelfDelta)].name, unit);
 }
+
+#[test]
+fn an_event_order_snapshot_is_labelled_in_events_not_ns() {
+    // GIVEN a torch 2.0–2.1 snapshot: trace entries without time_us
+    let old = super::fixture("snapshot/old.pickle");
+    let rec = collector::load(&old, collector::LoadOptions::default()).expect("old");
+    assert!(
+        rec.meta.event_order,
+        "the collector marks its times as event order"
+    );
+    let t = collector::Timeline::build(&rec);
+    let s = collector::analysis::summarize(&rec, &t);
+    let dev = s
+        .devices
+        .iter()
+        .find(|d| d.peak_allocated_at_ns.is_some())
+        .expect("a peak");
+    let at = dev.peak_allocated_at_ns.expect("when") - rec.meta.start_ns;
+    let mut h = super::harness(vec![old]);
+    settle(&mut h);
+    // THEN the summary strip and the time axis count events; nothing reads as ns
+    let drawn = galleys(&h);
+    let peak = format!(
+        "{} at event {at}",
+        collector::units::bytes_iec(dev.peak_allocated_bytes.expect("bytes"))
+    );
+    assert!(
+        drawn.iter().any(|(t, _)| t.starts_with(&peak)),
+        "no {peak:?} in {drawn:?}"
+    );
+    let ticks = drawn
+        .iter()
+        .filter(|(t, _)| t.starts_with("event "))
+        .count();
+    assert!(ticks >= 3, "{ticks} event ticks: {drawn:?}");
+    let ns: Vec<&String> = drawn
+        .iter()
+        .map(|(t, _)| t)
+        .filter(|t| t.ends_with(" ns") || t.contains(" ns ") || t.contains(" ns\n"))
+        .collect();
+    assert!(ns.is_empty(), "labelled in ns: {ns:?}");
+}

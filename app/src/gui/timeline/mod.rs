@@ -137,7 +137,7 @@ pub fn timeline_ui(
     if has_cache {
         strip_ui(&painter, &frame, strip_rect, &cols.cache, palette);
     }
-    paint::time_axis(&painter, &frame, axis_rect, palette);
+    paint::time_axis(&painter, &frame, doc.clock(), axis_rect, palette);
     decorations_ui(&painter, doc, &frame, strip_rect, palette);
     hover::hover_ui(
         &painter,

@@ -105,11 +105,7 @@ fn op_spans_ui(
 pub fn peak_marker(doc: &Document, frame: &PlotFrame) -> Option<(egui::Pos2, String)> {
     let (t, bytes) = doc.peak()?;
     let at = pos2(frame.x(doc.rel_ns(t)), frame.y(bytes as f64));
-    let label = format!(
-        "peak {} at {}",
-        units::bytes(bytes),
-        units::format_time_ns(doc.rel_ns(t))
-    );
+    let label = format!("peak {} at {}", units::bytes(bytes), doc.at_label(t));
     Some((at, label))
 }
 
@@ -215,7 +211,7 @@ fn readout_lines(
         .rec
         .step_at(abs)
         .map_or(String::new(), |s| format!("   step {}", s.number));
-    lines.push((None, format!("{}{step}", units::format_time_ns(t))));
+    lines.push((None, format!("{}{step}", doc.clock().at(t))));
     if let Some(op) = data.op_at(abs) {
         lines.push((None, format!("op  {}", ellipsize(op, 48))));
     }
