@@ -16,6 +16,7 @@ use super::{Command, loading, units};
 pub fn menu_bar_ui(
     ui: &mut Ui,
     doc: Option<&Document>,
+    tabs: usize,
     recent: &Recent,
     theme: ThemeChoice,
     show_warnings: &mut bool,
@@ -23,7 +24,9 @@ pub fn menu_bar_ui(
 ) {
     egui::MenuBar::new().ui(ui, |ui| {
         ui.menu_button("File", |ui| file_menu_ui(ui, doc, recent, cmds));
-        ui.menu_button("View", |ui| view_menu_ui(ui, doc.is_some(), theme, cmds));
+        ui.menu_button("View", |ui| {
+            view_menu_ui(ui, doc.is_some(), tabs, theme, cmds)
+        });
         ui.menu_button("Help", help_menu_ui);
         let Some(doc) = doc else { return };
         ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
@@ -110,7 +113,13 @@ fn file_menu_ui(ui: &mut Ui, doc: Option<&Document>, recent: &Recent, cmds: &mut
 }
 
 /// View: the theme, resetting the timeline.
-fn view_menu_ui(ui: &mut Ui, has_doc: bool, theme: ThemeChoice, cmds: &mut Vec<Command>) {
+fn view_menu_ui(
+    ui: &mut Ui,
+    has_doc: bool,
+    tabs: usize,
+    theme: ThemeChoice,
+    cmds: &mut Vec<Command>,
+) {
     let mut t = theme;
     ui.radio_value(&mut t, ThemeChoice::Dark, "Dark theme");
     ui.radio_value(&mut t, ThemeChoice::Light, "Light theme");
@@ -120,6 +129,15 @@ fn view_menu_ui(ui: &mut Ui, has_doc: bool, theme: ThemeChoice, cmds: &mut Vec<C
     ui.separator();
     if has_doc && ui.button("Reset timeline view").clicked() {
         cmds.push(Command::ResetView);
+        ui.close();
+    }
+    if tabs >= 2
+        && ui
+            .button("Open the tabs as a rank grid")
+            .on_hover_text("Each open file as a row of one grid: for ranks of one run whose names do not say so")
+            .clicked()
+    {
+        cmds.push(Command::GridOfTabs);
         ui.close();
     }
 }

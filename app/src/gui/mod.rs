@@ -90,6 +90,9 @@ pub enum Command {
     Advise(collector::analysis::advise::Options),
     /// Show these inputs (files, directories) as a rank grid.
     OpenGrid(Vec<PathBuf>),
+    /// Show the open tabs' files as a rank grid (asked for: files whose names do not make
+    /// them ranks of one run open in tabs).
+    GridOfTabs,
     /// Choose a folder to show as a rank grid.
     OpenFolderDialog,
     /// Show the rank grid (`true`) or the active document.

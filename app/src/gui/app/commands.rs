@@ -44,6 +44,7 @@ impl ViewerApp {
                 self.apply_grid(ctx, Command::ShowGrid(false));
             }
             Command::OpenGrid(_)
+            | Command::GridOfTabs
             | Command::OpenFolderDialog
             | Command::ShowGrid(_)
             | Command::OpenRank(..)

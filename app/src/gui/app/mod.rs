@@ -193,6 +193,7 @@ impl ViewerApp {
             chrome::menu_bar_ui(
                 ui,
                 doc,
+                self.docs.len(),
                 &self.recent,
                 self.theme,
                 &mut self.show_warnings,
