@@ -326,7 +326,7 @@ fn pointer_ui(
     }
     if doc.allocations.selected.is_some()
         && !ui.ctx().egui_wants_keyboard_input()
-        && ui.input(|i| i.key_pressed(egui::Key::Escape))
+        && super::super::timeline::escape_for_views(ui.ctx())
     {
         doc.allocations.selected = None;
     }

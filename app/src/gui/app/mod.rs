@@ -244,6 +244,7 @@ impl ViewerApp {
             self.apply(&ctx, c);
         }
         self.update_title(&ctx);
+        timeline::note_popups(&ctx);
         if !self.loads.is_empty() || self.dialog.is_some() {
             ctx.request_repaint_after(PROGRESS_REPAINT);
         }

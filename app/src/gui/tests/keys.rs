@@ -125,3 +125,46 @@ fn a_held_key_pans_smoothly() {
     h.run_steps(5);
     assert_eq!(view(&h).t0_ns, stopped);
 }
+
+#[test]
+fn esc_that_closes_a_menu_keeps_the_selected_range() {
+    use egui_kittest::kittest::Queryable;
+    let mut h = harness(vec![sample()]);
+    settle(&mut h);
+    // GIVEN a selected range
+    let d = h.state().active_doc().expect("doc");
+    let (start, end) = (d.data.rec.meta.start_ns, d.data.rec.meta.end_ns);
+    let range = collector::analysis::TimeWindow {
+        start_ns: start + (end - start) / 4,
+        end_ns: start + (end - start) / 2,
+    };
+    let ctx = h.ctx.clone();
+    h.state_mut()
+        .apply(&ctx, super::super::Command::Select(Some(range)));
+    settle(&mut h);
+    // WHEN a menu is opened and Esc closes it
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    assert!(
+        h.query_by_label("Reset timeline view").is_some(),
+        "the menu is open"
+    );
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    // THEN the menu is closed and the range is still selected
+    assert!(
+        h.query_by_label("Reset timeline view").is_none(),
+        "the menu closed"
+    );
+    let d = h.state().active_doc().expect("doc");
+    assert_eq!(
+        d.selection,
+        Some(range),
+        "Esc that closed the menu dropped the range"
+    );
+    // and a second Esc, with nothing open, clears it as before
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    settle(&mut h);
+    assert_eq!(h.state().active_doc().expect("doc").selection, None);
+}
