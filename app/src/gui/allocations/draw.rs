@@ -340,7 +340,10 @@ fn pointer_ui(
     let text = readout(&data, d, i, a);
     doc.allocations.readout = Some(text.clone());
     let font = FontId::proportional(12.0);
-    let galley = painter.layout(text, font, palette.weak_text.gamma_multiply(1.6), 420.0);
+    // The theme's strong text: legible on either plot background (the weak text brightened
+    // was about 2.6:1 on the light theme's, issue 37).
+    let ink = painter.ctx().global_style().visuals.strong_text_color();
+    let galley = painter.layout(text, font, ink, 420.0);
     let mut at = pos + vec2(14.0, 10.0);
     if at.x + galley.size().x > frame.rect.right() {
         at.x = pos.x - galley.size().x - 14.0;

@@ -397,3 +397,53 @@ fn bands_are_coloured_by_stack_op_or_category_as_chosen() {
     }
     assert!(colours_follow(&drawn, |i| categories[i].index()) >= 2);
 }
+
+/// WCAG's contrast ratio of two opaque colours.
+fn contrast(a: egui::Color32, b: egui::Color32) -> f32 {
+    let lum = |c: egui::Color32| {
+        let lin = |v: u8| {
+            let s = v as f32 / 255.0;
+            if s <= 0.039_28 {
+                s / 12.92
+            } else {
+                ((s + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        0.2126 * lin(c.r()) + 0.7152 * lin(c.g()) + 0.0722 * lin(c.b())
+    };
+    let (x, y) = (lum(a), lum(b));
+    (x.max(y) + 0.05) / (x.min(y) + 0.05)
+}
+
+#[test]
+fn a_bands_readout_is_legible_in_the_light_theme() {
+    use super::super::theme::ThemeChoice;
+    let mut h = opened("Allocations");
+    let ctx = h.ctx.clone();
+    h.state_mut()
+        .apply(&ctx, super::super::Command::SetTheme(ThemeChoice::Light));
+    h.run_steps(3);
+    let (_, pos) = long_lived_band(&h);
+    h.event(Event::PointerMoved(pos));
+    h.run_steps(2);
+    let text = h
+        .state()
+        .active_doc()
+        .and_then(|d| d.allocations.readout.clone())
+        .expect("a readout");
+    // The readout as painted: its text colour against the plot's background.
+    let colour = h
+        .output()
+        .shapes
+        .iter()
+        .find_map(|c| match &c.shape {
+            egui::Shape::Text(t) if t.galley.text() == text => {
+                t.galley.job.sections.first().map(|s| s.format.color)
+            }
+            _ => None,
+        })
+        .expect("the readout drawn");
+    let ratio = contrast(colour, palette_of(&h).plot_bg);
+    // WCAG AA for text: 4.5:1 (it was about 2.6:1).
+    assert!(ratio >= 4.5, "the readout's contrast is {ratio:.2}:1");
+}
