@@ -76,14 +76,14 @@ const POPUP_AT_START: &str = "vramscope-popup-open-at-frame-start";
 /// frame, an Esc is that popup's (it closes on it) and [`escape_for_views`] leaves it.
 pub fn note_popups(ctx: &egui::Context) {
     let open = ctx.any_popup_open();
-    ctx.data_mut(|d| d.insert_temp(Id::new(POPUP_AT_START), open));
+    ctx.data_mut(|d| d.insert_temp(Id::unique(POPUP_AT_START), open));
 }
 
 /// Whether Esc was pressed this frame for the views (clear a range, a selected band): not
 /// when it closed a menu or popup (issue 37: closing a menu dropped the range).
 pub fn escape_for_views(ctx: &egui::Context) -> bool {
     let popup: bool = ctx
-        .data(|d| d.get_temp(Id::new(POPUP_AT_START)))
+        .data(|d| d.get_temp(Id::unique(POPUP_AT_START)))
         .unwrap_or(false);
     !popup && ctx.input(|i| i.key_pressed(Key::Escape))
 }

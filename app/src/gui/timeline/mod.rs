@@ -38,7 +38,8 @@ pub use columns::ColumnCache;
 use columns::SourceColumns;
 use input::handle_input;
 #[cfg(test)]
-pub use keys::{KEY_STEP, escape_for_views, note_popups};
+pub use keys::KEY_STEP;
+pub use keys::{escape_for_views, note_popups};
 pub use lanes::Fit as LanesFit;
 #[cfg(test)]
 pub use lanes::MIN_ROW_HEIGHT as LANE_MIN_ROW_HEIGHT;
