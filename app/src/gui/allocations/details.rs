@@ -101,21 +101,27 @@ fn facts_ui(
     egui::Grid::new("band-details")
         .num_columns(2)
         .show(ui, |ui| {
-            for (k, v) in [
-                ("lifetime", lifetime),
-                ("allocated by", op_of(rec, &data.timeline, d, i)),
-                (
-                    "freed by",
-                    freeing_op.unwrap_or_else(|| {
-                        if a.free_ns.is_some() {
-                            "(outside any op)".into()
-                        } else {
-                            "—".into()
-                        }
-                    }),
-                ),
-                ("category", category),
-            ] {
+            // A source without ops (a snapshot) names no op: no rows for them (issue 37:
+            // "(outside any op)" on every band); its stacks say where instead.
+            let ops = (!rec.ops.is_empty()).then(|| {
+                [
+                    ("allocated by", op_of(rec, &data.timeline, d, i)),
+                    (
+                        "freed by",
+                        freeing_op.unwrap_or_else(|| {
+                            if a.free_ns.is_some() {
+                                "(outside any op)".into()
+                            } else {
+                                "—".into()
+                            }
+                        }),
+                    ),
+                ]
+            });
+            let rows = std::iter::once(("lifetime", lifetime))
+                .chain(ops.into_iter().flatten())
+                .chain(std::iter::once(("category", category)));
+            for (k, v) in rows {
                 ui.label(RichText::new(k).color(palette.weak_text));
                 ui.label(v);
                 ui.end_row();

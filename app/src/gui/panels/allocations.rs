@@ -57,10 +57,25 @@ impl Panel for Allocations {
 
 /// Colour selector, search field and what the search matched.
 fn toolbar_ui(ui: &mut Ui, doc: &mut Document) {
+    let rec = &doc.data.rec;
+    if doc.allocations.color_by.unavailable(rec).is_some() {
+        doc.allocations.color_by = ColorBy::first_available(rec);
+    }
     ui.horizontal(|ui| {
         ui.label("colour by");
         for by in ColorBy::ALL {
-            ui.selectable_value(&mut doc.allocations.color_by, by, by.as_str());
+            // A colouring that would draw every band alike is offered, greyed, with why.
+            let why = by.unavailable(&doc.data.rec);
+            let r = ui.add_enabled(
+                why.is_none(),
+                egui::Button::selectable(doc.allocations.color_by == by, by.as_str()),
+            );
+            if r.clicked() {
+                doc.allocations.color_by = by;
+            }
+            if let Some(why) = why {
+                r.on_disabled_hover_text(why);
+            }
         }
         ui.separator();
         ui.label("search op or stack");
@@ -82,11 +97,15 @@ fn toolbar_ui(ui: &mut Ui, doc: &mut Document) {
             );
         }
         let drawn = doc.allocations.last_frame;
-        ui.label(
-            RichText::new(format!("{} bands drawn", drawn.drawn))
-                .small()
-                .weak(),
-        );
+        let text = if drawn.drawn == 0 {
+            // Say why the plot has no bands and what shows them (issue 37).
+            "0 bands drawn: every allocation in view is thinner than a band is drawn (its \
+             bytes are in the grey columns) or none lives here — zoom in with the wheel or W"
+                .to_owned()
+        } else {
+            format!("{} bands drawn", drawn.drawn)
+        };
+        ui.add(egui::Label::new(RichText::new(text).small().weak()).wrap());
     });
 }
 

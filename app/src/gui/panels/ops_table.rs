@@ -31,6 +31,12 @@ impl Panel for OpsTable {
         "Ops"
     }
 
+    /// Only where the source has ops: a snapshot's table was one `[memory]` row holding
+    /// everything (issue 37).
+    fn available(&self, data: &Loaded) -> bool {
+        !data.rec.ops.is_empty()
+    }
+
     fn opens_on(&self, data: &Loaded) -> bool {
         !data.rec.ops.is_empty()
     }

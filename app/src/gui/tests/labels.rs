@@ -4,7 +4,7 @@
 
 use egui::Shape;
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 
 use super::super::ViewerApp;
 use super::super::panels::PanelId;
@@ -192,4 +192,77 @@ fn an_event_order_snapshot_is_labelled_in_events_not_ns() {
         .filter(|t| t.ends_with(" ns") || t.contains(" ns ") || t.contains(" ns\n"))
         .collect();
     assert!(ns.is_empty(), "labelled in ns: {ns:?}");
+}
+
+/// A harness on `path` showing the bottom tab `tab`.
+fn on_tab(path: std::path::PathBuf, tab: &str) -> Harness<'static, ViewerApp> {
+    let mut h = super::harness(vec![path]);
+    settle(&mut h);
+    h.get_by_label(tab).click();
+    h.run_steps(3);
+    settle(&mut h);
+    h
+}
+
+#[test]
+fn a_snapshot_without_ops_shows_no_op_rows_nor_an_ops_table() {
+    // GIVEN the sample snapshot (stacks, no ops), its largest allocation selected
+    let mut h = on_tab(snapshot_sample(), "Allocations");
+    let d = h.state().active_doc().expect("doc");
+    assert!(d.data.rec.ops.is_empty());
+    let allocations = &d.data.timeline.devices[d.device as usize].allocations;
+    let largest = (0..allocations.len())
+        .max_by_key(|&i| allocations[i].bytes)
+        .expect("allocations");
+    h.state_mut().docs_mut()[0].allocations.selected = Some(largest);
+    h.run_steps(3);
+    // THEN its details and readout name no op: no "(outside any op)" on every band
+    let drawn = galleys(&h);
+    assert!(drawn.iter().any(|(t, _)| t == "lifetime"), "details shown");
+    for bad in ["(outside any op)", "allocated by", "freed by"] {
+        assert!(!drawn.iter().any(|(t, _)| t == bad), "{bad:?} shown");
+    }
+    // and the bottom tabs offer no Ops table (its one "[memory]" row held everything)
+    assert!(
+        h.query_by_label("Ops").is_none(),
+        "an Ops tab for a snapshot"
+    );
+    assert!(!drawn.iter().any(|(t, _)| t == "[memory]"));
+    // A trace keeps its Ops tab.
+    let h = on_tab(super::sample(), "Ops");
+    assert!(h.query_by_label("Ops").is_some());
+}
+
+#[test]
+fn a_trace_without_stacks_is_not_coloured_by_stack() {
+    use collector::analysis::allocations::ColorBy;
+    // GIVEN a GPU trace recorded without stacks
+    let h100 = bert("tracelens-h100-bert-small");
+    let h = on_tab(h100, "Allocations");
+    let d = h.state().active_doc().expect("doc");
+    assert!(d.data.rec.stacks.is_empty(), "the trace has no stacks");
+    // THEN its bands are coloured by op (one colour by stack), and "stack" is greyed
+    assert_eq!(d.allocations.color_by, ColorBy::Op);
+    let stack = h.get_by_label("stack");
+    assert!(stack.accesskit_node().is_disabled(), "'stack' offered");
+}
+
+#[test]
+fn no_bands_drawn_says_why_and_what_shows_them() {
+    // GIVEN the sample snapshot's allocation view zoomed to 200 ns before the first event
+    let mut h = on_tab(snapshot_sample(), "Allocations");
+    let doc = &mut h.state_mut().docs_mut()[0];
+    doc.view.t0_ns = -400.0;
+    doc.view.t1_ns = -200.0;
+    h.run_steps(4);
+    let d = h.state().active_doc().expect("doc");
+    assert_eq!(d.allocations.last_frame.drawn, 0);
+    // THEN the count comes with a hint, not a bare "0 bands drawn"
+    let drawn = galleys(&h);
+    assert!(
+        drawn
+            .iter()
+            .any(|(t, _)| t.starts_with("0 bands drawn: ") && t.contains("zoom in")),
+        "{drawn:?}"
+    );
 }
