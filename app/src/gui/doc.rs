@@ -30,13 +30,29 @@ pub struct TimeView {
 /// The narrowest view: 100 ns across the plot.
 const MIN_SPAN_NS: f64 = 100.0;
 
+/// The most of a view that may lie before the recording's start, as a share of the
+/// recording: the whole view's margin ([`TimeView::full`]); panning or zooming stops there rather than
+/// into negative time, where nothing was recorded (issue 37).
+const BEFORE_START_SHARE: f64 = 0.01;
+
 impl TimeView {
     /// The whole recording with a little margin either side.
     pub fn full(duration_ns: i64) -> TimeView {
         let d = duration_ns.max(1) as f64;
         TimeView {
-            t0_ns: -0.01 * d,
-            t1_ns: 1.01 * d,
+            t0_ns: -BEFORE_START_SHARE * d,
+            t1_ns: (1.0 + BEFORE_START_SHARE) * d,
+        }
+    }
+
+    /// Shifted right where it began further before the start than its margin.
+    fn keep_after_start(&mut self) {
+        // The whole view's margin as a share of its own span (1 % of 102 %).
+        let floor = -BEFORE_START_SHARE / (1.0 + 2.0 * BEFORE_START_SHARE) * self.span_ns();
+        if self.t0_ns < floor {
+            let shift = floor - self.t0_ns;
+            self.t0_ns += shift;
+            self.t1_ns += shift;
         }
     }
 
@@ -51,12 +67,14 @@ impl TimeView {
         let frac = ((anchor_ns - self.t0_ns) / self.span_ns()).clamp(0.0, 1.0);
         self.t0_ns = anchor_ns - frac * span;
         self.t1_ns = self.t0_ns + span;
+        self.keep_after_start();
     }
 
-    /// Move by `delta_ns`.
+    /// Move by `delta_ns`, no further before the start than the view's margin.
     pub fn pan(&mut self, delta_ns: f64) {
         self.t0_ns += delta_ns;
         self.t1_ns += delta_ns;
+        self.keep_after_start();
     }
 
     /// A view of `[a, b]` (ns since start), at least [`MIN_SPAN_NS`] wide.

@@ -168,3 +168,51 @@ fn esc_that_closes_a_menu_keeps_the_selected_range() {
     settle(&mut h);
     assert_eq!(h.state().active_doc().expect("doc").selection, None);
 }
+
+#[test]
+fn panning_stops_at_the_start_of_the_recording() {
+    let mut h = harness(vec![sample()]);
+    settle(&mut h);
+    let full = view(&h);
+    assert!(
+        full.t0_ns < 0.0,
+        "the whole view has a margin before the start"
+    );
+    // WHEN the view is panned left from the whole recording, by keys and by a drag
+    for _ in 0..5 {
+        h.key_press(Key::A);
+        h.step();
+    }
+    let plot = h
+        .state()
+        .active_doc()
+        .and_then(|d| d.last_plot_rect)
+        .expect("plot");
+    super::drag(
+        &mut h,
+        plot.center(),
+        plot.center() + vec2(plot.width() * 0.4, 0.0),
+        egui::Modifiers::NONE,
+    );
+    // THEN it shows no more before the start than its margin, and kept its span
+    let after = view(&h);
+    assert!(
+        after.t0_ns >= full.t0_ns - 1.0,
+        "panned to {} ns, before the start's margin {}",
+        after.t0_ns,
+        full.t0_ns
+    );
+    assert!(close(after.span_ns(), full.span_ns(), full.span_ns()));
+    // and zooming out at the start does not go there either
+    h.event(egui::Event::PointerMoved(plot.left_center()));
+    for _ in 0..5 {
+        h.key_press(Key::S);
+        h.step();
+    }
+    let out = view(&h);
+    assert!(
+        out.t0_ns >= -0.011 * out.span_ns(),
+        "zoomed out to {}",
+        out.t0_ns
+    );
+}
