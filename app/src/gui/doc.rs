@@ -222,6 +222,8 @@ pub struct Document {
     pub table: TableState,
     /// The inspector.
     pub inspect: InspectState,
+    /// The allocator history's selected entry.
+    pub history: panels::HistoryState,
     /// The bottom panel shown.
     pub tab: PanelId,
     /// The comparison.
@@ -267,6 +269,7 @@ impl Document {
             show_categories: false,
             table: TableState::new(rows, sort),
             inspect: InspectState::default(),
+            history: Default::default(),
             tab: panels::opening_panel(&data),
             compare: CompareState {
                 other: None,

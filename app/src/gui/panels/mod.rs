@@ -14,6 +14,7 @@ mod categories;
 mod compare;
 pub(super) mod compare_table;
 mod flame;
+mod history;
 mod inspector;
 pub(super) mod ops_table;
 mod segments;
@@ -29,6 +30,7 @@ use super::doc::Document;
 use super::theme::Palette;
 
 pub use advice::AdviceState;
+pub use history::HistoryState;
 pub use inspector::jump_buttons_ui;
 
 /// The least height a table's rows get (egui's default is 200): four rows of 22 points
@@ -82,13 +84,14 @@ pub trait Panel: Sync {
 }
 
 /// Every panel, in tab order.
-pub static PANELS: [&dyn Panel; 8] = [
+pub static PANELS: [&dyn Panel; 9] = [
     &ops_table::OpsTable,
     &inspector::Inspector,
     &categories::Categories,
     &allocations::Allocations,
     &flame::Flame,
     &segments::Segments,
+    &history::History,
     &compare::Compare,
     &advice::Advice,
 ];
@@ -166,6 +169,7 @@ mod tests {
                 "Allocations",
                 "Flame",
                 "Segments",
+                "History",
                 "Compare",
                 "Advice"
             ]

@@ -25,6 +25,7 @@ mod consistency;
 mod export;
 mod files;
 mod heights;
+mod history;
 mod keys;
 mod labels;
 mod layout;
