@@ -266,3 +266,46 @@ fn no_bands_drawn_says_why_and_what_shows_them() {
         "{drawn:?}"
     );
 }
+
+#[test]
+fn hover_lists_every_level_of_the_op_stack() {
+    // GIVEN the sample trace, the pointer on the plot at its allocated peak
+    let mut h = super::harness(vec![super::sample()]);
+    settle(&mut h);
+    let d = h.state().active_doc().expect("doc");
+    let (peak, _) = d.peak().expect("a peak");
+    let plot = d.last_plot_rect.expect("drawn");
+    let frac = (d.rel_ns(peak) - d.view.t0_ns) / d.view.span_ns();
+    let x = plot.left() + frac as f32 * plot.width();
+    let at = egui::pos2(x, plot.center().y);
+    // Independently: the spans enclosing the instant under the pointer on its thread.
+    let t_ns =
+        d.abs_ns(d.view.t0_ns + ((at.x - plot.left()) / plot.width()) as f64 * d.view.span_ns());
+    let rec = &d.data.rec;
+    let nested: Vec<String> = d
+        .data
+        .timeline
+        .ops
+        .nested_at(t_ns)
+        .into_iter()
+        .map(|o| {
+            rec.op_name(&rec.ops.get(o as usize).expect("an op"))
+                .to_owned()
+        })
+        .collect();
+    assert!(
+        nested.len() >= 3,
+        "{nested:?}: the peak is inside nested ops"
+    );
+    h.event(egui::Event::PointerMoved(at));
+    h.run_steps(3);
+    // THEN the readout names every level, innermost first, each under the one it is in
+    let drawn = galleys(&h);
+    let shown = |want: &str| drawn.iter().any(|(t, _)| t.trim_start() == want);
+    let innermost = super::super::axis::ellipsize(&nested[0], 48);
+    assert!(shown(&format!("op  {innermost}")), "{innermost}: {drawn:?}");
+    for op in nested.iter().skip(1).take(7) {
+        let line = format!("in {}", super::super::axis::ellipsize(op, 44));
+        assert!(shown(&line), "{line:?} not in the readout");
+    }
+}
