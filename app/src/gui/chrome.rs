@@ -147,6 +147,8 @@ fn help_menu_ui(ui: &mut Ui) {
     ui.label("Timeline: wheel or W/S zoom · drag or A/D pan · shift-drag selects a range");
     ui.label("ctrl- or right-drag box-zooms · click inspects an instant · double-click resets");
     ui.label("Table: click a header to sort, a row to see when that op ran");
+    ui.label("Ctrl+F: search (the op table's filter, the allocation view's search)");
+    ui.label("History: ↑/↓ or J/K step through the allocator's events");
     ui.separator();
     ui.label(format!("vramscope {}", env!("CARGO_PKG_VERSION")));
 }

@@ -222,6 +222,8 @@ pub struct Document {
     pub table: TableState,
     /// The inspector.
     pub inspect: InspectState,
+    /// Ctrl+F was pressed: the shown panel's search field takes the focus next frame.
+    pub focus_search: bool,
     /// The allocator history's selected entry.
     pub history: panels::HistoryState,
     /// The bottom panel shown.
@@ -270,6 +272,7 @@ impl Document {
             table: TableState::new(rows, sort),
             inspect: InspectState::default(),
             history: Default::default(),
+            focus_search: false,
             tab: panels::opening_panel(&data),
             compare: CompareState {
                 other: None,

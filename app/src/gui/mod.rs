@@ -54,6 +54,9 @@ pub enum Command {
     Open(Vec<PathBuf>),
     /// Show the native file dialog (or the built-in browser where there is no portal).
     OpenDialog,
+    /// Ctrl+F: focus the shown panel's search field (the op table's filter, the allocation
+    /// view's search), bringing the op table forward where the panel shown has none.
+    FocusSearch,
     /// Show the built-in file browser.
     OpenBrowser,
     /// Stop loading the i-th pending file.

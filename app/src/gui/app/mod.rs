@@ -292,6 +292,9 @@ impl ViewerApp {
     fn input(&mut self, ctx: &egui::Context) -> Vec<Command> {
         let mut cmds = Vec::new();
         let (open, close, dropped) = ctx.input_mut(|i| {
+            if i.consume_key(egui::Modifiers::COMMAND, egui::Key::F) {
+                cmds.push(Command::FocusSearch);
+            }
             let open = i.consume_key(egui::Modifiers::COMMAND, egui::Key::O);
             let close = i.consume_key(egui::Modifiers::COMMAND, egui::Key::W);
             let dropped: Vec<PathBuf> = i

@@ -39,6 +39,11 @@ impl Panel for Allocations {
         data.curves.iter().any(|c| c.bands.is_some())
     }
 
+    /// Ctrl+F focuses its search where it is shown (or where no op table is).
+    fn answers(&self, cmd: &Command) -> bool {
+        matches!(cmd, Command::FocusSearch)
+    }
+
     fn ui(&self, ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, _cmds: &mut Vec<Command>) {
         toolbar_ui(ui, doc);
         ui.separator();
@@ -83,7 +88,10 @@ fn toolbar_ui(ui: &mut Ui, doc: &mut Document) {
             .id_salt("band-search")
             .desired_width(200.0)
             .hint_text("e.g. aten::mm or model.py");
-        ui.add(edit);
+        let r = ui.add(edit);
+        if std::mem::take(&mut doc.focus_search) {
+            r.request_focus();
+        }
         refresh_search(doc);
         if let Some(s) = doc.allocations.search.as_ref() {
             let bytes: i64 = s.matches.curve.iter().map(|p| p.1).max().unwrap_or(0);

@@ -41,9 +41,9 @@ impl Panel for OpsTable {
         !data.rec.ops.is_empty()
     }
 
-    /// A selected range's table is what the user asked for.
+    /// A selected range's table is what the user asked for; Ctrl+F its filter.
     fn answers(&self, cmd: &Command) -> bool {
-        matches!(cmd, Command::Select(_))
+        matches!(cmd, Command::Select(_) | Command::FocusSearch)
     }
 
     fn ui(&self, ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, cmds: &mut Vec<Command>) {
@@ -284,7 +284,11 @@ fn header_line_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut
             let edit = egui::TextEdit::singleline(&mut doc.table.filter)
                 .hint_text("filter by name")
                 .desired_width(180.0);
-            if ui.add(edit).changed() {
+            let r = ui.add(edit);
+            if std::mem::take(&mut doc.focus_search) {
+                r.request_focus();
+            }
+            if r.changed() {
                 doc.table.dirty = true;
             }
         });

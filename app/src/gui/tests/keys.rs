@@ -216,3 +216,29 @@ fn panning_stops_at_the_start_of_the_recording() {
         out.t0_ns
     );
 }
+
+#[test]
+fn ctrl_f_focuses_the_search_of_the_panel_shown() {
+    use egui::Modifiers;
+    // GIVEN the sample trace on its op table
+    let mut h = harness(vec![sample()]);
+    settle(&mut h);
+    // WHEN Ctrl+F is pressed and "mm" typed
+    h.key_press_modifiers(Modifiers::COMMAND, Key::F);
+    h.run_steps(2);
+    h.event(egui::Event::Text("mm".into()));
+    h.run_steps(2);
+    // THEN the op table's filter has it
+    assert_eq!(h.state().active_doc().expect("doc").table.filter, "mm");
+    // GIVEN the sample snapshot (no op table) on Live at cursor
+    let mut h = harness(vec![super::labels::snapshot_sample()]);
+    settle(&mut h);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::F);
+    h.run_steps(2);
+    h.event(egui::Event::Text("softmax".into()));
+    h.run_steps(2);
+    // THEN the allocation view comes forward with its search focused
+    let d = h.state().active_doc().expect("doc");
+    assert_eq!(d.tab, super::super::panels::PanelId::ALLOCATIONS);
+    assert_eq!(d.allocations.query, "softmax");
+}
