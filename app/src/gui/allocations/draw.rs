@@ -18,7 +18,7 @@ use super::super::units;
 use super::DeviceBands;
 
 /// Width of the byte labels left of the plot.
-const Y_LABELS_WIDTH: f32 = 64.0;
+const Y_LABELS_WIDTH: f32 = 74.0;
 /// Height of the time labels under the plot.
 const TIME_AXIS_HEIGHT: f32 = 16.0;
 /// Bands are drawn one by one from this height and width on, in points; below that their
@@ -57,7 +57,7 @@ pub fn bands_ui(ui: &mut Ui, rect: Rect, doc: &mut Document, palette: &Palette) 
     };
     let plot = Rect::from_min_max(
         pos2(rect.left() + Y_LABELS_WIDTH, rect.top() + 2.0),
-        pos2(rect.right() - 4.0, rect.bottom() - TIME_AXIS_HEIGHT),
+        pos2(rect.right() - 12.0, rect.bottom() - TIME_AXIS_HEIGHT),
     );
     let response = ui.allocate_rect(rect, Sense::click_and_drag());
     navigate(ui, doc, &response, plot);
@@ -91,6 +91,7 @@ pub fn bands_ui(ui: &mut Ui, rect: Rect, doc: &mut Document, palette: &Palette) 
     before_trace_ui(&p, &frame, &bands.layout, origin, palette);
     let drawn = draw_bands(&p, &frame, doc, &bands, palette);
     search_curve_ui(&p, &frame, doc, palette);
+    super::cursor_ui(&p, &frame, doc);
     if let Some(i) = doc.allocations.selected {
         outline(&p, &frame, &bands.layout, doc, i, palette.highlight);
     }

@@ -280,6 +280,10 @@ impl ViewerApp {
         self.bottom_tabs
             .show(ui, |ui| panels::bottom_ui(ui, doc, &cx, cmds));
         CentralPanel::default().show(ui, |ui| {
+            if doc.allocations.main && doc.data.curves.iter().any(|c| c.bands.is_some()) {
+                panels::allocations_main_area_ui(ui, doc, palette);
+                return;
+            }
             let other = compare::other_for_timeline(doc, other_data.as_ref());
             timeline::timeline_ui(ui, doc, other, palette, cmds);
         });

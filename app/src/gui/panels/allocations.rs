@@ -11,6 +11,7 @@ use super::super::allocations::{SearchResult, bands_ui, details_ui};
 
 use super::super::data::Loaded;
 use super::super::doc::Document;
+use super::super::theme::Palette;
 use super::super::units;
 use super::{Panel, PanelContext, PanelId};
 
@@ -45,18 +46,39 @@ impl Panel for Allocations {
     }
 
     fn ui(&self, ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, _cmds: &mut Vec<Command>) {
+        if doc.allocations.main {
+            ui.horizontal(|ui| {
+                ui.label("The allocation view is in the main area, on the timeline's time axis.");
+                ui.checkbox(&mut doc.allocations.main, "main area");
+            });
+            return;
+        }
+        view_ui(ui, doc, cx.palette);
+    }
+}
+
+/// The allocation view in the main area, in the timeline's place (issue 37: memory_viz's
+/// main view; the bottom tab was ~250 points tall at 1920×1080): the same time view,
+/// cursor and hover as the timeline, the plot's left edge where the timeline's is.
+pub fn main_area_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
+    view_ui(ui, doc, palette);
+}
+
+/// The toolbar, the bands and the selected band's details beside them.
+fn view_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
+    {
         toolbar_ui(ui, doc);
         ui.separator();
         let full = ui.available_rect_before_wrap();
         let split = (full.right() - DETAILS_WIDTH).max(full.left() + full.width() * 0.5);
         let plot = Rect::from_min_max(full.min, pos2(split - 8.0, full.bottom()));
         let side = Rect::from_min_max(pos2(split, full.top()), full.max);
-        doc.allocations.last_frame = bands_ui(ui, plot, doc, cx.palette);
+        doc.allocations.last_frame = bands_ui(ui, plot, doc, palette);
         let mut child = ui.new_child(egui::UiBuilder::new().max_rect(side));
         egui::ScrollArea::vertical()
             .id_salt("band-details")
             .auto_shrink([false, false])
-            .show(&mut child, |ui| details_ui(ui, doc, cx.palette));
+            .show(&mut child, |ui| details_ui(ui, doc, palette));
     }
 }
 
@@ -82,6 +104,8 @@ fn toolbar_ui(ui: &mut Ui, doc: &mut Document) {
                 r.on_disabled_hover_text(why);
             }
         }
+        ui.checkbox(&mut doc.allocations.main, "main area")
+            .on_hover_text("Show this view in the timeline's place: the window's width and height, the same time axis and cursor");
         ui.separator();
         ui.label("search op or stack");
         let edit = egui::TextEdit::singleline(&mut doc.allocations.query)

@@ -30,6 +30,7 @@ use super::doc::Document;
 use super::theme::Palette;
 
 pub use advice::AdviceState;
+pub use allocations::main_area_ui as allocations_main_area_ui;
 pub use history::HistoryState;
 pub use inspector::jump_buttons_ui;
 

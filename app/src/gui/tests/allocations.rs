@@ -450,3 +450,43 @@ fn a_bands_readout_is_legible_in_the_light_theme() {
     // WCAG AA for text: 4.5:1 (it was about 2.6:1).
     assert!(ratio >= 4.5, "the readout's contrast is {ratio:.2}:1");
 }
+
+#[test]
+fn the_allocation_view_takes_the_main_area_on_the_timelines_axis() {
+    // GIVEN the sample snapshot on the Allocations tab, the timeline's plot where it is
+    let mut h = opened("Allocations");
+    let d = h.state().active_doc().expect("doc");
+    let timeline = d.last_plot_rect.expect("the timeline drawn");
+    let bottom = d.allocations.plot.expect("bands drawn").rect;
+    // WHEN "main area" is ticked
+    h.get_by_label("main area").click();
+    h.run_steps(4);
+    // THEN the bands take the timeline's place: its left edge, its time view, and at least
+    // the timeline's height (more than the bottom tab's)
+    let d = h.state().active_doc().expect("doc");
+    assert!(d.allocations.main);
+    let main = d.allocations.plot.expect("bands drawn");
+    assert!(
+        (main.rect.left() - timeline.left()).abs() <= 1.0,
+        "{main:?} vs {timeline:?}"
+    );
+    assert!(
+        main.rect.height() >= timeline.height(),
+        "{} vs {}",
+        main.rect.height(),
+        timeline.height()
+    );
+    assert!(
+        main.rect.height() > bottom.height(),
+        "{main:?} vs the tab's {bottom:?}"
+    );
+    assert_eq!((main.t0_ns, main.t1_ns), (d.view.t0_ns, d.view.t1_ns));
+    // and the bottom tab says where the view went; a click there brings it back
+    h.get_by_label_contains("The allocation view is in the main area");
+    h.get_all_by_label("main area")
+        .next()
+        .expect("a toggle")
+        .click();
+    h.run_steps(3);
+    assert!(!h.state().active_doc().expect("doc").allocations.main);
+}
