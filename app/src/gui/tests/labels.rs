@@ -289,7 +289,7 @@ fn hover_lists_every_level_of_the_op_stack() {
         .nested_at(t_ns)
         .into_iter()
         .map(|o| {
-            rec.op_name(&rec.ops.get(o as usize).expect("an op"))
+            rec.op_name(rec.ops.get(o as usize).expect("an op"))
                 .to_owned()
         })
         .collect();
