@@ -3,7 +3,7 @@
 
 use collector::units::BYTE_UNITS;
 
-use super::units::time_unit;
+use super::units::{Clock, time_unit};
 
 /// The largest "nice" step (1, 2 or 5 × 10^k) that gives at most `max_ticks` ticks over
 /// `span`.
@@ -48,6 +48,28 @@ pub fn time_ticks(t0_ns: f64, t1_ns: f64, max_ticks: usize) -> Vec<(f64, String)
             (t, format!("{:.decimals$} {}", t / label.ns, label.name))
         })
         .collect()
+}
+
+/// Ticks over `[t0_ns, t1_ns]` on `clock`: times, or whole event positions ("event 480").
+pub fn clock_ticks(clock: Clock, t0_ns: f64, t1_ns: f64, max_ticks: usize) -> Vec<(f64, String)> {
+    match clock {
+        Clock::Time => time_ticks(t0_ns, t1_ns, max_ticks),
+        Clock::Events => {
+            // Whole events only: a step under one event would repeat labels.
+            let step = nice_step(t1_ns - t0_ns, max_ticks).max(1.0);
+            let first = (t0_ns / step).ceil() as i64;
+            let last = (t1_ns / step).floor() as i64;
+            if last < first || last - first > 1_000 {
+                return Vec::new();
+            }
+            (first..=last)
+                .map(|i| {
+                    let t = i as f64 * step;
+                    (t, clock.at(t))
+                })
+                .collect()
+        }
+    }
 }
 
 /// A byte unit: divisor and name.

@@ -16,6 +16,7 @@ use super::{Command, loading, units};
 pub fn menu_bar_ui(
     ui: &mut Ui,
     doc: Option<&Document>,
+    tabs: usize,
     recent: &Recent,
     theme: ThemeChoice,
     show_warnings: &mut bool,
@@ -23,7 +24,9 @@ pub fn menu_bar_ui(
 ) {
     egui::MenuBar::new().ui(ui, |ui| {
         ui.menu_button("File", |ui| file_menu_ui(ui, doc, recent, cmds));
-        ui.menu_button("View", |ui| view_menu_ui(ui, doc.is_some(), theme, cmds));
+        ui.menu_button("View", |ui| {
+            view_menu_ui(ui, doc.is_some(), tabs, theme, cmds)
+        });
         ui.menu_button("Help", help_menu_ui);
         let Some(doc) = doc else { return };
         ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
@@ -110,7 +113,13 @@ fn file_menu_ui(ui: &mut Ui, doc: Option<&Document>, recent: &Recent, cmds: &mut
 }
 
 /// View: the theme, resetting the timeline.
-fn view_menu_ui(ui: &mut Ui, has_doc: bool, theme: ThemeChoice, cmds: &mut Vec<Command>) {
+fn view_menu_ui(
+    ui: &mut Ui,
+    has_doc: bool,
+    tabs: usize,
+    theme: ThemeChoice,
+    cmds: &mut Vec<Command>,
+) {
     let mut t = theme;
     ui.radio_value(&mut t, ThemeChoice::Dark, "Dark theme");
     ui.radio_value(&mut t, ThemeChoice::Light, "Light theme");
@@ -122,6 +131,15 @@ fn view_menu_ui(ui: &mut Ui, has_doc: bool, theme: ThemeChoice, cmds: &mut Vec<C
         cmds.push(Command::ResetView);
         ui.close();
     }
+    if tabs >= 2
+        && ui
+            .button("Open the tabs as a rank grid")
+            .on_hover_text("Each open file as a row of one grid: for ranks of one run whose names do not say so")
+            .clicked()
+    {
+        cmds.push(Command::GridOfTabs);
+        ui.close();
+    }
 }
 
 /// Help: the mouse and keyboard, the version.
@@ -129,6 +147,8 @@ fn help_menu_ui(ui: &mut Ui) {
     ui.label("Timeline: wheel or W/S zoom · drag or A/D pan · shift-drag selects a range");
     ui.label("ctrl- or right-drag box-zooms · click inspects an instant · double-click resets");
     ui.label("Table: click a header to sort, a row to see when that op ran");
+    ui.label("Ctrl+F: search (the op table's filter, the allocation view's search)");
+    ui.label("History: ↑/↓ or J/K step through the allocator's events");
     ui.separator();
     ui.label(format!("vramscope {}", env!("CARGO_PKG_VERSION")));
 }
@@ -168,7 +188,7 @@ pub fn tabs_ui(
     ui.horizontal_wrapped(|ui| {
         for d in docs {
             let selected = Some(d.id) == active;
-            let r = ui.selectable_label(selected, RichText::new(&d.data.name).strong());
+            let r = ui.selectable_label(selected, RichText::new(&d.label).strong());
             if r.clicked() {
                 cmds.push(Command::Activate(d.id));
             }
@@ -230,7 +250,7 @@ pub fn status_bar_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
     ui.horizontal(|ui| {
         let text = format!(
             "{} · {} · {} · {} events · {} ops · {} steps · {} · read in {}, analysed in {}",
-            d.name,
+            doc.label,
             s.format.describe(),
             s.era,
             s.events,
@@ -251,7 +271,7 @@ pub fn status_bar_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
 
 /// The warnings window: what the parser skipped, with counts.
 pub fn warnings_window_ui(ctx: &egui::Context, doc: &Document, open: &mut bool) {
-    egui::Window::new(format!("Warnings — {}", doc.data.name))
+    egui::Window::new(format!("Warnings — {}", doc.label))
         .open(open)
         .default_width(480.0)
         .show(ctx, |ui| {

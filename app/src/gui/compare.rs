@@ -49,12 +49,12 @@ pub fn other_source<'a>(doc: &Document, b_id: u64, b: &'a Loaded) -> Source<'a> 
 /// The timeline's view of the other run, when comparing.
 pub fn other_for_timeline<'a>(
     doc: &Document,
-    b: Option<&'a (u64, Arc<Loaded>)>,
+    b: Option<&'a (u64, Arc<Loaded>, String)>,
 ) -> Option<Other<'a>> {
-    let (b_id, b) = b?;
+    let (b_id, b, label) = b?;
     Some(Other {
         source: other_source(doc, *b_id, b),
         layout: doc.compare.layout,
-        name: &b.name,
+        name: label,
     })
 }

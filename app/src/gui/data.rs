@@ -211,6 +211,17 @@ impl Loaded {
         self.rec.ops.get(op as usize).map(|o| self.rec.op_name(o))
     }
 
+    /// Every level of the op stack at `time_ns`, innermost first (the collector's
+    /// `OpIndex::nested_at`).
+    pub fn ops_at(&self, time_ns: i64) -> Vec<&str> {
+        let nested = self.timeline.ops.nested_at(time_ns);
+        nested
+            .into_iter()
+            .filter_map(|o| self.rec.ops.get(o as usize))
+            .map(|o| self.rec.op_name(o))
+            .collect()
+    }
+
     /// Heap bytes of the pyramids (for the status bar and PERFORMANCE.md).
     pub fn pyramid_bytes(&self) -> usize {
         self.curves

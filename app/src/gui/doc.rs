@@ -12,6 +12,7 @@ use collector::model::DeviceIdx;
 use super::data::Loaded;
 use super::jobs::Inspection;
 use super::panels::{self, PanelId};
+use super::units;
 
 mod table;
 pub use table::{OpColumn, TableState};
@@ -29,13 +30,29 @@ pub struct TimeView {
 /// The narrowest view: 100 ns across the plot.
 const MIN_SPAN_NS: f64 = 100.0;
 
+/// The most of a view that may lie before the recording's start, as a share of the
+/// recording: the whole view's margin ([`TimeView::full`]); panning or zooming stops there rather than
+/// into negative time, where nothing was recorded (issue 37).
+const BEFORE_START_SHARE: f64 = 0.01;
+
 impl TimeView {
     /// The whole recording with a little margin either side.
     pub fn full(duration_ns: i64) -> TimeView {
         let d = duration_ns.max(1) as f64;
         TimeView {
-            t0_ns: -0.01 * d,
-            t1_ns: 1.01 * d,
+            t0_ns: -BEFORE_START_SHARE * d,
+            t1_ns: (1.0 + BEFORE_START_SHARE) * d,
+        }
+    }
+
+    /// Shifted right where it began further before the start than its margin.
+    fn keep_after_start(&mut self) {
+        // The whole view's margin as a share of its own span (1 % of 102 %).
+        let floor = -BEFORE_START_SHARE / (1.0 + 2.0 * BEFORE_START_SHARE) * self.span_ns();
+        if self.t0_ns < floor {
+            let shift = floor - self.t0_ns;
+            self.t0_ns += shift;
+            self.t1_ns += shift;
         }
     }
 
@@ -50,12 +67,14 @@ impl TimeView {
         let frac = ((anchor_ns - self.t0_ns) / self.span_ns()).clamp(0.0, 1.0);
         self.t0_ns = anchor_ns - frac * span;
         self.t1_ns = self.t0_ns + span;
+        self.keep_after_start();
     }
 
-    /// Move by `delta_ns`.
+    /// Move by `delta_ns`, no further before the start than the view's margin.
     pub fn pan(&mut self, delta_ns: f64) {
         self.t0_ns += delta_ns;
         self.t1_ns += delta_ns;
+        self.keep_after_start();
     }
 
     /// A view of `[a, b]` (ns since start), at least [`MIN_SPAN_NS`] wide.
@@ -168,6 +187,9 @@ pub struct Document {
     pub id: u64,
     /// The data.
     pub data: Arc<Loaded>,
+    /// Its name on the tabs and in Compare: the file name, with directories where another
+    /// open file has the same name (`ViewerApp::relabel`).
+    pub label: String,
     /// The device shown.
     pub device: DeviceIdx,
     /// The visible range.
@@ -202,6 +224,10 @@ pub struct Document {
     pub table: TableState,
     /// The inspector.
     pub inspect: InspectState,
+    /// Ctrl+F was pressed: the shown panel's search field takes the focus next frame.
+    pub focus_search: bool,
+    /// The allocator history's selected entry.
+    pub history: panels::HistoryState,
     /// The bottom panel shown.
     pub tab: PanelId,
     /// The comparison.
@@ -230,6 +256,7 @@ impl Document {
         let sort = OpColumn::of(SortKey::default_for(&rows));
         Document {
             id,
+            label: data.name.clone(),
             device,
             view,
             y_range: None,
@@ -246,6 +273,8 @@ impl Document {
             show_categories: false,
             table: TableState::new(rows, sort),
             inspect: InspectState::default(),
+            history: Default::default(),
+            focus_search: false,
             tab: panels::opening_panel(&data),
             compare: CompareState {
                 other: None,
@@ -292,6 +321,17 @@ impl Document {
             .meta
             .start_ns
             .saturating_add(rel_ns.round() as i64)
+    }
+
+    /// How this recording's times read (a clock, or event order).
+    pub fn clock(&self) -> units::Clock {
+        units::Clock::of(&self.data.rec.meta)
+    }
+
+    /// An absolute time as the viewer labels it: since the start ("12.41 s"), or its event
+    /// position ("event 482") where the recording has no clock.
+    pub fn at_label(&self, abs_ns: i64) -> String {
+        self.clock().at(self.rel_ns(abs_ns))
     }
 
     /// ns since the start of an absolute time.

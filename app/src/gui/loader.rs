@@ -71,6 +71,12 @@ pub enum LoadOutcome {
 impl PendingLoad {
     /// Start loading `path` on a new thread; `ctx` is woken when it is done.
     pub fn start(path: &Path, options: LoadOptions, ctx: &egui::Context) -> PendingLoad {
+        // A snapshot's history as the allocator recorded it, for the History panel (48
+        // bytes an entry: 48 MB for a million-entry snapshot, beside its replayed events).
+        let options = LoadOptions {
+            allocator_history: true,
+            ..options
+        };
         let (tx, rx) = bounded(1);
         let progress = Arc::new(LoadProgress {
             preview: Some(Arc::default()),

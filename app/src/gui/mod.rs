@@ -20,6 +20,7 @@ mod jobs;
 mod loader;
 mod loading;
 mod multiples;
+mod names;
 mod oom;
 mod paint;
 mod panels;
@@ -53,6 +54,9 @@ pub enum Command {
     Open(Vec<PathBuf>),
     /// Show the native file dialog (or the built-in browser where there is no portal).
     OpenDialog,
+    /// Ctrl+F: focus the shown panel's search field (the op table's filter, the allocation
+    /// view's search), bringing the op table forward where the panel shown has none.
+    FocusSearch,
     /// Show the built-in file browser.
     OpenBrowser,
     /// Stop loading the i-th pending file.
@@ -89,6 +93,9 @@ pub enum Command {
     Advise(collector::analysis::advise::Options),
     /// Show these inputs (files, directories) as a rank grid.
     OpenGrid(Vec<PathBuf>),
+    /// Show the open tabs' files as a rank grid (asked for: files whose names do not make
+    /// them ranks of one run open in tabs).
+    GridOfTabs,
     /// Choose a folder to show as a rank grid.
     OpenFolderDialog,
     /// Show the rank grid (`true`) or the active document.

@@ -72,7 +72,7 @@ pub fn verdicts_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &mut Ve
             ui.label(format!(
                 "requested {} at {}",
                 units::bytes(v.requested_bytes),
-                units::format_time_ns((v.at_ns - doc.data.rec.meta.start_ns) as f64)
+                doc.at_label(v.at_ns)
             ));
             ui.label(crate::output::oom::verdict_words(v));
         });

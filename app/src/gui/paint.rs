@@ -15,6 +15,7 @@ use egui::{Align2, Color32, FontId, Mesh, Painter, Pos2, Rect, Shape, Stroke, po
 
 use super::axis;
 use super::theme::Palette;
+use super::units::Clock;
 
 /// The row at the plot's top where the step bands' labels (and, in the y labels'
 /// gutter, the run's name) are written; markers' labels keep below it.
@@ -190,10 +191,16 @@ pub fn y_grid(painter: &Painter, frame: &PlotFrame, palette: &Palette, max_ticks
 }
 
 /// Vertical grid lines and time labels under the plot.
-pub fn time_axis(painter: &Painter, frame: &PlotFrame, axis_rect: Rect, palette: &Palette) {
+pub fn time_axis(
+    painter: &Painter,
+    frame: &PlotFrame,
+    clock: Clock,
+    axis_rect: Rect,
+    palette: &Palette,
+) {
     let font = FontId::proportional(11.0);
     let max_ticks = ((frame.rect.width() / 90.0) as usize).max(2);
-    for (t, label) in axis::time_ticks(frame.t0_ns, frame.t1_ns, max_ticks) {
+    for (t, label) in axis::clock_ticks(clock, frame.t0_ns, frame.t1_ns, max_ticks) {
         let x = frame.x(t);
         painter.vline(x, frame.rect.y_range(), Stroke::new(1.0, palette.grid));
         // Centred under its tick, but kept inside the axis: a tick at the right end would

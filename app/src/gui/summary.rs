@@ -46,6 +46,7 @@ pub fn summary_strip_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &m
         return;
     };
     let since_start = |at_ns: i64| (at_ns - data.rec.meta.start_ns) as f64;
+    let clock = units::Clock::of(&data.rec.meta);
     ui.horizontal_wrapped(|ui| {
         let label = |ui: &mut Ui, k: &str| {
             ui.label(RichText::new(k).color(palette.weak_text));
@@ -53,7 +54,7 @@ pub fn summary_strip_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &m
         if let (Some(b), Some(at)) = (s.peak_allocated_bytes, s.peak_allocated_at_ns) {
             label(ui, "Peak allocated");
             let op = s.peak_allocated_op.as_deref().map_or(String::new(), |o| format!(" in {}", ellipsize(o, 40)));
-            let text = format!("{} at {}{op}", units::bytes(b), units::format_time_ns(since_start(at)));
+            let text = format!("{} at {}{op}", units::bytes(b), clock.at(since_start(at)));
             if ui.link(RichText::new(text).strong().color(palette.allocated)).on_hover_text("Inspect the peak").clicked() {
                 cmds.push(Command::Inspect(at));
                 cmds.push(Command::SetTab(PanelId::INSPECTOR));
@@ -62,7 +63,7 @@ pub fn summary_strip_ui(ui: &mut Ui, doc: &Document, palette: &Palette, cmds: &m
         }
         if let (Some(b), Some(at)) = (s.peak_reserved_bytes, s.peak_reserved_at_ns) {
             label(ui, "Peak reserved");
-            let text = format!("{} at {}", units::bytes(b), units::format_time_ns(since_start(at)));
+            let text = format!("{} at {}", units::bytes(b), clock.at(since_start(at)));
             if ui.link(RichText::new(text).strong().color(palette.reserved)).clicked() {
                 cmds.push(Command::Inspect(at));
             }

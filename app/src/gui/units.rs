@@ -57,12 +57,16 @@ impl ColumnUnit {
         }
     }
 
-    /// `b` in this unit: two decimals, none for plain bytes.
+    /// `b` in this unit: two decimals, none for plain bytes. A value rounded away in this
+    /// unit is "0.00", never "-0.00" (a small negative beside GB-sized ones).
     pub fn format(&self, b: i64) -> String {
         if self.divisor == 1.0 {
-            b.to_string()
-        } else {
-            format!("{:.2}", b as f64 / self.divisor)
+            return b.to_string();
+        }
+        let text = format!("{:.2}", b as f64 / self.divisor);
+        match text.strip_prefix('-') {
+            Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_owned(),
+            _ => text,
         }
     }
 
@@ -124,6 +128,59 @@ pub fn format_duration_ns(d_ns: f64) -> String {
 /// A wall-clock duration (a load, a write) as [`format_duration_ns`] writes it.
 pub fn format_elapsed(d: std::time::Duration) -> String {
     format_duration_ns(d.as_secs_f64() * 1e9)
+}
+
+/// How a recording's times read: a clock, or positions in its event order (torch 2.0–2.1
+/// snapshots: 1 ns apart by the collector's convention, [`collector::model::Meta::event_order`]),
+/// which are labelled as events, never as ns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    /// Real times.
+    Time,
+    /// Event positions.
+    Events,
+}
+
+impl Clock {
+    /// The clock of a recording.
+    pub fn of(meta: &collector::model::Meta) -> Clock {
+        if meta.event_order {
+            Clock::Events
+        } else {
+            Clock::Time
+        }
+    }
+
+    /// An instant since the start: "12.41 s", or "event 482".
+    pub fn at(self, t_ns: f64) -> String {
+        match self {
+            Clock::Time => format_time_ns(t_ns),
+            Clock::Events => format!("event {}", events(t_ns)),
+        }
+    }
+
+    /// An instant in the unit of a view `span_ns` wide ([`format_time_in`]), or "event 482".
+    pub fn at_in(self, t_ns: f64, span_ns: f64) -> String {
+        match self {
+            Clock::Time => format_time_in(t_ns, span_ns),
+            Clock::Events => format!("event {}", events(t_ns)),
+        }
+    }
+
+    /// A length of time: "4.70 s", or "1,024 events".
+    pub fn duration(self, d_ns: f64) -> String {
+        match self {
+            Clock::Time => format_duration_ns(d_ns),
+            Clock::Events => {
+                crate::output::text::plural(events(d_ns).unsigned_abs(), "event", "events")
+            }
+        }
+    }
+}
+
+/// Event positions from ns (one an ns), rounded.
+fn events(t_ns: f64) -> i64 {
+    t_ns.round() as i64
 }
 
 /// A value in a unit with about `significant` significant digits.

@@ -148,6 +148,22 @@ pub enum HistoryAction {
     Oom,
 }
 
+impl HistoryAction {
+    /// The action as the snapshot (and memory_viz's history list) names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HistoryAction::Alloc => "alloc",
+            HistoryAction::FreeRequested => "free_requested",
+            HistoryAction::FreeCompleted => "free_completed",
+            HistoryAction::SegmentAlloc => "segment_alloc",
+            HistoryAction::SegmentFree => "segment_free",
+            HistoryAction::SegmentMap => "segment_map",
+            HistoryAction::SegmentUnmap => "segment_unmap",
+            HistoryAction::Oom => "oom",
+        }
+    }
+}
+
 /// One entry of a device's allocator history, as the caching allocator recorded it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HistoryEntry {
@@ -165,6 +181,9 @@ pub struct HistoryEntry {
     pub stream: u64,
     /// An OOM's free device memory as the driver reported it.
     pub device_free_bytes: Option<u64>,
+    /// The entry's call stack, where the source records one (a snapshot's entries; not
+    /// kept by packs).
+    pub stack: Option<super::StackId>,
 }
 
 /// One device's allocator history: the allocator's segments when the history begins and

@@ -109,6 +109,7 @@ impl Recording {
                 base_time_ns: None,
                 start_ns: 0,
                 end_ns: 0,
+                event_order: false,
                 distributed: None,
                 properties: BTreeMap::new(),
                 events_read: 0,

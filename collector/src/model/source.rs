@@ -44,6 +44,9 @@ pub struct Meta {
     pub start_ns: i64,
     /// Latest end timestamp seen.
     pub end_ns: i64,
+    /// The times are positions in the source's event order, 1 ns apart, not a clock
+    /// (torch 2.0–2.1 snapshots wrote no `time_us`): show them as events, never as ns.
+    pub event_order: bool,
     /// Distributed facts, where present.
     pub distributed: Option<DistributedInfo>,
     /// Free-form key/value facts from the source (`traceName`, `profile_memory`, versions…).

@@ -151,6 +151,19 @@ impl OpIndex {
             .map(|(op, _)| op)
     }
 
+    /// Every level of the op stack at `time_ns`, innermost first: the op
+    /// [`Self::innermost_any`] picks, then each op and Python frame (module scope) that
+    /// encloses it on its thread — Perfetto's nested slices at an instant.
+    pub fn nested_at(&self, time_ns: i64) -> Vec<u32> {
+        let thread = self
+            .threads
+            .iter()
+            .filter_map(|t| innermost(t, time_ns, false).map(|(_, start)| (t.thread, start)))
+            .max_by_key(|&(_, start)| start)
+            .map(|(thread, _)| thread);
+        thread.map_or_else(Vec::new, |t| self.enclosing_on_thread(t, time_ns))
+    }
+
     /// Every op and Python frame on `thread` whose closed interval contains `time_ns`,
     /// innermost first (the chain of enclosing scopes a memory event happened in).
     pub fn enclosing_on_thread(&self, thread: ThreadIdx, time_ns: i64) -> Vec<u32> {

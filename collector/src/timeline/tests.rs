@@ -39,6 +39,7 @@ pub(crate) fn recording(
             base_time_ns: None,
             start_ns: 0,
             end_ns: 100,
+            event_order: false,
             distributed: None,
             properties: Default::default(),
             events_read: 0,

@@ -87,34 +87,41 @@ fn facts_ui(
         .and_then(|o| rec.ops.get(o as usize))
         .map(|o| rec.op_name(o).to_owned());
     ui.label(RichText::new(format!("{} at {:#x}", units::bytes(a.bytes), a.addr)).strong());
-    let when = |t: i64| units::format_time_ns((t - origin) as f64);
+    let clock = units::Clock::of(&rec.meta);
+    let when = |t: i64| clock.at((t - origin) as f64);
     let lifetime = match a.free_ns {
         Some(f) => format!(
             "{} → {} · lived {}",
             when(a.alloc_ns),
             when(f),
-            units::format_duration_ns((f - a.alloc_ns) as f64)
+            clock.duration((f - a.alloc_ns) as f64)
         ),
         None => format!("{} → never freed", when(a.alloc_ns)),
     };
     egui::Grid::new("band-details")
         .num_columns(2)
         .show(ui, |ui| {
-            for (k, v) in [
-                ("lifetime", lifetime),
-                ("allocated by", op_of(rec, &data.timeline, d, i)),
-                (
-                    "freed by",
-                    freeing_op.unwrap_or_else(|| {
-                        if a.free_ns.is_some() {
-                            "(outside any op)".into()
-                        } else {
-                            "—".into()
-                        }
-                    }),
-                ),
-                ("category", category),
-            ] {
+            // A source without ops (a snapshot) names no op: no rows for them (issue 37:
+            // "(outside any op)" on every band); its stacks say where instead.
+            let ops = (!rec.ops.is_empty()).then(|| {
+                [
+                    ("allocated by", op_of(rec, &data.timeline, d, i)),
+                    (
+                        "freed by",
+                        freeing_op.unwrap_or_else(|| {
+                            if a.free_ns.is_some() {
+                                "(outside any op)".into()
+                            } else {
+                                "—".into()
+                            }
+                        }),
+                    ),
+                ]
+            });
+            let rows = std::iter::once(("lifetime", lifetime))
+                .chain(ops.into_iter().flatten())
+                .chain(std::iter::once(("category", category)));
+            for (k, v) in rows {
                 ui.label(RichText::new(k).color(palette.weak_text));
                 ui.label(v);
                 ui.end_row();

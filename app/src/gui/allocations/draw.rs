@@ -18,7 +18,7 @@ use super::super::units;
 use super::DeviceBands;
 
 /// Width of the byte labels left of the plot.
-const Y_LABELS_WIDTH: f32 = 64.0;
+const Y_LABELS_WIDTH: f32 = 74.0;
 /// Height of the time labels under the plot.
 const TIME_AXIS_HEIGHT: f32 = 16.0;
 /// Bands are drawn one by one from this height and width on, in points; below that their
@@ -57,7 +57,7 @@ pub fn bands_ui(ui: &mut Ui, rect: Rect, doc: &mut Document, palette: &Palette) 
     };
     let plot = Rect::from_min_max(
         pos2(rect.left() + Y_LABELS_WIDTH, rect.top() + 2.0),
-        pos2(rect.right() - 4.0, rect.bottom() - TIME_AXIS_HEIGHT),
+        pos2(rect.right() - 12.0, rect.bottom() - TIME_AXIS_HEIGHT),
     );
     let response = ui.allocate_rect(rect, Sense::click_and_drag());
     navigate(ui, doc, &response, plot);
@@ -91,11 +91,12 @@ pub fn bands_ui(ui: &mut Ui, rect: Rect, doc: &mut Document, palette: &Palette) 
     before_trace_ui(&p, &frame, &bands.layout, origin, palette);
     let drawn = draw_bands(&p, &frame, doc, &bands, palette);
     search_curve_ui(&p, &frame, doc, palette);
+    super::cursor_ui(&p, &frame, doc);
     if let Some(i) = doc.allocations.selected {
         outline(&p, &frame, &bands.layout, doc, i, palette.highlight);
     }
     let axis_rect = Rect::from_min_max(pos2(plot.left(), plot.bottom()), rect.max);
-    paint::time_axis(&painter, &frame, axis_rect, palette);
+    paint::time_axis(&painter, &frame, doc.clock(), axis_rect, palette);
     pointer_ui(ui, &painter, &frame, doc, &bands, &response, palette);
     doc.allocations.plot = Some(frame);
     drawn
@@ -326,7 +327,7 @@ fn pointer_ui(
     }
     if doc.allocations.selected.is_some()
         && !ui.ctx().egui_wants_keyboard_input()
-        && ui.input(|i| i.key_pressed(egui::Key::Escape))
+        && super::super::timeline::escape_for_views(ui.ctx())
     {
         doc.allocations.selected = None;
     }
@@ -340,7 +341,10 @@ fn pointer_ui(
     let text = readout(&data, d, i, a);
     doc.allocations.readout = Some(text.clone());
     let font = FontId::proportional(12.0);
-    let galley = painter.layout(text, font, palette.weak_text.gamma_multiply(1.6), 420.0);
+    // The theme's strong text: legible on either plot background (the weak text brightened
+    // was about 2.6:1 on the light theme's, issue 37).
+    let ink = painter.ctx().global_style().visuals.strong_text_color();
+    let galley = painter.layout(text, font, ink, 420.0);
     let mut at = pos + vec2(14.0, 10.0);
     if at.x + galley.size().x > frame.rect.right() {
         at.x = pos.x - galley.size().x - 14.0;
@@ -381,12 +385,13 @@ pub fn readout(
         |f| without_directory(&f).to_owned(),
     );
     let origin = data.rec.meta.start_ns;
-    let from = units::format_time_ns((a.alloc_ns - origin) as f64);
+    let clock = units::Clock::of(&data.rec.meta);
+    let from = clock.at((a.alloc_ns - origin) as f64);
     let life = match a.free_ns {
         Some(f) => format!(
             "{from} → {} ({})",
-            units::format_time_ns((f - origin) as f64),
-            units::format_duration_ns((f - a.alloc_ns) as f64)
+            clock.at((f - origin) as f64),
+            clock.duration((f - a.alloc_ns) as f64)
         ),
         None => format!("{from} → never freed"),
     };

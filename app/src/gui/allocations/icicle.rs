@@ -62,7 +62,7 @@ pub fn icicle_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
     heading_ui(ui, doc, &tree, palette);
     if doc.allocations.flame_zoom.is_some()
         && !ui.ctx().egui_wants_keyboard_input()
-        && ui.input(|i| i.key_pressed(egui::Key::Escape))
+        && super::super::timeline::escape_for_views(ui.ctx())
     {
         doc.allocations.flame_zoom = None;
     }
@@ -125,7 +125,7 @@ pub fn icicle_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
 
 fn heading_ui(ui: &mut Ui, doc: &Document, tree: &FlameTree, palette: &Palette) {
     ui.horizontal(|ui| {
-        let when = units::format_time_ns(doc.rel_ns(tree.time_ns));
+        let when = doc.at_label(tree.time_ns);
         ui.label(
             RichText::new(format!(
                 "Live at {when}: {} allocated, by stack",

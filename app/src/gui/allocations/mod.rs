@@ -104,4 +104,29 @@ pub struct AllocationsState {
     pub plot: Option<super::paint::PlotFrame>,
     /// The hover readout shown last frame.
     pub readout: Option<String>,
+    /// Shown in the main area, in the timeline's place (its time axis, the window's
+    /// width), instead of in the bottom tabs.
+    pub main: bool,
+}
+
+/// The cursor (the inspected instant) and the timeline's hover, on the bands' time axis:
+/// the timeline shows them there, and so does the allocation view in its place.
+pub fn cursor_ui(p: &egui::Painter, frame: &super::paint::PlotFrame, doc: &super::doc::Document) {
+    let strong = p.ctx().global_style().visuals.strong_text_color();
+    if let Some(t) = doc.inspect.target {
+        let x = frame.x(doc.rel_ns(t.at_ns));
+        p.vline(
+            x,
+            frame.rect.y_range(),
+            egui::Stroke::new(1.5, strong.gamma_multiply(0.8)),
+        );
+    }
+    if let Some(t) = doc.hover_ns {
+        let x = frame.x(t);
+        p.vline(
+            x,
+            frame.rect.y_range(),
+            egui::Stroke::new(1.0, strong.gamma_multiply(0.35)),
+        );
+    }
 }

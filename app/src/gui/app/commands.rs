@@ -44,6 +44,7 @@ impl ViewerApp {
                 self.apply_grid(ctx, Command::ShowGrid(false));
             }
             Command::OpenGrid(_)
+            | Command::GridOfTabs
             | Command::OpenFolderDialog
             | Command::ShowGrid(_)
             | Command::OpenRank(..)
@@ -92,6 +93,7 @@ impl ViewerApp {
                     requests.push(inspect_request(doc, at_ns, false));
                 }
             }
+            Command::FocusSearch => doc.focus_search = true,
             Command::ResetView => {
                 doc.view = TimeView::full(doc.data.duration_ns());
                 doc.y_range = None;

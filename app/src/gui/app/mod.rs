@@ -184,6 +184,7 @@ impl ViewerApp {
             self.theme_applied = true;
         }
         self.poll(&ctx);
+        self.relabel();
         let mut cmds = self.input(&ctx);
         let palette = theme::palette(ui);
         let active = self.docs.iter().position(|d| Some(d.id) == self.active);
@@ -192,6 +193,7 @@ impl ViewerApp {
             chrome::menu_bar_ui(
                 ui,
                 doc,
+                self.docs.len(),
                 &self.recent,
                 self.theme,
                 &mut self.show_warnings,
@@ -242,6 +244,7 @@ impl ViewerApp {
             self.apply(&ctx, c);
         }
         self.update_title(&ctx);
+        timeline::note_popups(&ctx);
         if !self.loads.is_empty() || self.dialog.is_some() {
             ctx.request_repaint_after(PROGRESS_REPAINT);
         }
@@ -249,12 +252,12 @@ impl ViewerApp {
 
     fn document_ui(&mut self, ui: &mut Ui, i: usize, palette: &Palette, cmds: &mut Vec<Command>) {
         let diff = self.diff_for(i);
-        let others: Vec<(u64, Arc<Loaded>)> = self
+        let others: Vec<(u64, Arc<Loaded>, String)> = self
             .docs
             .iter()
             .enumerate()
             .filter(|(j, _)| *j != i)
-            .map(|(_, d)| (d.id, d.data.clone()))
+            .map(|(_, d)| (d.id, d.data.clone(), d.label.clone()))
             .collect();
         let Some(doc) = self.docs.get_mut(i) else {
             return;
@@ -277,6 +280,10 @@ impl ViewerApp {
         self.bottom_tabs
             .show(ui, |ui| panels::bottom_ui(ui, doc, &cx, cmds));
         CentralPanel::default().show(ui, |ui| {
+            if doc.allocations.main && doc.data.curves.iter().any(|c| c.bands.is_some()) {
+                panels::allocations_main_area_ui(ui, doc, palette);
+                return;
+            }
             let other = compare::other_for_timeline(doc, other_data.as_ref());
             timeline::timeline_ui(ui, doc, other, palette, cmds);
         });
@@ -289,6 +296,9 @@ impl ViewerApp {
     fn input(&mut self, ctx: &egui::Context) -> Vec<Command> {
         let mut cmds = Vec::new();
         let (open, close, dropped) = ctx.input_mut(|i| {
+            if i.consume_key(egui::Modifiers::COMMAND, egui::Key::F) {
+                cmds.push(Command::FocusSearch);
+            }
             let open = i.consume_key(egui::Modifiers::COMMAND, egui::Key::O);
             let close = i.consume_key(egui::Modifiers::COMMAND, egui::Key::W);
             let dropped: Vec<PathBuf> = i
@@ -311,9 +321,20 @@ impl ViewerApp {
         cmds
     }
 
+    /// Each document's label: its file name, told apart by directories from another open
+    /// file of the same name.
+    fn relabel(&mut self) {
+        let paths: Vec<&std::path::Path> =
+            self.docs.iter().map(|d| d.data.path.as_path()).collect();
+        let names = super::names::distinct_names(&paths);
+        for (d, name) in self.docs.iter_mut().zip(names) {
+            d.label = name;
+        }
+    }
+
     fn update_title(&mut self, ctx: &egui::Context) {
         let title = self.active_doc().map_or("vramscope".to_owned(), |d| {
-            format!("{} — vramscope", d.data.name)
+            format!("{} — vramscope", d.label)
         });
         if title != self.title {
             ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));

@@ -15,10 +15,22 @@ use super::commands::inspect_request;
 pub const GRID_MIN_FILES: usize = 3;
 
 impl ViewerApp {
-    /// Open the inputs of the command line: one or two files in tabs; more, or a directory,
-    /// as a rank grid.
+    /// Open the inputs of the command line: one or two files in tabs; more, when their names
+    /// make them the ranks of one run (`collector::analysis::ranks::one_run_by_names`), or a
+    /// directory, as a rank grid. Other files open in tabs; View › "Open the tabs as a rank
+    /// grid" asks for the grid anyway.
     pub fn open_inputs(&mut self, ctx: &egui::Context, paths: Vec<PathBuf>) {
-        if paths.len() >= GRID_MIN_FILES || paths.iter().any(|p| p.is_dir()) {
+        let names: Vec<String> = paths
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+            })
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let ranks =
+            paths.len() >= GRID_MIN_FILES && collector::analysis::ranks::one_run_by_names(&names);
+        if ranks || paths.iter().any(|p| p.is_dir()) {
             self.apply(ctx, Command::OpenGrid(paths));
         } else {
             self.open(ctx, paths);
@@ -30,6 +42,10 @@ impl ViewerApp {
         match cmd {
             Command::OpenGrid(paths) => {
                 self.grid = Some(RankGrid::start(paths, self.options, ctx));
+            }
+            Command::GridOfTabs => {
+                let paths = self.docs.iter().map(|d| d.data.path.clone()).collect();
+                self.apply_grid(ctx, Command::OpenGrid(paths));
             }
             Command::OpenFolderDialog => self.open_folder_dialog(ctx),
             Command::ShowGrid(shown) => {

@@ -41,6 +41,9 @@ pub struct AdviceState {
     pub pending: Option<u64>,
     /// The answer: one entry per device with allocations.
     pub result: Option<Arc<Vec<DeviceAdvice>>>,
+    /// The capacity as the user types it, in GiB (empty: the device's memory, where the
+    /// input says it).
+    pub capacity_text: String,
 }
 
 impl Default for AdviceState {
@@ -50,6 +53,7 @@ impl Default for AdviceState {
             asked: None,
             pending: None,
             result: None,
+            capacity_text: String::new(),
         }
     }
 }
@@ -128,21 +132,34 @@ fn controls_ui(ui: &mut Ui, doc: &mut Document) {
         ui.add(DragValue::new(&mut o.loss_chunks).range(2..=MAX_FACTOR));
         ui.separator();
         ui.label("capacity");
-        let mut gib = o.capacity_bytes.map_or(0.0, |b| b as f64 / GIB);
+        // Typed (issue 37: a drag value at 0 for a snapshot, which says no device memory):
+        // a number of GiB; empty or unreadable, the device's memory where the input says it.
         let changed = ui
             .add(
-                DragValue::new(&mut gib)
-                    .range(0.0..=1e6)
-                    .speed(0.25)
-                    .suffix(" GiB"),
+                egui::TextEdit::singleline(&mut doc.advice.capacity_text)
+                    .hint_text("GiB")
+                    .desired_width(CAPACITY_FIELD_WIDTH),
             )
-            .on_hover_text("0: the device's memory, where the input says it")
+            .on_hover_text("The GPU's memory in GiB (e.g. 24, 80); empty: the device's memory, where the input says it")
             .changed();
+        ui.label("GiB");
         if changed {
-            o.capacity_bytes = (gib > 0.0).then(|| (gib * GIB).round() as u64);
+            o.capacity_bytes = capacity_bytes(&doc.advice.capacity_text);
         }
     });
 }
+
+/// The width of the capacity field, in points (a few digits).
+const CAPACITY_FIELD_WIDTH: f32 = 56.0;
+
+/// Bytes of a capacity typed in GiB ("24", "79.2"); none for empty, zero or unreadable text.
+fn capacity_bytes(text: &str) -> Option<u64> {
+    let gib: f64 = text.trim().parse().ok()?;
+    (gib.is_finite() && gib > 0.0 && gib <= MAX_CAPACITY_GIB).then(|| (gib * GIB).round() as u64)
+}
+
+/// The largest capacity typed, GiB (far past any device: a typo, not a GPU).
+const MAX_CAPACITY_GIB: f64 = 1e6;
 
 /// One device's estimates and the fit.
 fn advice_ui(ui: &mut Ui, a: &DeviceAdvice) {
@@ -153,8 +170,19 @@ fn advice_ui(ui: &mut Ui, a: &DeviceAdvice) {
         ))
         .strong(),
     );
-    if let Some(f) = &a.fit {
-        ui.label(RichText::new(fit_sentence(f)).strong());
+    match &a.fit {
+        Some(f) => {
+            ui.label(RichText::new(fit_sentence(f)).strong());
+        }
+        None => {
+            ui.label(
+                RichText::new(
+                    "No capacity: the input does not say the device's memory. Type the GPU's \
+                     memory above (GiB) for the fewest techniques that fit it.",
+                )
+                .color(ui.visuals().warn_fg_color),
+            );
+        }
     }
     Grid::new("advice-grid")
         .striped(true)
@@ -165,7 +193,7 @@ fn advice_ui(ui: &mut Ui, a: &DeviceAdvice) {
                 "estimated peak",
                 "saving",
                 "host memory",
-                "price",
+                "price (why, where nothing changes)",
             ] {
                 ui.label(RichText::new(h).strong());
             }
@@ -181,7 +209,21 @@ fn advice_ui(ui: &mut Ui, a: &DeviceAdvice) {
                 ui.label(bytes_iec(e.estimated_peak_bytes));
                 ui.label(bytes_iec(e.saving_bytes));
                 ui.label(e.host_bytes.map_or_else(String::new, bytes_iec));
-                ui.label(&e.cost);
+                if e.saving_bytes == 0 {
+                    // Why nothing changes, on the row (issue 37: it hid in the tooltip).
+                    ui.vertical(|ui| {
+                        ui.label(&e.cost);
+                        ui.add(
+                            egui::Label::new(
+                                RichText::new(format!("why 0 B: {}", e.assumptions))
+                                    .color(ui.visuals().weak_text_color()),
+                            )
+                            .wrap(),
+                        );
+                    });
+                } else {
+                    ui.label(&e.cost);
+                }
                 ui.end_row();
             }
         });

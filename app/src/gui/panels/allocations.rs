@@ -11,6 +11,7 @@ use super::super::allocations::{SearchResult, bands_ui, details_ui};
 
 use super::super::data::Loaded;
 use super::super::doc::Document;
+use super::super::theme::Palette;
 use super::super::units;
 use super::{Panel, PanelContext, PanelId};
 
@@ -39,36 +40,82 @@ impl Panel for Allocations {
         data.curves.iter().any(|c| c.bands.is_some())
     }
 
+    /// Ctrl+F focuses its search where it is shown (or where no op table is).
+    fn answers(&self, cmd: &Command) -> bool {
+        matches!(cmd, Command::FocusSearch)
+    }
+
     fn ui(&self, ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, _cmds: &mut Vec<Command>) {
+        if doc.allocations.main {
+            ui.horizontal(|ui| {
+                ui.label("The allocation view is in the main area, on the timeline's time axis.");
+                ui.checkbox(&mut doc.allocations.main, "main area");
+            });
+            return;
+        }
+        view_ui(ui, doc, cx.palette);
+    }
+}
+
+/// The allocation view in the main area, in the timeline's place (issue 37: memory_viz's
+/// main view; the bottom tab was ~250 points tall at 1920×1080): the same time view,
+/// cursor and hover as the timeline, the plot's left edge where the timeline's is.
+pub fn main_area_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
+    view_ui(ui, doc, palette);
+}
+
+/// The toolbar, the bands and the selected band's details beside them.
+fn view_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
+    {
         toolbar_ui(ui, doc);
         ui.separator();
         let full = ui.available_rect_before_wrap();
         let split = (full.right() - DETAILS_WIDTH).max(full.left() + full.width() * 0.5);
         let plot = Rect::from_min_max(full.min, pos2(split - 8.0, full.bottom()));
         let side = Rect::from_min_max(pos2(split, full.top()), full.max);
-        doc.allocations.last_frame = bands_ui(ui, plot, doc, cx.palette);
+        doc.allocations.last_frame = bands_ui(ui, plot, doc, palette);
         let mut child = ui.new_child(egui::UiBuilder::new().max_rect(side));
         egui::ScrollArea::vertical()
             .id_salt("band-details")
             .auto_shrink([false, false])
-            .show(&mut child, |ui| details_ui(ui, doc, cx.palette));
+            .show(&mut child, |ui| details_ui(ui, doc, palette));
     }
 }
 
 /// Colour selector, search field and what the search matched.
 fn toolbar_ui(ui: &mut Ui, doc: &mut Document) {
+    let rec = &doc.data.rec;
+    if doc.allocations.color_by.unavailable(rec).is_some() {
+        doc.allocations.color_by = ColorBy::first_available(rec);
+    }
     ui.horizontal(|ui| {
         ui.label("colour by");
         for by in ColorBy::ALL {
-            ui.selectable_value(&mut doc.allocations.color_by, by, by.as_str());
+            // A colouring that would draw every band alike is offered, greyed, with why.
+            let why = by.unavailable(&doc.data.rec);
+            let r = ui.add_enabled(
+                why.is_none(),
+                egui::Button::selectable(doc.allocations.color_by == by, by.as_str()),
+            );
+            if r.clicked() {
+                doc.allocations.color_by = by;
+            }
+            if let Some(why) = why {
+                r.on_disabled_hover_text(why);
+            }
         }
+        ui.checkbox(&mut doc.allocations.main, "main area")
+            .on_hover_text("Show this view in the timeline's place: the window's width and height, the same time axis and cursor");
         ui.separator();
         ui.label("search op or stack");
         let edit = egui::TextEdit::singleline(&mut doc.allocations.query)
             .id_salt("band-search")
             .desired_width(200.0)
             .hint_text("e.g. aten::mm or model.py");
-        ui.add(edit);
+        let r = ui.add(edit);
+        if std::mem::take(&mut doc.focus_search) {
+            r.request_focus();
+        }
         refresh_search(doc);
         if let Some(s) = doc.allocations.search.as_ref() {
             let bytes: i64 = s.matches.curve.iter().map(|p| p.1).max().unwrap_or(0);
@@ -82,11 +129,15 @@ fn toolbar_ui(ui: &mut Ui, doc: &mut Document) {
             );
         }
         let drawn = doc.allocations.last_frame;
-        ui.label(
-            RichText::new(format!("{} bands drawn", drawn.drawn))
-                .small()
-                .weak(),
-        );
+        let text = if drawn.drawn == 0 {
+            // Say why the plot has no bands and what shows them (issue 37).
+            "0 bands drawn: every allocation in view is thinner than a band is drawn (its \
+             bytes are in the grey columns) or none lives here — zoom in with the wheel or W"
+                .to_owned()
+        } else {
+            format!("{} bands drawn", drawn.drawn)
+        };
+        ui.add(egui::Label::new(RichText::new(text).small().weak()).wrap());
     });
 }
 

@@ -88,7 +88,7 @@ fn heading_ui(ui: &mut Ui, doc: &Document, shown: Option<&ShownComposition>, pal
         ui.label(RichText::new("Categories").strong());
         return;
     };
-    let when = units::format_time_ns(doc.rel_ns(c.at_ns));
+    let when = doc.at_label(c.at_ns);
     let what = if c.at_peak {
         format!("What filled the memory at the peak, {when}")
     } else {

@@ -40,11 +40,11 @@ impl Panel for Compare {
     }
 }
 
-/// `others` are the other open documents (id, data).
+/// `others` are the other open documents (id, data, label).
 fn compare_ui(
     ui: &mut Ui,
     doc: &mut Document,
-    others: &[(u64, Arc<Loaded>)],
+    others: &[(u64, Arc<Loaded>, String)],
     cached: Option<&Diff>,
     palette: &Palette,
     cmds: &mut Vec<Command>,
@@ -55,15 +55,17 @@ fn compare_ui(
     }
     if doc.compare.other.is_none()
         && !doc.compare.picked_for_user
-        && let [(only, _)] = others
+        && let [(only, _, _)] = others
     {
         // With one other file open there is nothing to choose (the first time).
         doc.compare.picked_for_user = true;
         cmds.push(Command::CompareWith(Some(*only)));
     }
     ui.horizontal(|ui| {
-        let current = others.iter().find(|(id, _)| Some(*id) == doc.compare.other);
-        let text = current.map_or("—".to_owned(), |(_, d)| d.name.clone());
+        let current = others
+            .iter()
+            .find(|(id, ..)| Some(*id) == doc.compare.other);
+        let text = current.map_or("—".to_owned(), |(.., label)| label.clone());
         egui::ComboBox::new(("compare-with", doc.id), "compare with")
             .selected_text(text)
             .show_ui(ui, |ui| {
@@ -73,9 +75,9 @@ fn compare_ui(
                 {
                     cmds.push(Command::CompareWith(None));
                 }
-                for (id, d) in others {
+                for (id, _, label) in others {
                     if ui
-                        .selectable_label(doc.compare.other == Some(*id), &d.name)
+                        .selectable_label(doc.compare.other == Some(*id), label)
                         .clicked()
                     {
                         cmds.push(Command::CompareWith(Some(*id)));
@@ -96,11 +98,9 @@ fn compare_ui(
     };
     let b_name = others
         .iter()
-        .find(|(id, _)| Some(*id) == doc.compare.other)
-        .map_or("B", |(_, b)| b.name.as_str());
-    ui.label(
-        RichText::new(format!("A = {} · B = {}", doc.data.name, b_name)).color(palette.weak_text),
-    );
+        .find(|(id, ..)| Some(*id) == doc.compare.other)
+        .map_or("B", |(.., label)| label.as_str());
+    ui.label(RichText::new(format!("A = {} · B = {}", doc.label, b_name)).color(palette.weak_text));
     for note in &d.notes {
         // The runs do not compare like for like: say so before any number.
         ui.add(

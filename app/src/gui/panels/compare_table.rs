@@ -1,6 +1,7 @@
 //! The Compare panel's tables: run B against run A per device and per op. Every column
-//! holds one unit, named in its header (the unit of its largest value: IEC for the
-//! devices, torch's labels for the ops, as `vramscope diff` writes them); the per-op table
+//! holds one unit, named in its header (A, B and B − A of one quantity share the unit of
+//! their largest value: IEC for the devices, torch's labels for the ops, as
+//! `vramscope diff` writes them); the per-op table
 //! sorts by any column when its header is clicked (again: the other way), and starts in
 //! the diff's own order, the largest change first.
 
@@ -118,9 +119,16 @@ pub fn sorted_rows(d: &Diff, sort: Option<OpDiffSort>) -> Vec<usize> {
 pub fn devices_ui(ui: &mut Ui, d: &Diff, palette: &Palette) {
     let changes =
         |f: fn(&collector::analysis::diff::DeviceDiff) -> &Change<i64>| -> [Option<ColumnUnit>; 3] {
+            // A, B and B − A in one unit, the largest's, so a row reads across.
+            let all: Vec<i64> = d
+                .devices
+                .iter()
+                .flat_map(|dev| [f(dev).a, f(dev).b, f(dev).delta])
+                .flatten()
+                .collect();
             let unit = |g: fn(&Change<i64>) -> Option<i64>| {
-                let values: Vec<i64> = d.devices.iter().filter_map(|dev| g(f(dev))).collect();
-                (!values.is_empty()).then(|| ColumnUnit::of(values, Names::Iec))
+                let any = d.devices.iter().any(|dev| g(f(dev)).is_some());
+                any.then(|| ColumnUnit::of(all.iter().copied(), Names::Iec))
             };
             [unit(|c| c.a), unit(|c| c.b), unit(|c| c.delta)]
         };
@@ -180,12 +188,7 @@ fn delta_color(delta: Option<i64>, palette: &Palette, ui: &Ui) -> Color32 {
 pub fn ops_ui(ui: &mut Ui, id: u64, d: &Diff, sort: &mut Option<OpDiffSort>, palette: &Palette) {
     let device = d.sorted_by == "self_device_memory_usage";
     let shown = sorted_rows(d, *sort);
-    let units = OpDiffColumn::ALL.map(|c| {
-        ColumnUnit::of(
-            d.ops.iter().filter_map(|o| c.value(o, device)),
-            Names::Torch,
-        )
-    });
+    let units = op_units(d, device);
     let titles = titles(device, &units);
     let mut clicked = None;
     table(ui, id, &titles)
@@ -218,6 +221,27 @@ pub fn ops_ui(ui: &mut Ui, id: u64, d: &Diff, sort: &mut Option<OpDiffSort>, pal
             },
         });
     }
+}
+
+/// Each column's unit. Self memory's A, B and B − A share one, the unit of the largest
+/// of them, so a row reads across without converting (issue 37: A in MB beside B in GB).
+pub fn op_units(d: &Diff, device: bool) -> [ColumnUnit; 7] {
+    let of = |columns: &[OpDiffColumn]| {
+        let values = d
+            .ops
+            .iter()
+            .flat_map(|o| columns.iter().filter_map(move |c| c.value(o, device)));
+        ColumnUnit::of(values, Names::Torch)
+    };
+    let own = of(&[
+        OpDiffColumn::SelfA,
+        OpDiffColumn::SelfB,
+        OpDiffColumn::SelfDelta,
+    ]);
+    OpDiffColumn::ALL.map(|c| match c {
+        OpDiffColumn::SelfA | OpDiffColumn::SelfB | OpDiffColumn::SelfDelta => own,
+        _ => of(&[c]),
+    })
 }
 
 /// Each column's header: its title and, for bytes, its unit.

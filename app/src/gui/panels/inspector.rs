@@ -84,6 +84,12 @@ pub fn jump_buttons_ui(ui: &mut Ui, doc: &Document, cmds: &mut Vec<Command>) {
     }
 }
 
+/// The facts column's largest share of the panel's width (a resizable divider within it).
+const FACTS_MAX_SHARE: f32 = 0.4;
+
+/// The facts column's starting width, in points: its keys and values in one line each.
+const FACTS_MIN_WIDTH: f32 = 340.0;
+
 fn inspector_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<Command>) {
     ui.horizontal(|ui| {
         heading_ui(ui, doc, palette);
@@ -98,9 +104,12 @@ fn inspector_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut V
         ui.label("Click the timeline to see what was live at that instant.");
         return;
     };
+    // The facts at most a share of the width: the groups beside them are the answer.
+    let most = (ui.available_width() * FACTS_MAX_SHARE).max(FACTS_MIN_WIDTH);
     egui::Panel::left(("inspector-facts", doc.id))
         .resizable(true)
-        .default_size(360.0)
+        .default_size(FACTS_MIN_WIDTH)
+        .max_size(most)
         .show(ui, |ui| {
             ScrollArea::vertical().id_salt("facts").show(ui, |ui| {
                 // At an OOM, its verdict is what the user came for: show it first.
@@ -130,10 +139,7 @@ fn heading_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
         ui.label(RichText::new("Live at cursor").strong());
         return;
     };
-    let mut what = format!(
-        "Live at {}",
-        units::format_time_ns(doc.rel_ns(target.at_ns))
-    );
+    let mut what = format!("Live at {}", doc.at_label(target.at_ns));
     if let Some(i) = oom_at_cursor(doc) {
         what.push_str(&format!(" (OOM {})", i + 1));
     } else if target.at_snapshot {
@@ -223,13 +229,21 @@ fn fragmentation_ui(ui: &mut Ui, f: &Fragmentation) {
             );
             for (name, p) in [("small pool", &f.small_pool), ("large pool", &f.large_pool)] {
                 if p.segments > 0 {
+                    // Two lines, so the column stays narrow at 1000×700.
                     row(
                         ui,
                         name,
                         format!(
-                            "{} seg · {} reserved · {} free (largest {})",
+                            "{} seg · {} reserved",
                             p.segments,
                             units::bytes(p.reserved_bytes),
+                        ),
+                    );
+                    row(
+                        ui,
+                        "  free (largest)",
+                        format!(
+                            "{} ({})",
                             units::bytes(p.free_bytes),
                             units::bytes(p.largest_free_block_bytes)
                         ),
@@ -271,27 +285,41 @@ fn groups_ui(ui: &mut Ui, doc: &mut Document, groups: &[LiveGroup], palette: &Pa
         });
 }
 
+/// The width a group's bar and figures take in its row, in points (bar 120, bytes, share
+/// and blocks in monospace).
+const GROUP_FIGURES_WIDTH: f32 = 380.0;
+
+/// The least width a group's stack label gets beside its figures; narrower (1000×700),
+/// the label goes on a line of its own under them, wrapped, never cut (issue 37).
+const GROUP_LABEL_MIN_WIDTH: f32 = 320.0;
+
+/// A group's size bar, bytes, share and blocks.
+fn group_figures_ui(ui: &mut Ui, g: &LiveGroup, largest: i64, palette: &Palette) {
+    let (rect, _) = ui.allocate_exact_size(vec2(120.0, 14.0), Sense::hover());
+    let frac = (g.bytes.max(0) as f32 / largest as f32).clamp(0.0, 1.0);
+    ui.painter().rect_filled(rect, 2.0, palette.free_block);
+    ui.painter().rect_filled(
+        rect.with_max_x(rect.left() + rect.width() * frac),
+        2.0,
+        palette.allocated,
+    );
+    ui.label(RichText::new(format!("{:>11}", units::bytes(g.bytes))).monospace());
+    let blocks = if g.kind.is_seen() || g.blocks > 0 {
+        format!("{:>6} blocks", g.blocks)
+    } else {
+        " ".repeat(13)
+    };
+    ui.label(
+        RichText::new(format!("{:>6} {blocks}", percent(g.share)))
+            .monospace()
+            .color(palette.weak_text),
+    );
+}
+
 fn group_row_ui(ui: &mut Ui, doc: &mut Document, g: &LiveGroup, largest: i64, palette: &Palette) {
-    ui.horizontal(|ui| {
-        let (rect, _) = ui.allocate_exact_size(vec2(120.0, 14.0), Sense::hover());
-        let frac = (g.bytes.max(0) as f32 / largest as f32).clamp(0.0, 1.0);
-        ui.painter().rect_filled(rect, 2.0, palette.free_block);
-        ui.painter().rect_filled(
-            rect.with_max_x(rect.left() + rect.width() * frac),
-            2.0,
-            palette.allocated,
-        );
-        ui.label(RichText::new(format!("{:>11}", units::bytes(g.bytes))).monospace());
-        let blocks = if g.kind.is_seen() || g.blocks > 0 {
-            format!("{:>6} blocks", g.blocks)
-        } else {
-            " ".repeat(13)
-        };
-        ui.label(
-            RichText::new(format!("{:>6} {blocks}", percent(g.share)))
-                .monospace()
-                .color(palette.weak_text),
-        );
+    let beside = ui.available_width() >= GROUP_FIGURES_WIDTH + GROUP_LABEL_MIN_WIDTH;
+    let figures = |ui: &mut Ui| group_figures_ui(ui, g, largest, palette);
+    let label_ui = |ui: &mut Ui, doc: &mut Document| {
         let expanded = doc.inspect.expanded.contains(&g.site);
         let label = format!(
             "{} {}",
@@ -302,9 +330,13 @@ fn group_row_ui(ui: &mut Ui, doc: &mut Document, g: &LiveGroup, largest: i64, pa
             } else {
                 "⏵"
             },
-            ellipsize(&g.short_site(), 120)
+            g.short_site()
         );
-        let r = ui.add(egui::Label::new(label).sense(Sense::click()).truncate());
+        // Wrapped in a column of its own, never cut: at 1000×700 the stack is the answer
+        // (issue 37); the tooltip adds the directories and the largest block.
+        let r = ui
+            .vertical(|ui| ui.add(egui::Label::new(label).sense(Sense::click()).wrap()))
+            .inner;
         if r.clicked() && !g.frames.is_empty() {
             if expanded {
                 doc.inspect.expanded.remove(&g.site);
@@ -317,7 +349,19 @@ fn group_row_ui(ui: &mut Ui, doc: &mut Document, g: &LiveGroup, largest: i64, pa
             g.site,
             units::bytes(g.largest_block_bytes)
         ));
-    });
+    };
+    if beside {
+        ui.horizontal_top(|ui| {
+            figures(ui);
+            label_ui(ui, doc);
+        });
+    } else {
+        ui.horizontal(figures);
+        ui.horizontal_top(|ui| {
+            ui.add_space(16.0);
+            label_ui(ui, doc);
+        });
+    }
     if doc.inspect.expanded.contains(&g.site) {
         ui.indent(("frames", &g.site), |ui| {
             for f in &g.frames {

@@ -31,13 +31,19 @@ impl Panel for OpsTable {
         "Ops"
     }
 
+    /// Only where the source has ops: a snapshot's table was one `[memory]` row holding
+    /// everything (issue 37).
+    fn available(&self, data: &Loaded) -> bool {
+        !data.rec.ops.is_empty()
+    }
+
     fn opens_on(&self, data: &Loaded) -> bool {
         !data.rec.ops.is_empty()
     }
 
-    /// A selected range's table is what the user asked for.
+    /// A selected range's table is what the user asked for; Ctrl+F its filter.
     fn answers(&self, cmd: &Command) -> bool {
-        matches!(cmd, Command::Select(_))
+        matches!(cmd, Command::Select(_) | Command::FocusSearch)
     }
 
     fn ui(&self, ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, cmds: &mut Vec<Command>) {
@@ -278,7 +284,11 @@ fn header_line_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut
             let edit = egui::TextEdit::singleline(&mut doc.table.filter)
                 .hint_text("filter by name")
                 .desired_width(180.0);
-            if ui.add(edit).changed() {
+            let r = ui.add(edit);
+            if std::mem::take(&mut doc.focus_search) {
+                r.request_focus();
+            }
+            if r.changed() {
                 doc.table.dirty = true;
             }
         });

@@ -171,7 +171,7 @@ fn heading_ui(ui: &mut Ui, doc: &Document, cmds: &mut Vec<Command>) {
         let what = doc.inspect.target.map_or("Segments".to_owned(), |t| {
             format!(
                 "Segments at {}{}",
-                units::format_time_ns(doc.rel_ns(t.at_ns)),
+                doc.at_label(t.at_ns),
                 if t.at_snapshot {
                     " (the snapshot: the allocator's own blocks)"
                 } else {

@@ -224,13 +224,16 @@ fn labels_ui(
                 .inputs
                 .get(row.input)
                 .map_or_else(String::new, input_name);
-            // A file name (an input without a rank) loses its endings and keeps its end,
-            // where runs differ; the readout has it whole.
-            let name = ellipsize_start(strip_endings(&name), MAX_LABEL_CHARS);
-            let (text, colour) = if is_worst {
-                (format!("▶ {name} · {}", row.device), palette.alert)
+            // A file name (an input without a rank: files of different runs) loses its
+            // endings and is cut at its right end to what the label's width holds, the
+            // device always shown; the readout has it whole.
+            let marker = if is_worst { "▶ " } else { "" };
+            let device = format!(" · {}", row.device);
+            let text = fit_label(ui, marker, strip_endings(&name), &device, &font);
+            let colour = if is_worst {
+                palette.alert
             } else {
-                (format!("{name} · {}", row.device), palette.weak_text)
+                palette.weak_text
             };
             ui.painter().text(
                 pos2(label_rect.right(), label_rect.center().y),
@@ -251,9 +254,27 @@ fn labels_ui(
     }
 }
 
-/// Characters of a row's name shown left of the heat map (with " · cuda:0" after it, what
-/// [`LABEL_WIDTH`] holds).
-const MAX_LABEL_CHARS: usize = 16;
+/// `marker`, `name` and `device` in one label no wider than [`LABEL_WIDTH`] (less its
+/// margin): the name cut at its right end with an ellipsis where it must be (issue 37: the
+/// label was clipped at the panel's edge, cut from its start).
+fn fit_label(ui: &Ui, marker: &str, name: &str, device: &str, font: &FontId) -> String {
+    let fits = |text: &str| {
+        let galley =
+            ui.painter()
+                .layout_no_wrap(text.to_owned(), font.clone(), egui::Color32::WHITE);
+        galley.size().x <= LABEL_WIDTH - 8.0
+    };
+    let whole = format!("{marker}{name}{device}");
+    if fits(&whole) {
+        return whole;
+    }
+    let chars: Vec<char> = name.chars().collect();
+    (1..chars.len())
+        .rev()
+        .map(|n| format!("{marker}{}…{device}", chars[..n].iter().collect::<String>()))
+        .find(|t| fits(t))
+        .unwrap_or_else(|| format!("{marker}…{device}"))
+}
 
 /// A file name without the endings traces and snapshots have.
 fn strip_endings(name: &str) -> &str {
@@ -265,16 +286,6 @@ fn strip_endings(name: &str) -> &str {
         name = stem;
     }
     name
-}
-
-/// `text` cut to its last `max` characters after an ellipsis.
-fn ellipsize_start(text: &str, max: usize) -> String {
-    let n = text.chars().count();
-    if n <= max {
-        return text.to_owned();
-    }
-    let tail: String = text.chars().skip(n + 1 - max).collect();
-    format!("…{tail}")
 }
 
 /// The time axis under the heat map; a click or drag on it moves the linked cursor.

@@ -78,3 +78,57 @@ fn the_advice_panel_estimates_on_the_worker_and_follows_its_controls() {
     h.get_by_label("zero3 ×4 ranks");
     h.get_by_label("micro_batch ÷4");
 }
+
+#[test]
+fn advice_for_a_snapshot_takes_a_typed_capacity_and_says_why_on_the_row() {
+    // GIVEN the sample snapshot (call stacks, no ops, no device memory) on Advice
+    let snapshot = super::repo().join("samples/cs336-transformer-snapshot.pickle");
+    let mut h = harness(vec![snapshot]);
+    settle(&mut h);
+    h.get_by_label("Advice").click();
+    h.run_steps(2);
+    settle(&mut h);
+    let doc = h.state().active_doc().expect("doc");
+    let want = advise(&doc.data.rec, &doc.data.timeline, &Options::DEFAULTS);
+    let device = want.first().expect("a device");
+    // THEN without a capacity it says how to get a recommendation
+    assert!(device.fit.is_none());
+    h.get_by_label_contains("Type the GPU's memory above");
+    // and each row that saves nothing says why on the row, not only in a tooltip
+    let zero: Vec<_> = device
+        .estimates
+        .iter()
+        .filter(|e| e.saving_bytes == 0)
+        .collect();
+    assert!(!zero.is_empty());
+    for e in &zero {
+        h.get_by_label(&format!("why 0 B: {}", e.assumptions));
+    }
+    // and checkpointing does not ask a snapshot for the with_stack=True it has
+    assert!(
+        device
+            .estimates
+            .iter()
+            .all(|e| !e.assumptions.contains("with_stack")),
+        "a snapshot told to profile with with_stack=True"
+    );
+    // WHEN the user types a capacity: 12 GiB (the run peaks at 12.97 GiB)
+    let field = h.get_by_role(egui::accesskit::Role::TextInput);
+    field.click();
+    h.run_steps(2);
+    h.get_by_role(egui::accesskit::Role::TextInput)
+        .type_text("12");
+    h.run_steps(2);
+    settle(&mut h);
+    // THEN the worker answers for it: the fewest techniques that fit 12 GiB
+    let asked = Options {
+        capacity_bytes: Some(12 << 30),
+        ..Options::DEFAULTS
+    };
+    let doc = h.state().active_doc().expect("doc");
+    assert_eq!(doc.advice.asked, Some(asked));
+    let want = advise(&doc.data.rec, &doc.data.timeline, &asked);
+    let fit = want.first().and_then(|d| d.fit.clone()).expect("a fit");
+    assert!(!fit.fits_as_measured, "12.97 GiB does not fit 12 GiB");
+    h.get_by_label(&fit_sentence(&fit));
+}

@@ -7,7 +7,7 @@
 use collector::analysis::live::{GroupBy, frame_label, live_at};
 use egui::{Event, Key, Modifiers, Pos2};
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 
 use super::super::ViewerApp;
 
@@ -120,7 +120,8 @@ fn a_click_selects_a_band_and_shows_its_stacks_and_esc_clears_it() {
         units::format_duration_ns((free - a.alloc_ns) as f64)
     );
     assert!(h.query_by_label(&lifetime).is_some(), "{lifetime} shown");
-    assert_eq!(h.query_all_by_label("(outside any op)").count(), 2);
+    // A snapshot records no ops: no "allocated by" / "freed by" rows (issue 37).
+    assert_eq!(h.query_all_by_label("(outside any op)").count(), 0);
     // The band stays highlighted: outlined in the highlight colour, also once the pointer
     // has left it.
     h.event(Event::PointerMoved(Pos2::new(5.0, 5.0)));
@@ -383,10 +384,12 @@ fn bands_are_coloured_by_stack_op_or_category_as_chosen() {
     assert!(drawn.len() >= 20, "{} band rectangles", drawn.len());
     let sites = colours_follow(&drawn, |i| site[i].clone());
     assert!(sites >= 3, "{sites} user frames among the bands drawn");
-    // Op: a snapshot has none, so every band is "(outside any op)": one colour.
+    // Op: a snapshot has none (every band would be one colour): greyed, a click keeps
+    // the colours by stack.
+    assert!(h.get_by_label("op").accesskit_node().is_disabled());
     h.get_by_label("op").click();
     h.run_steps(3);
-    assert_eq!(colours_follow(&drawn_band_colors(&h), |_| ()), 1);
+    assert!(colours_follow(&drawn_band_colors(&h), |i| site[i].clone()) >= 3);
     // Category: each band in its category's colour, the palette's.
     h.get_by_label("category").click();
     h.run_steps(3);
@@ -396,4 +399,94 @@ fn bands_are_coloured_by_stack_op_or_category_as_chosen() {
         assert_eq!(c, palette.categories[categories[i].index()], "band {i}");
     }
     assert!(colours_follow(&drawn, |i| categories[i].index()) >= 2);
+}
+
+/// WCAG's contrast ratio of two opaque colours.
+fn contrast(a: egui::Color32, b: egui::Color32) -> f32 {
+    let lum = |c: egui::Color32| {
+        let lin = |v: u8| {
+            let s = v as f32 / 255.0;
+            if s <= 0.039_28 {
+                s / 12.92
+            } else {
+                ((s + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        0.2126 * lin(c.r()) + 0.7152 * lin(c.g()) + 0.0722 * lin(c.b())
+    };
+    let (x, y) = (lum(a), lum(b));
+    (x.max(y) + 0.05) / (x.min(y) + 0.05)
+}
+
+#[test]
+fn a_bands_readout_is_legible_in_the_light_theme() {
+    use super::super::theme::ThemeChoice;
+    let mut h = opened("Allocations");
+    let ctx = h.ctx.clone();
+    h.state_mut()
+        .apply(&ctx, super::super::Command::SetTheme(ThemeChoice::Light));
+    h.run_steps(3);
+    let (_, pos) = long_lived_band(&h);
+    h.event(Event::PointerMoved(pos));
+    h.run_steps(2);
+    let text = h
+        .state()
+        .active_doc()
+        .and_then(|d| d.allocations.readout.clone())
+        .expect("a readout");
+    // The readout as painted: its text colour against the plot's background.
+    let colour = h
+        .output()
+        .shapes
+        .iter()
+        .find_map(|c| match &c.shape {
+            egui::Shape::Text(t) if t.galley.text() == text => {
+                t.galley.job.sections.first().map(|s| s.format.color)
+            }
+            _ => None,
+        })
+        .expect("the readout drawn");
+    let ratio = contrast(colour, palette_of(&h).plot_bg);
+    // WCAG AA for text: 4.5:1 (it was about 2.6:1).
+    assert!(ratio >= 4.5, "the readout's contrast is {ratio:.2}:1");
+}
+
+#[test]
+fn the_allocation_view_takes_the_main_area_on_the_timelines_axis() {
+    // GIVEN the sample snapshot on the Allocations tab, the timeline's plot where it is
+    let mut h = opened("Allocations");
+    let d = h.state().active_doc().expect("doc");
+    let timeline = d.last_plot_rect.expect("the timeline drawn");
+    let bottom = d.allocations.plot.expect("bands drawn").rect;
+    // WHEN "main area" is ticked
+    h.get_by_label("main area").click();
+    h.run_steps(4);
+    // THEN the bands take the timeline's place: its left edge, its time view, and at least
+    // the timeline's height (more than the bottom tab's)
+    let d = h.state().active_doc().expect("doc");
+    assert!(d.allocations.main);
+    let main = d.allocations.plot.expect("bands drawn");
+    assert!(
+        (main.rect.left() - timeline.left()).abs() <= 1.0,
+        "{main:?} vs {timeline:?}"
+    );
+    assert!(
+        main.rect.height() >= timeline.height(),
+        "{} vs {}",
+        main.rect.height(),
+        timeline.height()
+    );
+    assert!(
+        main.rect.height() > bottom.height(),
+        "{main:?} vs the tab's {bottom:?}"
+    );
+    assert_eq!((main.t0_ns, main.t1_ns), (d.view.t0_ns, d.view.t1_ns));
+    // and the bottom tab says where the view went; a click there brings it back
+    h.get_by_label_contains("The allocation view is in the main area");
+    h.get_all_by_label("main area")
+        .next()
+        .expect("a toggle")
+        .click();
+    h.run_steps(3);
+    assert!(!h.state().active_doc().expect("doc").allocations.main);
 }

@@ -23,7 +23,7 @@ pub(super) fn torch_unit(largest: u64) -> (f64, &'static str) {
 }
 
 /// `vramscope diff A B`, recomputed from the files.
-fn diff_of(a: &Path, b: &Path) -> Diff {
+pub(super) fn diff_of(a: &Path, b: &Path) -> Diff {
     let load = |p: &Path| -> (Summary, Vec<OpRow>) {
         let rec = collector::load(p, LoadOptions::default()).expect("load");
         let t = Timeline::build(&rec);
@@ -41,7 +41,7 @@ fn diff_of(a: &Path, b: &Path) -> Diff {
 }
 
 /// Two files open, the first comparing with the second on the Compare tab.
-fn comparing(a: &Path, b: &Path) -> Harness<'static, ViewerApp> {
+pub(super) fn comparing(a: &Path, b: &Path) -> Harness<'static, ViewerApp> {
     let mut h = harness(vec![a.to_path_buf(), b.to_path_buf()]);
     settle(&mut h);
     // By path: the two loads run in parallel and a tab is added when its load ends.

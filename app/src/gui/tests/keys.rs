@@ -125,3 +125,120 @@ fn a_held_key_pans_smoothly() {
     h.run_steps(5);
     assert_eq!(view(&h).t0_ns, stopped);
 }
+
+#[test]
+fn esc_that_closes_a_menu_keeps_the_selected_range() {
+    use egui_kittest::kittest::Queryable;
+    let mut h = harness(vec![sample()]);
+    settle(&mut h);
+    // GIVEN a selected range
+    let d = h.state().active_doc().expect("doc");
+    let (start, end) = (d.data.rec.meta.start_ns, d.data.rec.meta.end_ns);
+    let range = collector::analysis::TimeWindow {
+        start_ns: start + (end - start) / 4,
+        end_ns: start + (end - start) / 2,
+    };
+    let ctx = h.ctx.clone();
+    h.state_mut()
+        .apply(&ctx, super::super::Command::Select(Some(range)));
+    settle(&mut h);
+    // WHEN a menu is opened and Esc closes it
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    assert!(
+        h.query_by_label("Reset timeline view").is_some(),
+        "the menu is open"
+    );
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    // THEN the menu is closed and the range is still selected
+    assert!(
+        h.query_by_label("Reset timeline view").is_none(),
+        "the menu closed"
+    );
+    let d = h.state().active_doc().expect("doc");
+    assert_eq!(
+        d.selection,
+        Some(range),
+        "Esc that closed the menu dropped the range"
+    );
+    // and a second Esc, with nothing open, clears it as before
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    settle(&mut h);
+    assert_eq!(h.state().active_doc().expect("doc").selection, None);
+}
+
+#[test]
+fn panning_stops_at_the_start_of_the_recording() {
+    let mut h = harness(vec![sample()]);
+    settle(&mut h);
+    let full = view(&h);
+    assert!(
+        full.t0_ns < 0.0,
+        "the whole view has a margin before the start"
+    );
+    // WHEN the view is panned left from the whole recording, by keys and by a drag
+    for _ in 0..5 {
+        h.key_press(Key::A);
+        h.step();
+    }
+    let plot = h
+        .state()
+        .active_doc()
+        .and_then(|d| d.last_plot_rect)
+        .expect("plot");
+    super::drag(
+        &mut h,
+        plot.center(),
+        plot.center() + vec2(plot.width() * 0.4, 0.0),
+        egui::Modifiers::NONE,
+    );
+    // THEN it shows no more before the start than its margin, and kept its span
+    let after = view(&h);
+    assert!(
+        after.t0_ns >= full.t0_ns - 1.0,
+        "panned to {} ns, before the start's margin {}",
+        after.t0_ns,
+        full.t0_ns
+    );
+    assert!(close(after.span_ns(), full.span_ns(), full.span_ns()));
+    // and zooming out at the start does not go there either
+    h.event(egui::Event::PointerMoved(plot.left_center()));
+    for _ in 0..5 {
+        h.key_press(Key::S);
+        h.step();
+    }
+    let out = view(&h);
+    assert!(
+        out.t0_ns >= -0.011 * out.span_ns(),
+        "zoomed out to {}",
+        out.t0_ns
+    );
+}
+
+#[test]
+fn ctrl_f_focuses_the_search_of_the_panel_shown() {
+    use egui::Modifiers;
+    // GIVEN the sample trace on its op table
+    let mut h = harness(vec![sample()]);
+    settle(&mut h);
+    // WHEN Ctrl+F is pressed and "mm" typed
+    h.key_press_modifiers(Modifiers::COMMAND, Key::F);
+    h.run_steps(2);
+    h.event(egui::Event::Text("mm".into()));
+    h.run_steps(2);
+    // THEN the op table's filter has it
+    assert_eq!(h.state().active_doc().expect("doc").table.filter, "mm");
+    // GIVEN the sample snapshot (no op table) on Live at cursor
+    let mut h = harness(vec![super::labels::snapshot_sample()]);
+    settle(&mut h);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::F);
+    h.run_steps(2);
+    h.event(egui::Event::Text("softmax".into()));
+    h.run_steps(2);
+    // THEN the allocation view comes forward with its search focused
+    let d = h.state().active_doc().expect("doc");
+    assert_eq!(d.tab, super::super::panels::PanelId::ALLOCATIONS);
+    assert_eq!(d.allocations.query, "softmax");
+}

@@ -311,3 +311,86 @@ fn the_grid_and_its_rank_tabs_share_one_cursor_on_their_own_starts() {
     }
     std::fs::remove_dir_all(&dir).expect("clean");
 }
+
+/// `view` of these files (as the command line opens them), the grid loaded if one opens.
+fn opened(paths: Vec<PathBuf>) -> Harness<'static, ViewerApp> {
+    let ctx = egui::Context::default();
+    let mut app = ViewerApp::new(&ctx, None, Vec::new(), LoadOptions::default());
+    app.open_inputs(&ctx, paths);
+    let mut h = Harness::builder()
+        .with_size([1000.0, 700.0])
+        .with_step_dt(1.0 / 60.0)
+        .with_max_steps(100_000)
+        .build_ui_state(|ui, app: &mut ViewerApp| app.show(ui), app);
+    wait_for_grid(&mut h);
+    h
+}
+
+fn wait_for_grid(h: &mut Harness<'_, ViewerApp>) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while h.state().rank_grid().is_some_and(|g| g.grid.is_none()) {
+        assert!(std::time::Instant::now() < deadline, "no grid");
+        h.step();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    settle(h);
+}
+
+#[test]
+fn unrelated_files_open_in_tabs_and_the_grid_is_there_when_asked_for() {
+    let real = super::repo().join("../shared/traces/real");
+    let files = vec![
+        super::sample(),
+        real.join("tracelens-h100-bert-small/gaunernst_bert-small-uncased__1016001.json.gz"),
+        real.join("tracelens-h100-qwen-0.5b/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"),
+    ];
+    // GIVEN three traces of three runs named on the command line
+    let mut h = opened(files.clone());
+    // THEN they open as three tabs, not as a "3 ranks" grid with a worst and a skew
+    assert!(h.state().rank_grid().is_none(), "a grid of unrelated files");
+    assert_eq!(h.state().docs().len(), 3);
+    // WHEN the grid is asked for (View › Open the tabs as a rank grid)
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label("Open the tabs as a rank grid").click();
+    h.run_steps(2);
+    wait_for_grid(&mut h);
+    let g = grid(&h);
+    assert_eq!(g.inputs.len(), 3);
+    // THEN each row's label keeps its name's start, cut at its right end, inside the window
+    let heat = h
+        .state()
+        .rank_grid()
+        .and_then(|g| g.last_heat_rect)
+        .expect("drawn");
+    let labels: Vec<_> = super::layout::texts(&h)
+        .into_iter()
+        .filter(|t| t.text.contains(" · cuda:") || t.text.contains(" · cpu"))
+        .filter(|t| t.full.right() <= heat.left() + 1.0)
+        .collect();
+    assert!(labels.len() >= 3, "{} row labels", labels.len());
+    for t in &labels {
+        assert!(
+            t.full.left() >= 0.0 && !t.cut(),
+            "{:?} cut at {:?}",
+            t.text,
+            t.full
+        );
+    }
+    for start in ["transformer-lm", "gaunernst_bert", "Qwen_Qwen1.5"] {
+        assert!(
+            labels
+                .iter()
+                .any(|t| t.text.trim_start_matches("▶ ").starts_with(start)),
+            "no row label starts {start:?}"
+        );
+    }
+}
+
+#[test]
+fn files_named_as_ranks_of_one_run_open_as_a_grid() {
+    let (_dir, files) = rank_set("named");
+    let h = opened(files[..3].to_vec());
+    assert_eq!(grid(&h).inputs.len(), 3, "rank_0..2.json open as one grid");
+    assert!(h.state().docs().is_empty());
+}

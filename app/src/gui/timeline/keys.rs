@@ -69,6 +69,25 @@ impl Action {
 #[derive(Clone, Copy, Default)]
 struct Held([Option<f64>; 4]);
 
+/// Where the app notes, as a frame ends, whether a popup or menu was drawn in it.
+const POPUP_AT_START: &str = "vramscope-popup-open-at-frame-start";
+
+/// Note, at the end of a frame, whether a popup or menu was drawn open in it: in the next
+/// frame, an Esc is that popup's (it closes on it) and [`escape_for_views`] leaves it.
+pub fn note_popups(ctx: &egui::Context) {
+    let open = ctx.any_popup_open();
+    ctx.data_mut(|d| d.insert_temp(Id::unique(POPUP_AT_START), open));
+}
+
+/// Whether Esc was pressed this frame for the views (clear a range, a selected band): not
+/// when it closed a menu or popup (issue 37: closing a menu dropped the range).
+pub fn escape_for_views(ctx: &egui::Context) -> bool {
+    let popup: bool = ctx
+        .data(|d| d.get_temp(Id::unique(POPUP_AT_START)))
+        .unwrap_or(false);
+    !popup && ctx.input(|i| i.key_pressed(Key::Escape))
+}
+
 /// Apply this frame's keys; `anchor_ns` is where zooming keeps its place.
 pub fn keys(ui: &Ui, doc: &mut Document, anchor_ns: f64, cmds: &mut Vec<Command>) {
     let id = Id::unique(("timeline-keys", doc.id));
@@ -77,13 +96,8 @@ pub fn keys(ui: &Ui, doc: &mut Document, anchor_ns: f64, cmds: &mut Vec<Command>
         return;
     }
     let mut held: Held = ui.ctx().data(|d| d.get_temp(id)).unwrap_or_default();
-    let (now, dt, esc) = ui.input(|i| {
-        (
-            i.time,
-            i.stable_dt.min(0.1) as f64,
-            i.key_pressed(Key::Escape),
-        )
-    });
+    let esc = escape_for_views(ui.ctx());
+    let (now, dt) = ui.input(|i| (i.time, i.stable_dt.min(0.1) as f64));
     let mut moving = false;
     for (slot, action) in held.0.iter_mut().zip(Action::ALL) {
         let presses = ui.input(|i| {

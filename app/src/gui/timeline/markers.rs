@@ -141,7 +141,7 @@ pub fn hover_text(doc: &Document, markers: &[&Marker]) -> Option<String> {
         .iter()
         .take(HOVER_LINES)
         .map(|m| {
-            let at = units::format_time_ns(doc.rel_ns(m.time_ns));
+            let at = doc.at_label(m.time_ns);
             let what = match m.kind {
                 MarkerKind::SegmentAlloc { bytes, addr } => {
                     format!("segment reserved {}{}", units::bytes(bytes), at_addr(addr))
@@ -163,7 +163,7 @@ pub fn hover_text(doc: &Document, markers: &[&Marker]) -> Option<String> {
                 MarkerKind::Annotation { name, end_ns } => format!(
                     "{} ({})",
                     ellipsize(rec.strings.get(name), 80),
-                    units::format_duration_ns((end_ns - m.time_ns) as f64)
+                    doc.clock().duration((end_ns - m.time_ns) as f64)
                 ),
                 MarkerKind::Note { text } => ellipsize(rec.strings.get(text), 120),
             };

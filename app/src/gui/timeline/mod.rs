@@ -39,6 +39,7 @@ use columns::SourceColumns;
 use input::handle_input;
 #[cfg(test)]
 pub use keys::KEY_STEP;
+pub use keys::{escape_for_views, note_popups};
 pub use lanes::Fit as LanesFit;
 #[cfg(test)]
 pub use lanes::MIN_ROW_HEIGHT as LANE_MIN_ROW_HEIGHT;
@@ -137,7 +138,7 @@ pub fn timeline_ui(
     if has_cache {
         strip_ui(&painter, &frame, strip_rect, &cols.cache, palette);
     }
-    paint::time_axis(&painter, &frame, axis_rect, palette);
+    paint::time_axis(&painter, &frame, doc.clock(), axis_rect, palette);
     decorations_ui(&painter, doc, &frame, strip_rect, palette);
     hover::hover_ui(
         &painter,

@@ -14,6 +14,10 @@ use super::super::theme::Palette;
 use super::super::units;
 use super::Other;
 
+/// Levels of the op stack the hover readout lists (module scopes nest a trace's ops some
+/// dozen deep; the innermost are the ones read), the rest counted.
+const NESTED_OPS_SHOWN: usize = 8;
+
 /// Selection, highlighted op spans, peak, OOMs and the inspector's cursor.
 pub fn decorations_ui(
     painter: &egui::Painter,
@@ -105,11 +109,7 @@ fn op_spans_ui(
 pub fn peak_marker(doc: &Document, frame: &PlotFrame) -> Option<(egui::Pos2, String)> {
     let (t, bytes) = doc.peak()?;
     let at = pos2(frame.x(doc.rel_ns(t)), frame.y(bytes as f64));
-    let label = format!(
-        "peak {} at {}",
-        units::bytes(bytes),
-        units::format_time_ns(doc.rel_ns(t))
-    );
+    let label = format!("peak {} at {}", units::bytes(bytes), doc.at_label(t));
     Some((at, label))
 }
 
@@ -215,9 +215,19 @@ fn readout_lines(
         .rec
         .step_at(abs)
         .map_or(String::new(), |s| format!("   step {}", s.number));
-    lines.push((None, format!("{}{step}", units::format_time_ns(t))));
-    if let Some(op) = data.op_at(abs) {
-        lines.push((None, format!("op  {}", ellipsize(op, 48))));
+    lines.push((None, format!("{}{step}", doc.clock().at(t))));
+    // Every level of the op stack, innermost first, as Perfetto nests its slices (issue 37).
+    let nested = data.ops_at(abs);
+    for (depth, op) in nested.iter().take(NESTED_OPS_SHOWN).enumerate() {
+        let text = match depth {
+            0 => format!("op  {}", ellipsize(op, 48)),
+            _ => format!("{}in {}", "  ".repeat(depth), ellipsize(op, 44)),
+        };
+        lines.push((None, text));
+    }
+    if nested.len() > NESTED_OPS_SHOWN {
+        let more = nested.len() - NESTED_OPS_SHOWN;
+        lines.push((None, format!("  … {more} levels above")));
     }
     let category_lines = data
         .curves

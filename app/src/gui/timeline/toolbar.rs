@@ -9,7 +9,6 @@ use super::super::Command;
 use super::super::data::DeviceCurves;
 use super::super::doc::Document;
 use super::super::theme::Palette;
-use super::super::units;
 use super::{Other, categories};
 
 /// The toolbar.
@@ -115,8 +114,8 @@ fn controls_ui(
     ui.label(
         egui::RichText::new(format!(
             "{} – {}",
-            units::format_time_in(doc.view.t0_ns.max(0.0), doc.view.span_ns()),
-            units::format_time_in(doc.view.t1_ns, doc.view.span_ns())
+            doc.clock().at_in(doc.view.t0_ns.max(0.0), doc.view.span_ns()),
+            doc.clock().at_in(doc.view.t1_ns, doc.view.span_ns())
         ))
         .color(palette.weak_text),
     )

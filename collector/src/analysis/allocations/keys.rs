@@ -31,7 +31,30 @@ impl ColorBy {
             ColorBy::Category => "category",
         }
     }
+
+    /// Why this colouring tells no bands apart on `rec`, where it cannot (issue 37: "by
+    /// stack" on a trace without stacks drew every band in one colour): `None` when it can.
+    pub fn unavailable(self, rec: &Recording) -> Option<&'static str> {
+        match self {
+            ColorBy::Stack if rec.stacks.is_empty() => {
+                Some("this source records no call stacks (profile with with_stack=True)")
+            }
+            ColorBy::Op if rec.ops.is_empty() => Some(NO_OPS),
+            _ => None,
+        }
+    }
+
+    /// The first colouring that tells bands apart on `rec` (category always does).
+    pub fn first_available(rec: &Recording) -> ColorBy {
+        ColorBy::ALL
+            .into_iter()
+            .find(|c| c.unavailable(rec).is_none())
+            .unwrap_or(ColorBy::Category)
+    }
 }
+
+/// What a source without op spans (an allocator snapshot) says where an op would be named.
+pub const NO_OPS: &str = "this source records no ops";
 
 /// Each band's key (parallel to the device's allocations) and each key's name.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -44,11 +67,15 @@ pub struct BandKeys {
     pub bytes: Vec<i64>,
 }
 
-/// The op running when allocation `i` was made, by name ("(outside any op)").
+/// The op running when allocation `i` was made, by name ("(outside any op)"; "(no ops
+/// recorded)" for a source without ops, where every allocation is outside any op).
 pub fn op_of(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline, i: usize) -> String {
     let Some(a) = d.allocations.get(i) else {
         return String::new();
     };
+    if rec.ops.is_empty() {
+        return "(no ops recorded)".to_owned();
+    }
     let op = timeline
         .ops
         .running_at(a.thread, a.alloc_ns)

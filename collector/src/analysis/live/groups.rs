@@ -189,8 +189,13 @@ fn group_of(rec: &Recording, timeline: &Timeline, a: &Allocation, by: GroupBy) -
         (_, false) => user_stack(rec, recorded),
         (_, true) => python_stack(rec, timeline, a.thread, a.alloc_ns),
     };
-    if by == GroupBy::Stack && frames.is_empty() {
+    // Without a stack, a source without ops (a snapshot) has no op to name either
+    // (issue 37: "(outside any op)" on a snapshot's blocks).
+    if frames.is_empty() && (by == GroupBy::Stack || (by != GroupBy::Op && rec.ops.is_empty())) {
         return LiveGroup::named(GroupKind::Stack, "(no stack recorded)".to_owned());
+    }
+    if by == GroupBy::Op && rec.ops.is_empty() {
+        return LiveGroup::named(GroupKind::Op, "(no ops recorded)".to_owned());
     }
     if by == GroupBy::Op || frames.is_empty() {
         let op = timeline

@@ -17,6 +17,7 @@ impl Fixture {
                     base_time_ns: None,
                     start_ns: 0,
                     end_ns: 300,
+                    event_order: false,
                     distributed: None,
                     properties: Default::default(),
                     events_read: 0,

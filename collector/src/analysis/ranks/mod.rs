@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use super::Summary;
 use crate::model::{DeviceId, Meta};
-pub use names::{rank_from_file_name, rank_of, stage_of};
+pub use names::{one_run_by_names, rank_from_file_name, rank_of, stage_of};
 pub use parallel::{
     FilesProgress, MAX_WORKERS, OnError, map_files, summarize_files, summarize_files_beside,
 };

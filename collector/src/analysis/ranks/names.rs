@@ -15,6 +15,32 @@ pub const STAGE_KEYS: [&str; 3] = ["pipeline_stage", "pp_rank", "pipeline_parall
 /// followed by digits, directly or after one `_` or `-`: `trace_rank3.json`,
 /// `rank_12.pickle`, `Rank-0.json.gz`.
 pub fn rank_from_file_name(name: &str) -> Option<i64> {
+    rank_in_name(name).map(|(rank, _)| rank)
+}
+
+/// Whether files named on their own are the ranks of one run, by their names alone: each
+/// names a rank ([`rank_from_file_name`]), no two the same, and the text before the rank
+/// alike (any case): `sampled_rank-0.json.gz` and `sampled_rank-1.json.gz`, not three
+/// unrelated traces (issue 37: those opened as a "3 ranks" grid with a worst and a skew).
+pub fn one_run_by_names(names: &[&str]) -> bool {
+    let mut ranks = Vec::with_capacity(names.len());
+    let mut prefix: Option<String> = None;
+    for name in names {
+        let Some((rank, at)) = rank_in_name(name) else {
+            return false;
+        };
+        let before = name.get(..at).unwrap_or_default().to_ascii_lowercase();
+        if prefix.get_or_insert_with(|| before.clone()) != &before {
+            return false;
+        }
+        ranks.push(rank);
+    }
+    ranks.sort_unstable();
+    ranks.windows(2).all(|w| w[0] != w[1])
+}
+
+/// The rank a file name gives and where its `rank` begins (a byte offset).
+fn rank_in_name(name: &str) -> Option<(i64, usize)> {
     let lower = name.to_ascii_lowercase();
     let bytes = lower.as_bytes();
     let mut from = 0;
@@ -39,7 +65,8 @@ pub fn rank_from_file_name(name: &str) -> Option<i64> {
             .take_while(|b| b.is_ascii_digit())
             .count();
         if (1..=MAX_RANK_DIGITS).contains(&digits) {
-            return lower.get(digits_at..digits_at + digits)?.parse().ok();
+            let rank = lower.get(digits_at..digits_at + digits)?.parse().ok()?;
+            return Some((rank, at));
         }
     }
     None

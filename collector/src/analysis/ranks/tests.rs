@@ -70,6 +70,42 @@ fn file_names_give_ranks_in_each_spelling() {
 }
 
 #[test]
+fn files_are_ranks_of_one_run_when_their_names_say_so() {
+    // The real two-rank HTA sample's names, and rank files alike before their rank.
+    assert!(one_run_by_names(&[
+        "sampled_rank-0.json.gz",
+        "sampled_rank-1.json.gz"
+    ]));
+    assert!(one_run_by_names(&[
+        "rank_0.json",
+        "rank_1.json",
+        "Rank_2.json"
+    ]));
+    // Three unrelated traces (the "3 ranks" grid): no rank in their names.
+    assert!(!one_run_by_names(&[
+        "gaunernst_bert-small-uncased__1016001.json.gz",
+        "Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+        "transformer-lm-train-cpu.json.gz"
+    ]));
+    // A rank each, but of two runs, or the same rank twice; one without a rank.
+    assert!(!one_run_by_names(&[
+        "a_rank0.json",
+        "b_rank1.json",
+        "a_rank2.json"
+    ]));
+    assert!(!one_run_by_names(&[
+        "rank0.json",
+        "rank0.json.gz",
+        "rank1.json"
+    ]));
+    assert!(!one_run_by_names(&[
+        "rank0.json",
+        "rank1.json",
+        "trace.json"
+    ]));
+}
+
+#[test]
 fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
     assert_eq!(median(&[]), None);
     assert_eq!(median(&[5]), Some(5.0));

@@ -126,6 +126,7 @@ fn device_from_events<'r>(
             size_bytes: size,
             stream: 0,
             device_free_bytes: None,
+            stack: e.stack,
         });
     }
     if !h.entries.iter().any(|e| e.action == HistoryAction::Alloc) {

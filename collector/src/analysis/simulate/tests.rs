@@ -32,6 +32,7 @@ fn history(steps: &[i64]) -> DeviceHistory {
             size_bytes: size,
             stream: 0,
             device_free_bytes: None,
+            stack: None,
         });
     }
     DeviceHistory {
@@ -236,6 +237,7 @@ fn expandable_segments_avoid_an_oom_that_fragmentation_causes() {
         size_bytes,
         stream: 0,
         device_free_bytes: None,
+        stack: None,
     };
     let history = DeviceHistory {
         device: 0,

@@ -51,6 +51,7 @@ pub(super) fn device_history(
             size_bytes: e.size,
             stream: Entry::stream_in(trace, i),
             device_free_bytes,
+            stack: e.stack(),
         });
     }
     let start = pieces

@@ -273,6 +273,7 @@ impl Replayer {
         self.rec.meta.start_ns = lo;
         self.rec.meta.end_ns = hi;
         self.rec.meta.events_read = self.rec.mem_events.len() as u64;
+        self.rec.meta.event_order = any_entry && !has_time;
         self.rec.meta.era = match (any_entry, has_time) {
             (false, _) => "segments only (no allocation history recorded)".to_owned(),
             (true, true) => "torch ≥ 2.1 (trace entries with time_us)".to_owned(),

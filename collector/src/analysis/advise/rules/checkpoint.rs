@@ -26,9 +26,12 @@ impl Rule for ActivationCheckpointing {
     fn words(&self, c: &Ctx<'_>) -> Words {
         if c.run.blocks.is_empty() {
             return Words {
-                assumptions: "the trace has no module scopes (profile with with_stack=True), so \
-                              no blocks to checkpoint were found: no change estimated"
-                    .to_owned(),
+                assumptions: without_scopes(c, "no blocks to checkpoint were found")
+                    .unwrap_or_else(|| {
+                        "the trace has no module scopes (profile with with_stack=True), so no \
+                         blocks to checkpoint were found: no change estimated"
+                            .to_owned()
+                    }),
                 cost: "one more forward per step".to_owned(),
             };
         }
@@ -111,9 +114,15 @@ impl Rule for SelectiveCheckpointing {
     fn words(&self, c: &Ctx<'_>) -> Words {
         let n = c.run.structure.cores.len();
         let assumptions = if n == 0 {
-            "no attention core found (a softmax inside a block's forward, with module scopes: \
-             with_stack=True): no change estimated"
-                .to_owned()
+            without_scopes(
+                c,
+                "no attention core (a softmax inside a block's forward) was found",
+            )
+            .unwrap_or_else(|| {
+                "no attention core found (a softmax inside a block's forward, with module \
+                 scopes: with_stack=True): no change estimated"
+                    .to_owned()
+            })
         } else {
             format!(
                 "each attention core ({n} over the run: from the scores before a block's softmax \
@@ -220,4 +229,17 @@ impl Rule for ActivationOffload {
             ),
         }
     }
+}
+
+/// Why a rule that reads module scopes estimated no change on an allocator snapshot:
+/// `what` was not found, and what would find it (issue 37: a snapshot was told to profile
+/// with `with_stack=True`, which gave it the stacks it has). `None` for a trace.
+fn without_scopes(c: &Ctx<'_>, what: &str) -> Option<String> {
+    c.run.stacks_without_spans.then(|| {
+        format!(
+            "{what}: blocks come from a profiler trace's nn.Module scopes, which an allocator \
+             snapshot does not record (its call stacks do not mark where a block begins and \
+             ends); profile a step with torch.profiler to estimate it: no change estimated"
+        )
+    })
 }

@@ -131,6 +131,7 @@ impl Builder {
                 base_time_ns: self.base_time_ns,
                 start_ns,
                 end_ns: self.end_ns.unwrap_or(start_ns),
+                event_order: false,
                 distributed: self.distributed,
                 properties: self.properties,
                 events_read: self.events_read,

@@ -21,6 +21,10 @@ pub struct HistoryLine {
     /// stream, and an OOM's free device memory (−1: none). Addresses and sizes are written
     /// as their two's-complement i64.
     entries: Vec<[i64; 6]>,
+    /// Per entry, its stack's id + 1 (0: none); absent where no entry has one (and in packs
+    /// written before stacks were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    stacks: Vec<u32>,
 }
 
 const ACTIONS: [HistoryAction; 8] = [
@@ -49,6 +53,13 @@ pub fn history_lines(rec: &Recording, per_line: usize) -> Vec<HistoryLine> {
             false => h.entries.chunks(per_line).collect(),
         };
         for chunk in chunks {
+            let stacks: Vec<u32> = match chunk.iter().any(|e| e.stack.is_some()) {
+                true => chunk
+                    .iter()
+                    .map(|e| e.stack.map_or(0, |s| s.0 + 1))
+                    .collect(),
+                false => Vec::new(),
+            };
             let entries = (chunk.iter())
                 .map(|e| {
                     let delta = e.time_ns.wrapping_sub(last);
@@ -73,6 +84,7 @@ pub fn history_lines(rec: &Recording, per_line: usize) -> Vec<HistoryLine> {
                 },
                 carried_bytes: h.carried_bytes,
                 entries,
+                stacks,
             });
             first = false;
         }
@@ -108,6 +120,7 @@ pub fn absorb(rec: &mut Recording, line: HistoryLine) -> Result<(), String> {
     };
     let mut last = h.entries.last().map_or(0, |e| e.time_ns);
     h.entries.reserve(line.entries.len());
+    let mut stacks = line.stacks.into_iter();
     for [delta, action, addr, size, stream, free] in line.entries {
         let action = usize::try_from(action)
             .ok()
@@ -121,6 +134,10 @@ pub fn absorb(rec: &mut Recording, line: HistoryLine) -> Result<(), String> {
             size_bytes: size as u64,
             stream: stream as u64,
             device_free_bytes: (free >= 0).then_some(free as u64),
+            stack: stacks
+                .next()
+                .and_then(|s| s.checked_sub(1))
+                .map(crate::model::StackId),
         });
     }
     Ok(())

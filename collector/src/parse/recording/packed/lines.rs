@@ -22,6 +22,9 @@ pub struct MetaLine {
     base_time_ns: Option<i64>,
     start_ns: i64,
     end_ns: i64,
+    /// Absent from packs written before it: real times.
+    #[serde(default)]
+    event_order: bool,
     distributed: Option<(Option<String>, Option<i64>, Option<i64>)>,
     properties: BTreeMap<String, String>,
     events_read: u64,
@@ -41,6 +44,7 @@ impl MetaLine {
             base_time_ns: m.base_time_ns,
             start_ns: m.start_ns,
             end_ns: m.end_ns,
+            event_order: m.event_order,
             distributed: m
                 .distributed
                 .as_ref()
@@ -64,6 +68,7 @@ impl MetaLine {
         m.base_time_ns = self.base_time_ns;
         m.start_ns = self.start_ns;
         m.end_ns = self.end_ns;
+        m.event_order = self.event_order;
         m.distributed = self
             .distributed
             .map(|(backend, rank, world_size)| DistributedInfo {
