@@ -253,3 +253,74 @@ fn times_read_in_one_pass_as_their_text_reads() {
         }
     }
 }
+
+#[test]
+fn integers_read_in_one_pass_as_their_checked_text_reads() {
+    // What `Scanner::integer` answered when it checked the number's form first and valued
+    // its digits after.
+    fn by_text(text: &[u8], max_digits: usize) -> Option<i128> {
+        let text = scanner::Scanner::new(text).number()?;
+        let (negative, digits) = match text.split_first()? {
+            (b'-', rest) => (true, rest),
+            _ => (false, text),
+        };
+        if digits.len() > max_digits || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let value = digits
+            .iter()
+            .fold(0i128, |v, &d| v * 10 + i128::from(d - b'0'));
+        match (negative, value) {
+            (true, 0) => None,
+            (true, v) => Some(-v),
+            (false, v) => Some(v),
+        }
+    }
+    let texts = [
+        "0",
+        "-0",
+        "7",
+        "-7",
+        "00",
+        "01",
+        "-01",
+        "-00",
+        "10",
+        "-10",
+        "1.5",
+        "1e3",
+        "1E3",
+        "1.",
+        "-",
+        "",
+        "x",
+        "1x",
+        "-x",
+        "2097152",
+        "-1024",
+        "18446744073709551615",
+        "18446744073709551616",
+        "99999999999999999999",
+        "999999999999999999",
+        "-999999999999999999",
+        "-9999999999999999999",
+        "1234567890123456789",
+        "0.0",
+        "-0.5",
+        "0e1",
+        "12 ",
+        "12}",
+        "12,",
+    ];
+    for text in texts {
+        for max_digits in [18, 19] {
+            let mut one_pass = scanner::Scanner::new(text.as_bytes());
+            let want = by_text(text.as_bytes(), max_digits);
+            assert_eq!(
+                one_pass.integer(max_digits),
+                want,
+                "{text} ({max_digits} digits)"
+            );
+        }
+    }
+}
