@@ -13,10 +13,13 @@ const ZERO: &str = "zero";
 
 /// Optimizer state sharded over this many ranks (with DDP's gradient buckets).
 pub(in super::super) struct Zero1;
-/// Optimizer state and gradients sharded.
-pub(in super::super) struct Zero2;
-/// Optimizer state, gradients and parameters sharded (FSDP).
-pub(in super::super) struct Zero3;
+/// FSDP: optimizer state, gradients and parameters sharded; `reshard` (ZeRO-3,
+/// `FULL_SHARD`) regathers each block for its backward, without it (ZeRO-2, `SHARD_GRAD_OP`)
+/// the parameters stay gathered from forward to the end of backward.
+pub(in super::super) struct Fsdp {
+    /// Reshard after forward (ZeRO-3).
+    pub(in super::super) reshard: bool,
+}
 
 /// The ranks each stage shards over.
 fn ranks(o: &Options) -> u32 {
@@ -94,9 +97,9 @@ fn fsdp_reshape(c: &Ctx<'_>, life: &Life, seg: Seg) -> Vec<Seg> {
     }
 }
 
-impl Rule for Zero2 {
+impl Rule for Fsdp {
     fn name(&self) -> &'static str {
-        "zero2"
+        if self.reshard { "zero3" } else { "zero2" }
     }
 
     fn parameter(&self) -> Option<Parameter> {
@@ -116,75 +119,56 @@ impl Rule for Zero2 {
     }
 
     fn extras(&self, c: &Ctx<'_>) -> Vec<Seg> {
-        fsdp(c, false)
+        fsdp(c, self.reshard)
     }
 
     fn words(&self, c: &Ctx<'_>) -> Words {
-        let n = c.value;
-        Words {
-            assumptions: format!(
-                "FSDP with SHARD_GRAD_OP (FSDP2: reshard_after_forward=False): optimizer state, \
-                 gradients and parameters split evenly over {n} ranks; every unit's parameters \
-                 gathered whole from its forward to the end of backward (one more copy of the \
-                 parameters then); in each block's forward its all-gather buffer and the next \
-                 block's; a reduce-scatter buffer of about one layer in backward"
-            ),
-            cost: "a reduce-scatter of gradients and an all-gather of parameters each step"
-                .to_owned(),
+        if self.reshard {
+            zero3_words(c)
+        } else {
+            zero2_words(c)
         }
     }
 }
 
-impl Rule for Zero3 {
-    fn name(&self) -> &'static str {
-        "zero3"
+fn zero2_words(c: &Ctx<'_>) -> Words {
+    let n = c.value;
+    Words {
+        assumptions: format!(
+            "FSDP with SHARD_GRAD_OP (FSDP2: reshard_after_forward=False): optimizer state, \
+             gradients and parameters split evenly over {n} ranks; every unit's parameters \
+             gathered whole from its forward to the end of backward (one more copy of the \
+             parameters then); in each block's forward its all-gather buffer and the next \
+             block's; a reduce-scatter buffer of about one layer in backward"
+        ),
+        cost: "a reduce-scatter of gradients and an all-gather of parameters each step".to_owned(),
     }
+}
 
-    fn parameter(&self) -> Option<Parameter> {
-        Some(Parameter::WorldSize)
-    }
-
-    fn value(&self, o: &Options) -> u32 {
-        ranks(o)
-    }
-
-    fn group(&self) -> &'static str {
-        ZERO
-    }
-
-    fn reshape(&self, c: &Ctx<'_>, _: usize, life: &Life, seg: Seg) -> Vec<Seg> {
-        fsdp_reshape(c, life, seg)
-    }
-
-    fn extras(&self, c: &Ctx<'_>) -> Vec<Seg> {
-        fsdp(c, true)
-    }
-
-    fn words(&self, c: &Ctx<'_>) -> Words {
-        let n = c.value;
-        let cost = "an all-gather of parameters in each forward and backward, a reduce-scatter of \
-                    gradients each step"
-            .to_owned();
-        let assumptions = if c.run.blocks.is_empty() {
-            format!(
-                "FSDP with FULL_SHARD: optimizer state, gradients and parameters split evenly \
-                 over {n} ranks; no module scopes, so no block is known: each unit is taken as \
-                 about one layer (the largest gradient), the one in use and the one prefetched \
-                 gathered from forward to the end of backward; a reduce-scatter buffer of about \
-                 one layer in backward"
-            )
-        } else {
-            format!(
-                "FSDP with FULL_SHARD, each block its own unit: optimizer state, gradients and \
-                 parameters split evenly over {n} ranks; the root unit (parameters of no block) \
-                 gathered from forward to the end of backward, each block gathered for its \
-                 forward and again, with the next one prefetched, for its backward; in each \
-                 block's forward its all-gather buffer and the next block's; a reduce-scatter \
-                 buffer of about one layer in backward"
-            )
-        };
-        Words { assumptions, cost }
-    }
+fn zero3_words(c: &Ctx<'_>) -> Words {
+    let n = c.value;
+    let cost = "an all-gather of parameters in each forward and backward, a reduce-scatter of \
+                gradients each step"
+        .to_owned();
+    let assumptions = if c.run.blocks.is_empty() {
+        format!(
+            "FSDP with FULL_SHARD: optimizer state, gradients and parameters split evenly \
+             over {n} ranks; no module scopes, so no block is known: each unit is taken as \
+             about one layer (the largest gradient), the one in use and the one prefetched \
+             gathered from forward to the end of backward; a reduce-scatter buffer of about \
+             one layer in backward"
+        )
+    } else {
+        format!(
+            "FSDP with FULL_SHARD, each block its own unit: optimizer state, gradients and \
+             parameters split evenly over {n} ranks; the root unit (parameters of no block) \
+             gathered from forward to the end of backward, each block gathered for its \
+             forward and again, with the next one prefetched, for its backward; in each \
+             block's forward its all-gather buffer and the next block's; a reduce-scatter \
+             buffer of about one layer in backward"
+        )
+    };
+    Words { assumptions, cost }
 }
 
 /// FSDP's own memory. Each unit's parameters are gathered whole for its forward; a unit's
