@@ -70,9 +70,9 @@ pub struct BandKeys {
 /// The op running when allocation `i` was made, by name ("(outside any op)"; "(no ops
 /// recorded)" for a source without ops, where every allocation is outside any op).
 pub fn op_of(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline, i: usize) -> String {
-    let Some(a) = d.allocations.get(i) else {
+    if d.allocations.get(i).is_none() {
         return String::new();
-    };
+    }
     if rec.ops.is_empty() {
         return "(no ops recorded)".to_owned();
     }
