@@ -70,6 +70,11 @@ fn view_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
         toolbar_ui(ui, doc);
         ui.separator();
         let full = ui.available_rect_before_wrap();
+        // In the main area the bands take the whole width until one is selected.
+        if doc.allocations.main && doc.allocations.selected.is_none() {
+            doc.allocations.last_frame = bands_ui(ui, full, doc, palette);
+            return;
+        }
         let split = (full.right() - DETAILS_WIDTH).max(full.left() + full.width() * 0.5);
         let plot = Rect::from_min_max(full.min, pos2(split - 8.0, full.bottom()));
         let side = Rect::from_min_max(pos2(split, full.top()), full.max);

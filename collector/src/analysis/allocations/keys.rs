@@ -70,17 +70,25 @@ pub struct BandKeys {
 /// The op running when allocation `i` was made, by name ("(outside any op)"; "(no ops
 /// recorded)" for a source without ops, where every allocation is outside any op).
 pub fn op_of(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline, i: usize) -> String {
-    let Some(a) = d.allocations.get(i) else {
+    if d.allocations.get(i).is_none() {
         return String::new();
-    };
+    }
     if rec.ops.is_empty() {
         return "(no ops recorded)".to_owned();
     }
-    let op = timeline
-        .ops
-        .running_at(a.thread, a.alloc_ns)
-        .and_then(|o| rec.ops.get(o as usize));
-    op.map_or("(outside any op)".to_owned(), |o| rec.op_name(o).to_owned())
+    op_running(rec, timeline, d, i).map_or("(outside any op)".to_owned(), str::to_owned)
+}
+
+/// The op running when allocation `i` was made, where one was.
+pub fn op_running<'r>(
+    rec: &'r Recording,
+    timeline: &Timeline,
+    d: &DeviceTimeline,
+    i: usize,
+) -> Option<&'r str> {
+    let a = d.allocations.get(i)?;
+    let op = timeline.ops.running_at(a.thread, a.alloc_ns)?;
+    rec.ops.get(op as usize).map(|o| rec.op_name(o))
 }
 
 /// The frame a stack is named by: its first frame in user code, else its first frame with

@@ -2,7 +2,7 @@
 //! and the bytes of those live over time — the curve a view draws over the dimmed rest.
 
 use super::BandLayout;
-use super::keys::op_of;
+use super::keys::op_running;
 use crate::analysis::live::frame_label;
 use crate::model::Recording;
 use crate::timeline::{DeviceTimeline, Timeline};
@@ -47,11 +47,14 @@ pub fn search(
                         .any(|f| frame_label(rec, f).to_lowercase().contains(&needle))
                 })
             });
-            in_stack || {
-                let op = op_of(rec, timeline, d, i);
-                *ops.entry(op)
-                    .or_insert_with_key(|op| op.to_lowercase().contains(&needle))
-            }
+            // Only a real op's name matches: the placeholders of a band without one
+            // ("(outside any op)", "(no ops recorded)") matched "op" or "any" (issue 37:
+            // the search lit bands that had nothing to do with it).
+            in_stack
+                || op_running(rec, timeline, d, i).is_some_and(|op| {
+                    *ops.entry(op.to_owned())
+                        .or_insert_with(|| op.to_lowercase().contains(&needle))
+                })
         })
         .collect();
     let curve = curve_of(d, layout, &matched);

@@ -347,3 +347,19 @@ fn a_bands_offset_at_any_time_is_where_its_moves_left_it() {
         assert!(checked > 1_000, "{}: {checked}", path.display());
     }
 }
+
+#[test]
+fn a_search_matches_no_band_by_the_placeholder_of_a_missing_op() {
+    // GIVEN a snapshot (no ops) and a trace (allocations outside any op)
+    for path in inputs() {
+        let (rec, timeline, device) = load(&path);
+        let d = &timeline.devices[device];
+        let layout = BandLayout::build(&rec, d);
+        // WHEN searched for words of "(outside any op)" and "(no ops recorded)"
+        for query in ["outside any", "no ops recorded"] {
+            let m = search(&rec, &timeline, d, &layout, query);
+            // THEN only a real op or stack frame could match: none says these
+            assert_eq!(m.count, 0, "{query:?} on {}", path.display());
+        }
+    }
+}
