@@ -4,6 +4,8 @@
 //! ([`super::super::jobs::Job::Advise`]). The user sets the ranks ZeRO shards over, the
 //! micro-batches and the capacity; each change asks the worker again.
 
+mod settings;
+
 use std::sync::Arc;
 
 use collector::analysis::advise::{DeviceAdvice, Options};
@@ -227,4 +229,5 @@ fn advice_ui(ui: &mut Ui, a: &DeviceAdvice) {
                 ui.end_row();
             }
         });
+    settings::settings_ui(ui, &a.allocator);
 }

@@ -132,3 +132,32 @@ fn advice_for_a_snapshot_takes_a_typed_capacity_and_says_why_on_the_row() {
     assert!(!fit.fits_as_measured, "12.97 GiB does not fit 12 GiB");
     h.get_by_label(&fit_sentence(&fit));
 }
+
+#[test]
+fn the_advice_panel_shows_the_allocator_settings_of_a_snapshot() {
+    // A snapshot that recorded an OOM keeps its history: the run replays through the
+    // allocator model, and the panel shows each setting's reserved peak as `advise` does.
+    let mut h = harness(vec![fixture("snapshot/oom.pickle")]);
+    settle(&mut h);
+    h.get_by_label("Advice").click();
+    h.run_steps(2);
+    settle(&mut h);
+    h.run_steps(2);
+    let doc = h.state().active_doc().expect("doc");
+    let want = advise(&doc.data.rec, &doc.data.timeline, &Options::DEFAULTS);
+    let settings = &want.first().expect("a device").allocator;
+    assert!(!settings.is_empty(), "the snapshot's history replays");
+    assert_eq!(
+        doc.advice.result.as_deref().map(|r| &r[0].allocator),
+        Some(settings)
+    );
+    h.get_by_label("Allocator settings");
+    for s in settings {
+        h.get_by_label(&s.allocator_conf);
+        assert!(
+            h.query_all_by_label(&bytes_iec(s.reserved_peak_bytes as i64))
+                .count()
+                >= 1
+        );
+    }
+}
