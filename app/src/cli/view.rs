@@ -29,13 +29,7 @@ pub fn run(paths: Vec<PathBuf>, load: LoadArgs) -> Result<ExitCode> {
 fn open_window(paths: Vec<PathBuf>, load: LoadArgs, instead: &str) -> Result<()> {
     // Before the window's threads start: a signal removes an export's temporary.
     crate::output::file::guard_signals();
-    // Snapshots keep their allocator history: the Segments view replays it under other
-    // settings.
-    let options = collector::LoadOptions {
-        allocator_history: true,
-        ..super::input::load_options(load)
-    };
-    crate::gui::run(paths, options)
+    crate::gui::run(paths, super::input::load_options(load))
         .map_err(|e| anyhow::anyhow!("cannot open the viewer window ({e:#}); {instead}"))
 }
 

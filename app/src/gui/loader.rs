@@ -71,8 +71,9 @@ pub enum LoadOutcome {
 impl PendingLoad {
     /// Start loading `path` on a new thread; `ctx` is woken when it is done.
     pub fn start(path: &Path, options: LoadOptions, ctx: &egui::Context) -> PendingLoad {
-        // A snapshot's history as the allocator recorded it, for the History panel (48
-        // bytes an entry: 48 MB for a million-entry snapshot, beside its replayed events).
+        // A snapshot's history as the allocator recorded it, for the History panel and the
+        // Segments view's simulation (48 bytes an entry: 48 MB for a million-entry
+        // snapshot, beside its replayed events).
         let options = LoadOptions {
             allocator_history: true,
             ..options
