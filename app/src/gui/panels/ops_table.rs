@@ -83,8 +83,9 @@ pub fn refresh_order(table: &mut TableState) {
 }
 
 /// The columns worth showing: CUDA columns when any row has device memory, CPU columns
-/// when any has host memory (all four when neither has).
-pub fn visible_columns(rows: &[OpRow]) -> Vec<OpColumn> {
+/// when any has host memory (all four when neither has); in a range's table (`ranged`),
+/// its net change per op for the device when any row has device memory, else for the CPU.
+pub fn visible_columns(rows: &[OpRow], ranged: bool) -> Vec<OpColumn> {
     let device = rows
         .iter()
         .any(|r| r.device_memory_usage != 0 || r.self_device_memory_usage != 0);
@@ -96,7 +97,9 @@ pub fn visible_columns(rows: &[OpRow]) -> Vec<OpColumn> {
         .filter(|c| match c {
             OpColumn::SelfDevice | OpColumn::Device => device || !host,
             OpColumn::SelfCpu | OpColumn::Cpu => host || !device,
-            _ => true,
+            _ => c
+                .net()
+                .is_none_or(|on_device| ranged && on_device == device),
         })
         .collect()
 }
@@ -135,8 +138,9 @@ fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<C
 
 /// The table itself; returns the header clicked (to sort by) and the row clicked (its op).
 fn rows_ui(ui: &mut Ui, doc: &Document) -> (Option<OpColumn>, Option<String>) {
-    let columns = visible_columns(&doc.data.rows);
     let table = &doc.table;
+    let ranged = table.rows.iter().any(|r| r.net.is_some());
+    let columns = visible_columns(&doc.data.rows, ranged);
     let mut clicked_header = None;
     let mut clicked_row = None;
     let mut builder = TableBuilder::new(ui)
@@ -206,7 +210,7 @@ fn header_cell_ui(ui: &mut Ui, table: &TableState, c: OpColumn) -> bool {
         }
         let title = RichText::new(c.title()).strong();
         ui.add(egui::Button::new(title).frame(false))
-            .on_hover_text("Sort by this column")
+            .on_hover_text(c.hint())
             .clicked()
     })
     .inner
@@ -214,6 +218,7 @@ fn header_cell_ui(ui: &mut Ui, table: &TableState, c: OpColumn) -> bool {
 
 fn cell_ui(ui: &mut Ui, r: &OpRow, c: OpColumn) {
     match c.value(r) {
+        None if c != OpColumn::Name => {}
         None => {
             ui.add(egui::Label::new(&r.name).selectable(false).truncate())
                 .on_hover_text(&r.name);
@@ -221,6 +226,8 @@ fn cell_ui(ui: &mut Ui, r: &OpRow, c: OpColumn) {
         Some(v) => {
             let text = if c == OpColumn::Calls {
                 v.to_string()
+            } else if matches!(c, OpColumn::CpuNet | OpColumn::DeviceNet) {
+                units::op_bytes_delta(v)
             } else {
                 units::op_bytes(v)
             };
@@ -310,6 +317,7 @@ mod tests {
             device_memory_usage: 0,
             on_device: false,
             user_annotation: false,
+            net: None,
         }
     }
 
@@ -334,13 +342,18 @@ mod tests {
         refresh_order(&mut t);
         assert_eq!(t.order, vec![2, 0, 1]);
         assert_eq!(
-            visible_columns(&t.rows),
+            visible_columns(&t.rows, false),
             vec![
                 OpColumn::Name,
                 OpColumn::SelfCpu,
                 OpColumn::Cpu,
                 OpColumn::Calls
             ]
+        );
+        // A range's table adds the CPU's net change (no row has device memory).
+        assert_eq!(
+            visible_columns(&t.rows, true)[4..],
+            [OpColumn::CpuAllocated, OpColumn::CpuFreed, OpColumn::CpuNet]
         );
     }
 }
