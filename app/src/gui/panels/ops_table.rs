@@ -53,6 +53,11 @@ impl Panel for OpsTable {
 
 /// Row height of the table.
 pub const ROW_HEIGHT: f32 = 20.0;
+/// The name column's least width.
+const NAME_MIN_WIDTH: f32 = 220.0;
+/// A numeric column's first width where the window has room, and its least.
+const NUMERIC_WIDTH: f32 = 120.0;
+const NUMERIC_MIN_WIDTH: f32 = 70.0;
 
 /// Rebuild the filtered, sorted row order if anything changed.
 pub fn refresh_order(table: &mut TableState) {
@@ -143,6 +148,11 @@ fn rows_ui(ui: &mut Ui, doc: &Document) -> (Option<OpColumn>, Option<String>) {
     let columns = visible_columns(&doc.data.rows, ranged);
     let mut clicked_header = None;
     let mut clicked_row = None;
+    // The numbers share what the name leaves, at most 120 points each: a range's nine
+    // columns (its net change added) did not fit 1000×700 at 120.
+    let numeric = columns.len().saturating_sub(1).max(1) as f32;
+    let width = ((ui.available_width() - NAME_MIN_WIDTH - 20.0) / numeric - 10.0)
+        .clamp(NUMERIC_MIN_WIDTH, NUMERIC_WIDTH);
     let mut builder = TableBuilder::new(ui)
         .id_salt(("ops", doc.id))
         .striped(true)
@@ -158,12 +168,12 @@ fn rows_ui(ui: &mut Ui, doc: &Document) -> (Option<OpColumn>, Option<String>) {
         // first drawn pushed the numeric columns out of sight.
         .column(
             Column::remainder()
-                .at_least(220.0)
+                .at_least(NAME_MIN_WIDTH)
                 .clip(true)
                 .resizable(false),
         );
     for _ in 1..columns.len() {
-        builder = builder.column(Column::initial(120.0).at_least(70.0));
+        builder = builder.column(Column::initial(width).at_least(NUMERIC_MIN_WIDTH));
     }
     builder
         .header(ROW_HEIGHT + 2.0, |mut header| {
