@@ -149,6 +149,7 @@ fn help_menu_ui(ui: &mut Ui) {
     ui.label("Table: click a header to sort, a row to see when that op ran");
     ui.label("Ctrl+F: search (the op table's filter, the allocation view's search)");
     ui.label("History: ↑/↓ or J/K step through the allocator's events");
+    ui.label("Alt+1 … Alt+9: the bottom tabs, in order");
     ui.separator();
     ui.label(format!("vramscope {}", env!("CARGO_PKG_VERSION")));
 }

@@ -19,7 +19,7 @@ use collector::analysis::live::{GroupBy, LiveGroup, fold_after, live_at};
 use collector::analysis::owners::{BlockOwner, owners};
 use collector::analysis::segments::{SegmentLayout, layout_at, layout_at_snapshot};
 use collector::analysis::simulate::{AllocatorConfig, SimulatedLayout, simulated_layout_at};
-use collector::analysis::{OpRow, TimeWindow, key_averages, row_spans};
+use collector::analysis::{OpRow, TimeWindow, key_averages_with_net, row_spans};
 use collector::model::DeviceIdx;
 use crossbeam_channel::{Receiver, Sender, bounded};
 
@@ -244,7 +244,7 @@ pub fn run_now(r: Request) -> Reply {
 
 fn run(data: &Loaded, job: Job) -> Outcome {
     match job {
-        Job::Table { window } => Outcome::Table(window, key_averages(&data.rec, Some(window))),
+        Job::Table { window } => Outcome::Table(window, key_averages_with_net(&data.rec, window)),
         Job::Inspect {
             device,
             at_ns,

@@ -23,6 +23,11 @@ pub fn op_bytes(b: i64) -> String {
     torch_memory(b)
 }
 
+/// A signed change in a per-op table: "+37.55 MB", "-1.00 KB", "0 B".
+pub fn op_bytes_delta(b: i64) -> String {
+    collector::units::signed(b, torch_memory)
+}
+
 /// Which names a byte column uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Names {

@@ -360,6 +360,7 @@ mod tests {
             device_memory_usage: self_dev,
             on_device: false,
             user_annotation: false,
+            net: None,
         }
     }
 

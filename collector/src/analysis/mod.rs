@@ -22,5 +22,8 @@ pub mod segments;
 pub mod simulate;
 pub mod summary;
 
-pub use per_op::{OpRow, SortKey, TimeWindow, key_averages, row_spans, sort_rows};
+pub use per_op::{
+    Net, OpRow, RangeNet, SortKey, TimeWindow, key_averages, key_averages_with_net, row_spans,
+    sort_rows,
+};
 pub use summary::{DeviceSummary, Summary, summarize, summarize_compact};

@@ -60,6 +60,9 @@ pub fn icicle_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
         return;
     };
     heading_ui(ui, doc, &tree, palette);
+    if let Some(zoomed) = doc.allocations.flame_zoom {
+        breadcrumb_ui(ui, doc, &tree, zoomed, palette);
+    }
     if doc.allocations.flame_zoom.is_some()
         && !ui.ctx().egui_wants_keyboard_input()
         && super::super::timeline::escape_for_views(ui.ctx())
@@ -138,6 +141,43 @@ fn heading_ui(ui: &mut Ui, doc: &Document, tree: &FlameTree, palette: &Palette) 
                 .color(palette.weak_text),
         );
     });
+}
+
+/// The frames zoomed into, from the root: each but the last a button that zooms back out
+/// to it (the root's to the whole tree).
+fn breadcrumb_ui(
+    ui: &mut Ui,
+    doc: &mut Document,
+    tree: &FlameTree,
+    zoomed: u32,
+    palette: &Palette,
+) {
+    let path = tree.path_to(zoomed);
+    let mut back_to = None;
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 2.0;
+        for (k, &id) in path.iter().enumerate() {
+            let Some(n) = tree.nodes.get(id as usize) else {
+                continue;
+            };
+            if k > 0 {
+                ui.label(RichText::new("›").color(palette.weak_text));
+            }
+            let text = RichText::new(short(&n.name));
+            if k + 1 == path.len() {
+                ui.label(text.strong()).on_hover_text(&n.name);
+            } else if ui
+                .small_button(text)
+                .on_hover_text(format!("Zoom out to {}", n.name))
+                .clicked()
+            {
+                back_to = Some(n.parent.map(|_| id));
+            }
+        }
+    });
+    if let Some(zoom) = back_to {
+        doc.allocations.flame_zoom = zoom;
+    }
 }
 
 /// Each frame's box and, where it fits, its name; a frame's colour follows its name.

@@ -21,18 +21,62 @@ pub enum OpColumn {
     Cpu,
     /// "# of Calls".
     Calls,
+    /// In a range: CPU bytes the row's ops allocated themselves.
+    CpuAllocated,
+    /// In a range: CPU bytes they freed.
+    CpuFreed,
+    /// In a range: CPU bytes allocated − freed.
+    CpuNet,
+    /// In a range: device bytes the row's ops allocated themselves.
+    DeviceAllocated,
+    /// In a range: device bytes they freed.
+    DeviceFreed,
+    /// In a range: device bytes allocated − freed.
+    DeviceNet,
 }
 
 impl OpColumn {
-    /// All columns, in torch's order.
-    pub const ALL: [OpColumn; 6] = [
+    /// All columns: torch's in its order, then a range's net change (TensorBoard's).
+    pub const ALL: [OpColumn; 12] = [
         OpColumn::Name,
         OpColumn::SelfCpu,
         OpColumn::Cpu,
         OpColumn::SelfDevice,
         OpColumn::Device,
         OpColumn::Calls,
+        OpColumn::CpuAllocated,
+        OpColumn::CpuFreed,
+        OpColumn::CpuNet,
+        OpColumn::DeviceAllocated,
+        OpColumn::DeviceFreed,
+        OpColumn::DeviceNet,
     ];
+
+    /// Whether the column is one of a range's net change columns, CPU or device.
+    pub fn net(self) -> Option<bool> {
+        match self {
+            OpColumn::CpuAllocated | OpColumn::CpuFreed | OpColumn::CpuNet => Some(false),
+            OpColumn::DeviceAllocated | OpColumn::DeviceFreed | OpColumn::DeviceNet => Some(true),
+            _ => None,
+        }
+    }
+
+    /// What the header's tooltip says.
+    pub fn hint(self) -> &'static str {
+        match self {
+            OpColumn::CpuAllocated | OpColumn::DeviceAllocated => {
+                "Bytes the op allocated itself in the range (not in the ops it calls)"
+            }
+            OpColumn::CpuFreed | OpColumn::DeviceFreed => {
+                "Bytes the op freed itself in the range (not in the ops it calls)"
+            }
+            OpColumn::CpuNet | OpColumn::DeviceNet => {
+                "Allocated − freed in the range: what the op left allocated. \
+                 The rows add up to the change of allocated memory over the range"
+            }
+            _ => "Sort by this column",
+        }
+    }
 
     /// The column of a sort key of torch's `table(sort_by=...)`.
     pub fn of(key: SortKey) -> OpColumn {
@@ -54,11 +98,19 @@ impl OpColumn {
             OpColumn::SelfCpu => "Self CPU Mem",
             OpColumn::Cpu => "CPU Mem",
             OpColumn::Calls => "# of Calls",
+            OpColumn::CpuAllocated => "CPU Alloc",
+            OpColumn::CpuFreed => "CPU Freed",
+            OpColumn::CpuNet => "CPU Net",
+            OpColumn::DeviceAllocated => "CUDA Alloc",
+            OpColumn::DeviceFreed => "CUDA Freed",
+            OpColumn::DeviceNet => "CUDA Net",
         }
     }
 
-    /// The column's numeric value in a row (`None` for the name).
+    /// The column's numeric value in a row (`None` for the name, and for the net change
+    /// columns in a table that is not a range's).
     pub fn value(self, r: &OpRow) -> Option<i64> {
+        let net = r.net;
         match self {
             OpColumn::Name => None,
             OpColumn::SelfDevice => Some(r.self_device_memory_usage),
@@ -66,6 +118,12 @@ impl OpColumn {
             OpColumn::SelfCpu => Some(r.self_cpu_memory_usage),
             OpColumn::Cpu => Some(r.cpu_memory_usage),
             OpColumn::Calls => Some(r.calls as i64),
+            OpColumn::CpuAllocated => net.map(|n| n.host.allocated),
+            OpColumn::CpuFreed => net.map(|n| n.host.freed),
+            OpColumn::CpuNet => net.map(|n| n.host.net()),
+            OpColumn::DeviceAllocated => net.map(|n| n.device.allocated),
+            OpColumn::DeviceFreed => net.map(|n| n.device.freed),
+            OpColumn::DeviceNet => net.map(|n| n.device.net()),
         }
     }
 }

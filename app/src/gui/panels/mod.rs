@@ -125,11 +125,38 @@ pub fn shown_after(shown: PanelId, cmd: &Command, data: &Loaded) -> PanelId {
         .map_or(shown, |p| p.id())
 }
 
+/// The keys that pick the bottom tabs: Alt+1 the first shown, … Alt+9 the ninth. Alt,
+/// since the plain keys pan and zoom the timeline (W/A/S/D, the arrows) and step the
+/// history (J/K), and Ctrl+digit is the browser's and desktop's tab switch.
+const TAB_KEYS: [egui::Key; 9] = [
+    egui::Key::Num1,
+    egui::Key::Num2,
+    egui::Key::Num3,
+    egui::Key::Num4,
+    egui::Key::Num5,
+    egui::Key::Num6,
+    egui::Key::Num7,
+    egui::Key::Num8,
+    egui::Key::Num9,
+];
+
+/// The tab asked for with Alt+digit this frame (0 for Alt+1), the key consumed.
+fn tab_key(ctx: &egui::Context) -> Option<usize> {
+    ctx.input_mut(|i| (TAB_KEYS.iter()).position(|&k| i.consume_key(egui::Modifiers::ALT, k)))
+}
+
 /// The bottom of the window: a tab per available panel, then the shown one.
 pub fn bottom_ui(ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, cmds: &mut Vec<Command>) {
+    let shown: Vec<&dyn Panel> = (PANELS.iter().copied())
+        .filter(|p| p.available(&doc.data))
+        .collect();
+    if let Some(p) = tab_key(ui.ctx()).and_then(|n| shown.get(n)) {
+        doc.tab = p.id();
+    }
     ui.horizontal(|ui| {
-        for p in PANELS.iter().filter(|p| p.available(&doc.data)) {
-            ui.selectable_value(&mut doc.tab, p.id(), RichText::new(p.title()).strong());
+        for (n, p) in shown.iter().enumerate() {
+            ui.selectable_value(&mut doc.tab, p.id(), RichText::new(p.title()).strong())
+                .on_hover_text(format!("Alt+{}", n + 1));
         }
     });
     ui.separator();

@@ -53,6 +53,11 @@ impl Panel for OpsTable {
 
 /// Row height of the table.
 pub const ROW_HEIGHT: f32 = 20.0;
+/// The name column's least width.
+const NAME_MIN_WIDTH: f32 = 220.0;
+/// A numeric column's first width where the window has room, and its least.
+const NUMERIC_WIDTH: f32 = 120.0;
+const NUMERIC_MIN_WIDTH: f32 = 70.0;
 
 /// Rebuild the filtered, sorted row order if anything changed.
 pub fn refresh_order(table: &mut TableState) {
@@ -83,8 +88,9 @@ pub fn refresh_order(table: &mut TableState) {
 }
 
 /// The columns worth showing: CUDA columns when any row has device memory, CPU columns
-/// when any has host memory (all four when neither has).
-pub fn visible_columns(rows: &[OpRow]) -> Vec<OpColumn> {
+/// when any has host memory (all four when neither has); in a range's table (`ranged`),
+/// its net change per op for the device when any row has device memory, else for the CPU.
+pub fn visible_columns(rows: &[OpRow], ranged: bool) -> Vec<OpColumn> {
     let device = rows
         .iter()
         .any(|r| r.device_memory_usage != 0 || r.self_device_memory_usage != 0);
@@ -96,7 +102,9 @@ pub fn visible_columns(rows: &[OpRow]) -> Vec<OpColumn> {
         .filter(|c| match c {
             OpColumn::SelfDevice | OpColumn::Device => device || !host,
             OpColumn::SelfCpu | OpColumn::Cpu => host || !device,
-            _ => true,
+            _ => c
+                .net()
+                .is_none_or(|on_device| ranged && on_device == device),
         })
         .collect()
 }
@@ -135,10 +143,16 @@ fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<C
 
 /// The table itself; returns the header clicked (to sort by) and the row clicked (its op).
 fn rows_ui(ui: &mut Ui, doc: &Document) -> (Option<OpColumn>, Option<String>) {
-    let columns = visible_columns(&doc.data.rows);
     let table = &doc.table;
+    let ranged = table.rows.iter().any(|r| r.net.is_some());
+    let columns = visible_columns(&doc.data.rows, ranged);
     let mut clicked_header = None;
     let mut clicked_row = None;
+    // The numbers share what the name leaves, at most 120 points each: a range's nine
+    // columns (its net change added) did not fit 1000×700 at 120.
+    let numeric = columns.len().saturating_sub(1).max(1) as f32;
+    let width = ((ui.available_width() - NAME_MIN_WIDTH - 20.0) / numeric - 10.0)
+        .clamp(NUMERIC_MIN_WIDTH, NUMERIC_WIDTH);
     let mut builder = TableBuilder::new(ui)
         .id_salt(("ops", doc.id))
         .striped(true)
@@ -154,12 +168,12 @@ fn rows_ui(ui: &mut Ui, doc: &Document) -> (Option<OpColumn>, Option<String>) {
         // first drawn pushed the numeric columns out of sight.
         .column(
             Column::remainder()
-                .at_least(220.0)
+                .at_least(NAME_MIN_WIDTH)
                 .clip(true)
                 .resizable(false),
         );
     for _ in 1..columns.len() {
-        builder = builder.column(Column::initial(120.0).at_least(70.0));
+        builder = builder.column(Column::initial(width).at_least(NUMERIC_MIN_WIDTH));
     }
     builder
         .header(ROW_HEIGHT + 2.0, |mut header| {
@@ -206,7 +220,7 @@ fn header_cell_ui(ui: &mut Ui, table: &TableState, c: OpColumn) -> bool {
         }
         let title = RichText::new(c.title()).strong();
         ui.add(egui::Button::new(title).frame(false))
-            .on_hover_text("Sort by this column")
+            .on_hover_text(c.hint())
             .clicked()
     })
     .inner
@@ -214,6 +228,7 @@ fn header_cell_ui(ui: &mut Ui, table: &TableState, c: OpColumn) -> bool {
 
 fn cell_ui(ui: &mut Ui, r: &OpRow, c: OpColumn) {
     match c.value(r) {
+        None if c != OpColumn::Name => {}
         None => {
             ui.add(egui::Label::new(&r.name).selectable(false).truncate())
                 .on_hover_text(&r.name);
@@ -221,6 +236,8 @@ fn cell_ui(ui: &mut Ui, r: &OpRow, c: OpColumn) {
         Some(v) => {
             let text = if c == OpColumn::Calls {
                 v.to_string()
+            } else if matches!(c, OpColumn::CpuNet | OpColumn::DeviceNet) {
+                units::op_bytes_delta(v)
             } else {
                 units::op_bytes(v)
             };
@@ -310,6 +327,7 @@ mod tests {
             device_memory_usage: 0,
             on_device: false,
             user_annotation: false,
+            net: None,
         }
     }
 
@@ -334,13 +352,18 @@ mod tests {
         refresh_order(&mut t);
         assert_eq!(t.order, vec![2, 0, 1]);
         assert_eq!(
-            visible_columns(&t.rows),
+            visible_columns(&t.rows, false),
             vec![
                 OpColumn::Name,
                 OpColumn::SelfCpu,
                 OpColumn::Cpu,
                 OpColumn::Calls
             ]
+        );
+        // A range's table adds the CPU's net change (no row has device memory).
+        assert_eq!(
+            visible_columns(&t.rows, true)[4..],
+            [OpColumn::CpuAllocated, OpColumn::CpuFreed, OpColumn::CpuNet]
         );
     }
 }

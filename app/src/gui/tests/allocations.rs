@@ -490,3 +490,75 @@ fn the_allocation_view_takes_the_main_area_on_the_timelines_axis() {
     h.run_steps(3);
     assert!(!h.state().active_doc().expect("doc").allocations.main);
 }
+
+/// The frame's rectangle where the icicle last drew node `id`.
+fn flame_rect(h: &Harness<'_, ViewerApp>, id: u32) -> egui::Rect {
+    let doc = h.state().active_doc().expect("doc");
+    (doc.allocations.flame_placed.iter())
+        .find(|(n, _)| *n == id)
+        .expect("drawn")
+        .1
+}
+
+/// A click on node `id`'s frame.
+fn click_frame(h: &mut Harness<'_, ViewerApp>, id: u32) {
+    let at = flame_rect(h, id).center();
+    h.event(Event::PointerMoved(at));
+    h.run_steps(1);
+    h.event(primary(at, true));
+    h.event(primary(at, false));
+    h.run_steps(3);
+}
+
+/// Zoomed two frames deep, the flame view shows the path from the root (issue 37: no
+/// breadcrumb): the root and the first frame as buttons, the frame zoomed into as text, in
+/// the order of the collector's `FlameTree::path_to`; a click on a button zooms back out
+/// to that frame, the root's to the whole tree (and the breadcrumb goes).
+#[test]
+fn the_flame_view_shows_a_breadcrumb_whose_frames_zoom_back_out() {
+    let mut h = opened("Flame");
+    let tree = (h.state().active_doc().expect("doc").allocations.flame)
+        .clone()
+        .expect("a tree")
+        .2;
+    let root = tree.root().expect("root");
+    assert!(
+        h.query_by_label(&root.name).is_none(),
+        "no breadcrumb before a zoom"
+    );
+    let child = root.children[0];
+    click_frame(&mut h, child);
+    let grandchild = tree.nodes[child as usize].children[0];
+    click_frame(&mut h, grandchild);
+    let zoom = h.state().active_doc().expect("doc").allocations.flame_zoom;
+    assert_eq!(zoom, Some(grandchild));
+    assert_eq!(tree.path_to(grandchild), vec![0, child, grandchild]);
+    let short = |id: u32| {
+        let name = &tree.nodes[id as usize].name;
+        name.rsplit(['/', '\\']).next().unwrap_or(name).to_owned()
+    };
+    // The crumbs, left to right, on one row.
+    let crumbs: Vec<egui::Rect> = [0, child, grandchild]
+        .iter()
+        .map(|&id| h.get_by_label(&short(id)).rect())
+        .collect();
+    assert!(
+        crumbs.windows(2).all(|p| p[0].right() <= p[1].left()),
+        "{crumbs:?}"
+    );
+    // The first frame's crumb zooms back out to it.
+    h.get_by_label(&short(child)).click();
+    h.run_steps(3);
+    let doc = h.state().active_doc().expect("doc");
+    assert_eq!(doc.allocations.flame_zoom, Some(child));
+    assert!(h.query_by_label(&short(grandchild)).is_none());
+    // The root's, to the whole tree.
+    h.get_by_label(&root.name).click();
+    h.run_steps(3);
+    assert_eq!(
+        h.state().active_doc().expect("doc").allocations.flame_zoom,
+        None
+    );
+    assert!(h.query_by_label(&root.name).is_none());
+    assert!(flame_rect(&h, 0).width() >= flame_rect(&h, child).width());
+}

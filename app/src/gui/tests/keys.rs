@@ -242,3 +242,53 @@ fn ctrl_f_focuses_the_search_of_the_panel_shown() {
     assert_eq!(d.tab, super::super::panels::PanelId::ALLOCATIONS);
     assert_eq!(d.allocations.query, "softmax");
 }
+
+/// Alt+1 … Alt+9 pick the bottom tabs in the order the tab bar shows them (issue 37: the
+/// tabs had no keys); a digit without Alt leaves the tab alone, and Alt+n past the last
+/// tab does nothing.
+#[test]
+fn alt_and_a_digit_pick_the_bottom_tab_of_that_place() {
+    use super::super::panels::{PANELS, PanelId};
+    let mut h = harness(vec![sample()]);
+    settle(&mut h);
+    let tab = |h: &egui_kittest::Harness<'_, super::ViewerApp>| -> PanelId {
+        h.state().active_doc().expect("doc").tab
+    };
+    let shown: Vec<PanelId> = {
+        let doc = h.state().active_doc().expect("doc");
+        (PANELS.iter())
+            .filter(|p| p.available(&doc.data))
+            .map(|p| p.id())
+            .collect()
+    };
+    // The sample's tabs: Ops, Live at cursor, Categories, Allocations, Flame, History…
+    assert!(shown.len() >= 5, "{shown:?}");
+    assert_eq!(tab(&h), PanelId::OPS);
+    let digits = [
+        Key::Num1,
+        Key::Num2,
+        Key::Num3,
+        Key::Num4,
+        Key::Num5,
+        Key::Num6,
+        Key::Num7,
+        Key::Num8,
+        Key::Num9,
+    ];
+    for (n, &id) in shown.iter().enumerate().rev() {
+        h.key_press_modifiers(egui::Modifiers::ALT, digits[n]);
+        h.run_steps(2);
+        assert_eq!(tab(&h), id, "Alt+{}", n + 1);
+    }
+    h.key_press(Key::Num3);
+    h.run_steps(2);
+    assert_eq!(tab(&h), shown[0], "3 without Alt");
+    if let Some(&past) = digits.get(shown.len()) {
+        h.key_press_modifiers(egui::Modifiers::ALT, past);
+        h.run_steps(2);
+        assert_eq!(tab(&h), shown[0], "Alt past the last tab");
+    }
+    h.key_press_modifiers(egui::Modifiers::ALT, Key::Num2);
+    h.run_steps(2);
+    assert_eq!(tab(&h), shown[1]);
+}

@@ -337,3 +337,27 @@ fn headers_and_segment_labels_are_whole_where_there_is_room() {
     );
     assert!(labels.iter().all(|t| !t.contains('…')), "{labels:?}");
 }
+
+/// A range's Ops table adds three columns (allocated, freed and net in the range): at
+/// 1000×700 the last, the net, is still whole in the window.
+#[test]
+fn a_range_s_ops_table_fits_1000x700() {
+    let mut h = harness_sized(vec![sample()], SMALL);
+    settle(&mut h);
+    let window = {
+        let rec = &h.state().active_doc().expect("doc").data.rec;
+        let (start, end) = (rec.meta.start_ns, rec.meta.end_ns);
+        collector::analysis::TimeWindow {
+            start_ns: start + (end - start) / 4,
+            end_ns: start + (end - start) / 2,
+        }
+    };
+    let ctx = h.ctx.clone();
+    h.state_mut().apply(&ctx, Command::Select(Some(window)));
+    settle(&mut h);
+    assert!(
+        texts(&h).iter().any(|t| t.text == "CPU Net"),
+        "the net column is drawn"
+    );
+    assert_fits(&h, "a range's Ops tab");
+}

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use collector::analysis::{TimeWindow, key_averages};
+use collector::analysis::{TimeWindow, key_averages, key_averages_with_net};
 use collector::{LoadOptions, Timeline};
 use egui::{Event, Modifiers, PointerButton, Pos2, pos2};
 use egui_kittest::Harness;
@@ -31,6 +31,7 @@ mod labels;
 mod layout;
 mod loading;
 mod memviz;
+mod net;
 mod ranks;
 mod simulate;
 mod timeline;
@@ -238,7 +239,7 @@ fn selecting_a_range_recomputes_the_table_for_it() {
     );
     assert!((w.end_ns - t_at(x1)).abs() <= tolerance);
     // and its rows are key_averages for that window, not the whole run's
-    let expected = key_averages(&doc.data.rec, Some(w));
+    let expected = key_averages_with_net(&doc.data.rec, w);
     assert_eq!(*doc.table.rows, expected);
     assert_ne!(*doc.table.rows, *before);
     // and it says which range it covers

@@ -44,6 +44,19 @@ impl FlameTree {
         self.nodes.first()
     }
 
+    /// The nodes from the root down to `id`, both included (the flame view's breadcrumb);
+    /// empty for an id not in the tree.
+    pub fn path_to(&self, id: u32) -> Vec<u32> {
+        let mut path = Vec::new();
+        let mut at = self.nodes.get(id as usize).map(|_| id);
+        while let Some(n) = at {
+            path.push(n);
+            at = self.nodes.get(n as usize).and_then(|node| node.parent);
+        }
+        path.reverse();
+        path
+    }
+
     /// The deepest level.
     pub fn depth(&self) -> u32 {
         self.nodes.iter().map(|n| n.depth).max().unwrap_or(0)

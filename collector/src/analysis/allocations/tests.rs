@@ -195,6 +195,17 @@ fn the_icicle_sums_to_the_allocated_bytes_at_the_instant() {
                     .sum();
                 assert!(n.bytes >= below || n.bytes < 0, "{}", n.name);
             }
+            // Each node's breadcrumb runs from the root down its parents, a level a step.
+            for (id, n) in tree.nodes.iter().enumerate().step_by(11) {
+                let path = tree.path_to(id as u32);
+                assert_eq!(path.first(), Some(&0));
+                assert_eq!(path.last(), Some(&(id as u32)));
+                assert_eq!(path.len() as u32, n.depth + 1, "{}", n.name);
+                for w in path.windows(2) {
+                    assert_eq!(tree.nodes[w[1] as usize].parent, Some(w[0]));
+                }
+            }
+            assert!(tree.path_to(tree.nodes.len() as u32).is_empty());
             // And the live groups by stack agree on the total.
             let live = live_at(&rec, &timeline, device as u16, t, GroupBy::Stack);
             assert_eq!(live.groups.iter().map(|g| g.bytes).sum::<i64>(), root.bytes);

@@ -4,7 +4,13 @@
 
 use super::TimeWindow;
 use crate::model::STEP_PREFIX;
-use crate::model::{DeviceClass, MemEventKind, OpCategory, OpSpan, Recording, StrId, ThreadIdx};
+use crate::model::{
+    DeviceClass, MemEvent, MemEventKind, OpCategory, OpSpan, Recording, StrId, ThreadIdx,
+};
+
+/// The two sums a pass of the table adds up per record: key_averages' CPU and device
+/// bytes ([`split`]), or the net change's allocated and freed bytes.
+pub(super) type Values = fn(&Recording, &MemEvent) -> (i64, i64);
 
 /// Ops torch leaves out of the table (`_filter_name`).
 const FILTERED_NAMES: &[&str] = &[
@@ -182,15 +188,18 @@ pub(super) fn without_overload(name: &str) -> Option<&str> {
         .then(|| &name[..namespace.len() + 2 + op.len()])
 }
 
-/// How a device's bytes split into key_averages' CPU and device columns.
-fn split(rec: &Recording, bytes: i64, device: u16) -> (i64, i64) {
-    let class = rec
-        .devices
-        .get(device as usize)
-        .map_or(DeviceClass::Uncounted, |d| d.key.device_type.class());
-    match class {
-        DeviceClass::Host => (bytes, 0),
-        DeviceClass::Accelerator => (0, bytes),
+/// The class of a record's device: which of key_averages' columns counts it.
+pub(super) fn class(rec: &Recording, e: &MemEvent) -> DeviceClass {
+    rec.devices
+        .get(e.device as usize)
+        .map_or(DeviceClass::Uncounted, |d| d.key.device_type.class())
+}
+
+/// How a record's bytes split into key_averages' CPU and device columns.
+pub(super) fn split(rec: &Recording, e: &MemEvent) -> (i64, i64) {
+    match class(rec, e) {
+        DeviceClass::Host => (e.bytes, 0),
+        DeviceClass::Accelerator => (0, e.bytes),
         DeviceClass::Uncounted => (0, 0),
     }
 }
@@ -264,6 +273,7 @@ pub(super) fn chunk_events(
     ops: impl Iterator<Item = u32>,
     records: &[u32],
     ooms: &[u32],
+    values: Values,
 ) -> (Vec<FunctionEvent>, Prefix) {
     let mut prefix = Prefix {
         cpu: Vec::with_capacity(records.len() + ooms.len() + 1),
@@ -272,7 +282,7 @@ pub(super) fn chunk_events(
     prefix.push((0, 0));
     let event = |i: u32| rec.mem_events.get(i as usize);
     for e in records.iter().filter_map(|&i| event(i)) {
-        prefix.push(split(rec, e.bytes, e.device));
+        prefix.push(values(rec, e));
     }
     let times: Vec<i64> = records
         .iter()
@@ -304,7 +314,7 @@ pub(super) fn chunk_events(
     }
     for e in ooms.iter().filter_map(|&i| event(i)) {
         let k = prefix.cpu.len() as u32 - 1;
-        prefix.push(split(rec, e.bytes, e.device));
+        prefix.push(values(rec, e));
         events.push(memory_event(RowName::OUT_OF_MEMORY, e.time_ns, e.thread, k));
     }
     (events, prefix)

@@ -18,12 +18,14 @@
 
 mod chunks;
 mod events;
+mod net;
 mod rows;
 mod sorting;
 mod tree;
 
 use serde::Serialize;
 
+pub use net::{Net, RangeNet, key_averages_with_net};
 pub use rows::row_spans;
 pub use sorting::{SortKey, sort_rows};
 
@@ -65,6 +67,10 @@ pub struct OpRow {
     /// Whether the row is a `record_function` range.
     #[serde(skip)]
     pub user_annotation: bool,
+    /// In a range's table ([`key_averages_with_net`]), the bytes the row's ops allocated
+    /// and freed themselves in the range; `None` in key_averages' own table.
+    #[serde(skip)]
+    pub net: Option<RangeNet>,
 }
 
 /// Compute the key_averages table, for the whole recording or for `window`.
@@ -72,7 +78,7 @@ pub struct OpRow {
 /// With a window, the table covers the ops that overlap it and the memory records that
 /// lie in it — what torch would report had the profiler run for just that range.
 pub fn key_averages(rec: &Recording, window: Option<TimeWindow>) -> Vec<OpRow> {
-    key_averages_in_chunks(rec, window, chunks::CHUNK_OPS)
+    key_averages_in_chunks(rec, window, chunks::CHUNK_OPS, events::split)
 }
 
 /// [`key_averages`], its ops taken in chunks of time of about `chunk_ops` ops.
@@ -80,6 +86,7 @@ fn key_averages_in_chunks(
     rec: &Recording,
     window: Option<TimeWindow>,
     chunk_ops: usize,
+    values: events::Values,
 ) -> Vec<OpRow> {
     let names = events::OpNames::new(rec);
     let filter = events::OpFilter::new(rec, window);
@@ -101,6 +108,7 @@ fn key_averages_in_chunks(
             chunks.ops(k),
             &records.sorted[first..end.max(first)],
             &ooms,
+            values,
         );
         tree::sort_in_place(&mut events);
         let mut tree = tree::nest(&events);

@@ -71,6 +71,7 @@ impl Rows {
                     device_memory_usage: 0,
                     on_device: !host,
                     user_annotation,
+                    net: None,
                 });
                 rows.len() - 1
             })

@@ -339,23 +339,23 @@ fn the_table_in_chunks_of_time_equals_the_table_in_one() {
             continue;
         }
         traces += 1;
-        let whole = key_averages_in_chunks(&rec, None, usize::MAX);
+        let whole = key_averages_in_chunks(&rec, None, usize::MAX, events::split);
         let window = TimeWindow {
             start_ns: rec.meta.start_ns + (rec.meta.end_ns - rec.meta.start_ns) / 3,
             end_ns: rec.meta.end_ns - (rec.meta.end_ns - rec.meta.start_ns) / 4,
         };
-        let whole_window = key_averages_in_chunks(&rec, Some(window), usize::MAX);
+        let whole_window = key_averages_in_chunks(&rec, Some(window), usize::MAX, events::split);
         for chunk_ops in [50, 700, 5_000] {
             let filter = events::OpFilter::new(&rec, None);
             let n = chunks::Chunks::plan(&rec, &filter, chunk_ops).len();
             cut += usize::from(n > 1);
             let what = format!("{} in chunks of {chunk_ops} ({n})", path.display());
             assert_eq!(
-                key_averages_in_chunks(&rec, None, chunk_ops),
+                key_averages_in_chunks(&rec, None, chunk_ops, events::split),
                 whole,
                 "{what}"
             );
-            let windowed = key_averages_in_chunks(&rec, Some(window), chunk_ops);
+            let windowed = key_averages_in_chunks(&rec, Some(window), chunk_ops, events::split);
             assert_eq!(windowed, whole_window, "{what}, window");
         }
     }

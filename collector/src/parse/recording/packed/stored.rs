@@ -160,6 +160,7 @@ impl TableLine {
                 device_memory_usage: r.5,
                 on_device: r.6,
                 user_annotation: r.7,
+                net: None,
             })
         });
         Some(StoredTable {

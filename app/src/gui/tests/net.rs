@@ -1,0 +1,84 @@
+//! The net size change per op in a selected range (issue 37, as TensorBoard's memory view
+//! shows it): the Ops table's CPU Alloc, CPU Freed and CPU Net columns, from the collector.
+
+use collector::analysis::key_averages_with_net;
+use collector::model::DeviceId;
+use egui::{Modifiers, pos2};
+use egui_kittest::kittest::Queryable;
+
+use super::super::doc::OpColumn;
+use super::super::units;
+use super::{drag, harness, sample, settle};
+
+/// GIVEN the CPU sample with the second quarter of the plot shift-dragged, THEN each row of
+/// the range's table carries the collector's allocated and freed bytes, its net is
+/// allocated − freed and equals its self CPU memory, the nets of all rows add up to the
+/// change of the CPU's allocated memory across the range (every record in the range is
+/// attributed: to an op or to the `[memory]` row), the columns are drawn with those numbers,
+/// and a click on "CPU Net" sorts by it.
+#[test]
+fn a_range_shows_each_ops_allocated_freed_and_net_change() {
+    let mut h = harness(vec![sample()]);
+    settle(&mut h);
+    // The whole recording's table has no net columns.
+    assert!(h.query_by_label("CPU Net").is_none());
+    let plot = (h.state().active_doc())
+        .and_then(|d| d.last_plot_rect)
+        .expect("plot drawn");
+    let y = plot.center().y;
+    let (x0, x1) = (
+        plot.left() + plot.width() * 0.25,
+        plot.left() + plot.width() * 0.5,
+    );
+    drag(&mut h, pos2(x0, y), pos2(x1, y), Modifiers::SHIFT);
+    settle(&mut h);
+    let doc = h.state().active_doc().expect("doc");
+    let w = doc.table.window.expect("a range");
+    let rec = &doc.data.rec;
+    assert_eq!(*doc.table.rows, key_averages_with_net(rec, w));
+    let (mut sum, mut allocated, mut freed) = (0i64, 0i64, 0i64);
+    for r in doc.table.rows.iter() {
+        let net = r.net.expect("a range's row has its net").host;
+        assert_eq!(net.net(), net.allocated - net.freed);
+        assert_eq!(net.net(), r.self_cpu_memory_usage, "{}", r.name);
+        assert_eq!(OpColumn::CpuNet.value(r), Some(net.net()));
+        sum += net.net();
+        allocated += net.allocated;
+        freed += net.freed;
+    }
+    let cpu = (doc.data.timeline.devices.iter())
+        .find(|d| rec.devices[d.device as usize].key == DeviceId::CPU)
+        .expect("the CPU's curve");
+    let at = |t: i64| cpu.at(t).map_or(0, |p| p.allocated_bytes);
+    let change = at(w.end_ns) - at(w.start_ns - 1);
+    assert_eq!(sum, change, "the rows' nets vs the curve's change");
+    assert!(
+        allocated > 1 << 20 && freed > 1 << 20,
+        "{allocated} {freed}"
+    );
+    // The first row shown has its three numbers drawn.
+    let first = &doc.table.rows[doc.table.order[0]];
+    let net = first.net.expect("net").host;
+    let texts = [
+        units::op_bytes(net.allocated),
+        units::op_bytes(net.freed),
+        units::op_bytes_delta(net.net()),
+    ];
+    for text in texts {
+        assert!(
+            h.query_all_by_label(&text).next().is_some(),
+            "{text} of {} not drawn",
+            first.name
+        );
+    }
+    // Sorting by net: largest first.
+    h.get_by_label("CPU Net").click();
+    h.run_steps(3);
+    let doc = h.state().active_doc().expect("doc");
+    assert_eq!(doc.table.sort, OpColumn::CpuNet);
+    let nets: Vec<i64> = (doc.table.order.iter())
+        .map(|&i| doc.table.rows[i].net.expect("net").host.net())
+        .collect();
+    assert!(nets.windows(2).all(|p| p[0] >= p[1]), "{nets:?}");
+    assert!(nets[0] > 0 && nets[nets.len() - 1] < 0, "{nets:?}");
+}
