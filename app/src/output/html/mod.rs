@@ -32,6 +32,7 @@ use self::tables::{AdviceDoc, OpsTable};
 use super::file::{self, FileError, Policy};
 use super::json_docs::SummaryDoc;
 pub use super::report::Analysed as Input;
+use super::report::{Derived, derive};
 use crate::palette::{self, Rgb};
 use collector::analysis::categories::Category;
 
@@ -105,10 +106,17 @@ fn hex((r, g, b): Rgb) -> String {
     format!("#{r:02x}{g:02x}{b:02x}")
 }
 
-/// The page for `inputs` (with the ranks table of several).
-pub fn page(inputs: &[Input<'_>], ranks: Option<&RankTable>) -> Result<String> {
+/// The page for `inputs` (with the ranks table of several), each beside what report.md
+/// shows of it too ([`Derived`], one per input).
+pub fn page(
+    inputs: &[Input<'_>],
+    derived: &[Derived],
+    ranks: Option<&RankTable>,
+) -> Result<String> {
     let mut s = Strings::default();
-    let inputs = inputs.iter().map(|i| input_doc(i, &mut s)).collect();
+    let inputs = (inputs.iter().zip(derived))
+        .map(|(i, d)| input_doc(i, d, &mut s))
+        .collect();
     let doc = Document {
         generator: format!("vramscope {}", env!("CARGO_PKG_VERSION")),
         strings: s,
@@ -133,7 +141,7 @@ pub fn page(inputs: &[Input<'_>], ranks: Option<&RankTable>) -> Result<String> {
         .replacen("{{DATA}}", &data, 1))
 }
 
-fn input_doc<'a>(input: &Input<'a>, s: &mut Strings) -> InputDoc<'a> {
+fn input_doc<'a>(input: &Input<'a>, derived: &Derived, s: &mut Strings) -> InputDoc<'a> {
     let (facts, warnings) = tables::facts(input, s);
     let origin = input.summary.start_ns;
     InputDoc {
@@ -155,8 +163,8 @@ fn input_doc<'a>(input: &Input<'a>, s: &mut Strings) -> InputDoc<'a> {
             .enumerate()
             .map(|(i, ds)| device::device(input, i, ds, s))
             .collect(),
-        ops: tables::ops_tables(input, s),
-        advice: tables::advice(input, s),
+        ops: tables::ops_tables(input, derived, s),
+        advice: tables::advice(input, &derived.advice, s),
         ooms: tables::ooms(input, s),
     }
 }
@@ -190,7 +198,8 @@ pub fn write_page(
 ) -> Result<u64, FileError> {
     // Refused before the analyses run, not after.
     file::check(dest, policy)?;
-    let html = page(inputs, ranks).map_err(|source| FileError::Write {
+    let derived: Vec<Derived> = inputs.iter().map(derive).collect();
+    let html = page(inputs, &derived, ranks).map_err(|source| FileError::Write {
         dest: dest.to_owned(),
         source,
     })?;

@@ -4,7 +4,7 @@
 //! verdicts, the facts and the warnings. Numbers come as the CLI words them, with the raw
 //! value beside where a column sorts.
 
-use collector::analysis::advise::{DeviceAdvice, Options, advise};
+use collector::analysis::advise::DeviceAdvice;
 use collector::analysis::{OpRow, TimeWindow, key_averages, sort_rows};
 use collector::units::{bytes_iec, duration_between, torch_memory};
 use serde::Serialize;
@@ -13,7 +13,7 @@ use super::Input;
 use super::strings::Strings;
 use crate::output::advise::{fit_sentence, label, setting_cost};
 use crate::output::oom::verdict_words;
-use crate::output::report::sorted_rows;
+use crate::output::report::Derived;
 use crate::output::text::blocks_word;
 
 /// Rows of the whole run's table kept (the rest are the smallest by the sort): ~80 bytes
@@ -37,12 +37,12 @@ pub struct OpsTable {
 }
 
 /// The per-op tables of `input`: the whole run, then the first steps'.
-pub fn ops_tables(input: &Input<'_>, s: &mut Strings) -> Vec<OpsTable> {
+pub fn ops_tables(input: &Input<'_>, derived: &Derived, s: &mut Strings) -> Vec<OpsTable> {
     if input.rec.ops.is_empty() {
         return Vec::new();
     }
-    let (rows, key) = sorted_rows(input.rec);
-    let mut tables = vec![table("whole run", &rows, MAX_OP_ROWS, s)];
+    let key = derived.sort;
+    let mut tables = vec![table("whole run", &derived.rows, MAX_OP_ROWS, s)];
     let origin = input.summary.start_ns;
     for step in input.rec.steps.iter().take(MAX_STEP_TABLES) {
         let window = TimeWindow {
@@ -99,8 +99,8 @@ pub struct AdviceDoc {
 }
 
 /// `advise`'s estimates with its defaults, per device with allocations.
-pub fn advice(input: &Input<'_>, s: &mut Strings) -> Vec<AdviceDoc> {
-    advise(input.rec, input.timeline, &Options::DEFAULTS)
+pub fn advice(input: &Input<'_>, advice: &[DeviceAdvice], s: &mut Strings) -> Vec<AdviceDoc> {
+    advice
         .iter()
         .map(|a| {
             let device = input

@@ -15,7 +15,9 @@ fn sample_page(name: &str) -> String {
     let rec = load(&path, LoadOptions::default()).expect("the sample loads");
     let inputs = vec![(name.to_owned(), rec)];
     let built = analyse(&inputs);
-    page(&analysed(&inputs, &built), None).expect("the page")
+    let analysed = analysed(&inputs, &built);
+    let derived: Vec<_> = analysed.iter().map(derive).collect();
+    page(&analysed, &derived, None).expect("the page")
 }
 
 fn data(html: &str) -> serde_json::Value {

@@ -1,23 +1,21 @@
 //! The report's what-if advice for one input: per device with allocations, the estimated
 //! peak under each memory-saving technique and the smallest combination that fits the
 //! device's memory — the numbers `vramscope advise` prints with its defaults
-//! ([`ADVICE_OPTIONS`]), from the same collector function.
+//! ([`ADVICE_OPTIONS`]), from the same collector function, computed once for report.md and
+//! report.html ([`super::derive`]).
 
 use std::fmt::Write as _;
 
-use collector::analysis::advise::{Options, SettingEstimate, advise};
+use collector::analysis::advise::SettingEstimate;
 use collector::units::bytes_iec;
 
-use super::Section;
+use super::{ADVICE_OPTIONS, Section};
 use crate::output::advise::{caveat_words, fit_sentence, label, setting_cost};
 use crate::output::text::md_cell;
 
-/// `advise`'s defaults.
-const ADVICE_OPTIONS: Options = Options::DEFAULTS;
-
 /// The advice section, when some device has allocations to reason about.
 pub fn advice_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
-    let advice = advise(s.rec, s.timeline, &ADVICE_OPTIONS);
+    let advice = s.advice;
     if advice.is_empty() {
         return Ok(());
     }
@@ -34,7 +32,7 @@ pub fn advice_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
         ADVICE_OPTIONS.lora_rank,
         ADVICE_OPTIONS.loss_chunks
     )?;
-    for a in &advice {
+    for a in advice {
         let device = s
             .rec
             .devices

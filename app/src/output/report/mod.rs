@@ -12,6 +12,7 @@ mod section;
 use std::path::Path;
 
 use anyhow::Result;
+use collector::analysis::advise::{DeviceAdvice, Options, advise};
 use collector::analysis::{self, OpRow, SortKey, Summary};
 use collector::model::DeviceId;
 use collector::{Recording, Timeline};
@@ -82,6 +83,8 @@ pub struct Section<'a> {
     pub rows: &'a [OpRow],
     /// Which column `rows` is sorted by.
     pub sort: SortKey,
+    /// `advise`'s estimates with its defaults.
+    pub advice: &'a [DeviceAdvice],
 }
 
 /// One input whose timeline and summary are already built (the viewer has them).
@@ -104,6 +107,31 @@ fn chart_stem(prefix: &str, device: DeviceId) -> String {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect();
     format!("{prefix}memory-{safe}")
+}
+
+/// The advisor's options the report shows: `advise`'s defaults.
+pub const ADVICE_OPTIONS: Options = Options::DEFAULTS;
+
+/// What report.md and report.html both show of an input, computed once: the whole run's
+/// key_averages rows as `table` sorts them, and the advice with `advise`'s defaults (which
+/// replays the run through the allocator model where it can).
+pub struct Derived {
+    /// The whole run's rows, sorted.
+    pub rows: Vec<OpRow>,
+    /// Which column they are sorted by.
+    pub sort: SortKey,
+    /// `advise`'s estimates.
+    pub advice: Vec<DeviceAdvice>,
+}
+
+/// [`Derived`] of `a`.
+pub fn derive(a: &Analysed<'_>) -> Derived {
+    let (rows, sort) = sorted_rows(a.rec);
+    Derived {
+        rows,
+        sort,
+        advice: advise(a.rec, a.timeline, &ADVICE_OPTIONS),
+    }
 }
 
 /// Sort a recording's key_averages rows as `table` does by default.
@@ -196,7 +224,7 @@ pub fn write_analysed(
 /// Write report.md, report.html and the charts of `inputs` into the new directory `dir`;
 /// returns the size of report.html.
 fn fill(dir: &Path, inputs: &[Analysed<'_>], overview: &Overview) -> Result<u64> {
-    let rows: Vec<(Vec<OpRow>, SortKey)> = inputs.iter().map(|a| sorted_rows(a.rec)).collect();
+    let derived: Vec<Derived> = inputs.iter().map(derive).collect();
     let prefixes: Vec<String> = (0..inputs.len())
         .map(|i| {
             if inputs.len() == 1 {
@@ -208,16 +236,17 @@ fn fill(dir: &Path, inputs: &[Analysed<'_>], overview: &Overview) -> Result<u64>
         .collect();
     let sections: Vec<Section<'_>> = inputs
         .iter()
-        .zip(&rows)
+        .zip(&derived)
         .zip(&prefixes)
-        .map(|((a, (rows, sort)), prefix)| Section {
+        .map(|((a, d), prefix)| Section {
             name: a.name,
             prefix,
             rec: a.rec,
             timeline: a.timeline,
             summary: a.summary,
-            rows,
-            sort: *sort,
+            rows: &d.rows,
+            sort: d.sort,
+            advice: &d.advice,
         })
         .collect();
     for s in &sections {
@@ -226,7 +255,7 @@ fn fill(dir: &Path, inputs: &[Analysed<'_>], overview: &Overview) -> Result<u64>
     let mut md = markdown(&sections)?;
     md.insert_str(TITLE.len(), &overview.markdown);
     file::write_bytes(&dir.join("report.md"), &FRESH, TEMP_TAG, md.as_bytes())?;
-    let page = html::page(inputs, overview.ranks.as_ref())?;
+    let page = html::page(inputs, &derived, overview.ranks.as_ref())?;
     Ok(file::write_bytes(
         &dir.join(HTML_NAME),
         &FRESH,
