@@ -2,6 +2,7 @@
 //! (`{"devices":[{"device","measured_peak_bytes","techniques":[…],"fits"?}]}`); each
 //! technique's parameter under its own key (`world_size`, `factor`, `degree`, `rank`).
 
+use super::assumptions::{assumptions, price};
 use std::io::{self, Write};
 
 use collector::analysis::advise::{
@@ -41,8 +42,8 @@ fn estimate_json(e: &Estimate) -> Value {
     if let Some(h) = e.host_bytes {
         m.insert("host_bytes".into(), h.into());
     }
-    m.insert("assumptions".into(), e.assumptions.as_str().into());
-    m.insert("cost".into(), e.cost.as_str().into());
+    m.insert("assumptions".into(), assumptions(&e.basis).into());
+    m.insert("cost".into(), price(&e.basis).into());
     m.insert(
         "incompatible_with".into(),
         e.technique.incompatible_with().into(),
@@ -214,8 +215,8 @@ pub fn advise_text(out: &mut impl Write, devices: &[NamedAdvice<'_>]) -> io::Res
         }
         for e in &a.estimates {
             writeln!(out)?;
-            writeln!(out, "  {}: {}", label(e.technique), e.assumptions)?;
-            writeln!(out, "    price: {}", e.cost)?;
+            writeln!(out, "  {}: {}", label(e.technique), assumptions(&e.basis))?;
+            writeln!(out, "    price: {}", price(&e.basis))?;
             if let Some(h) = e.host_bytes {
                 writeln!(out, "    host memory: {}", bytes_iec(h))?;
             }

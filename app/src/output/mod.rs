@@ -5,6 +5,7 @@
 //! overwrite policy.
 
 pub mod advise;
+pub mod assumptions;
 pub mod categories;
 pub mod charts;
 pub mod check;

@@ -6,6 +6,7 @@
 
 mod settings;
 
+use crate::output::assumptions::{assumptions, price};
 use std::sync::Arc;
 
 use collector::analysis::advise::{DeviceAdvice, Options};
@@ -202,10 +203,11 @@ fn advice_ui(ui: &mut Ui, a: &DeviceAdvice) {
             ui.end_row();
             for e in &a.estimates {
                 let not_with = e.technique.incompatible_with();
+                let assumed = assumptions(&e.basis);
                 let hover = if not_with.is_empty() {
-                    e.assumptions.clone()
+                    assumed.clone()
                 } else {
-                    format!("{}\n\nnot with: {}", e.assumptions, not_with.join(", "))
+                    format!("{assumed}\n\nnot with: {}", not_with.join(", "))
                 };
                 ui.label(label(e.technique)).on_hover_text(hover);
                 ui.label(bytes_iec(e.estimated_peak_bytes));
@@ -214,17 +216,17 @@ fn advice_ui(ui: &mut Ui, a: &DeviceAdvice) {
                 if e.saving_bytes == 0 {
                     // Why nothing changes, on the row (issue 37: it hid in the tooltip).
                     ui.vertical(|ui| {
-                        ui.label(&e.cost);
+                        ui.label(price(&e.basis));
                         ui.add(
                             egui::Label::new(
-                                RichText::new(format!("why 0 B: {}", e.assumptions))
+                                RichText::new(format!("why 0 B: {assumed}"))
                                     .color(ui.visuals().weak_text_color()),
                             )
                             .wrap(),
                         );
                     });
                 } else {
-                    ui.label(&e.cost);
+                    ui.label(price(&e.basis));
                 }
                 ui.end_row();
             }

@@ -2,6 +2,7 @@
 //! `advise`'s defaults, the table shows each technique's estimate and the fit line; new
 //! ranks, micro-batches or a capacity in its controls ask the worker again.
 
+use crate::output::assumptions::assumptions;
 use collector::analysis::advise::{Options, advise};
 use collector::units::bytes_iec;
 use egui_kittest::kittest::Queryable;
@@ -102,14 +103,14 @@ fn advice_for_a_snapshot_takes_a_typed_capacity_and_says_why_on_the_row() {
         .collect();
     assert!(!zero.is_empty());
     for e in &zero {
-        h.get_by_label(&format!("why 0 B: {}", e.assumptions));
+        h.get_by_label(&format!("why 0 B: {}", assumptions(&e.basis)));
     }
     // and checkpointing does not ask a snapshot for the with_stack=True it has
     assert!(
         device
             .estimates
             .iter()
-            .all(|e| !e.assumptions.contains("with_stack")),
+            .all(|e| !assumptions(&e.basis).contains("with_stack")),
         "a snapshot told to profile with with_stack=True"
     );
     // WHEN the user types a capacity: 12 GiB (the run peaks at 12.97 GiB)

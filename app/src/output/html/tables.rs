@@ -4,6 +4,7 @@
 //! verdicts, the facts and the warnings. Numbers come as the CLI words them, with the raw
 //! value beside where a column sorts.
 
+use crate::output::assumptions::price;
 use collector::analysis::advise::DeviceAdvice;
 use collector::analysis::{OpRow, TimeWindow, key_averages, sort_rows};
 use collector::units::{bytes_iec, duration_between, torch_memory};
@@ -132,7 +133,7 @@ fn advice_rows(a: &DeviceAdvice, s: &mut Strings) -> Vec<(u32, u32, u32, u32, i6
                 s.id(&label(e.technique)),
                 s.id(&bytes_iec(e.estimated_peak_bytes)),
                 s.id(&bytes_iec(e.saving_bytes)),
-                s.id(&e.cost),
+                s.id(&price(&e.basis)),
                 e.estimated_peak_bytes,
             )
         })

@@ -4,6 +4,7 @@
 //! ([`ADVICE_OPTIONS`]), from the same collector function, computed once for report.md and
 //! report.html ([`super::derive`]).
 
+use crate::output::assumptions::price;
 use std::fmt::Write as _;
 
 use collector::analysis::advise::SettingEstimate;
@@ -54,7 +55,7 @@ pub fn advice_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
                 bytes_iec(e.estimated_peak_bytes),
                 bytes_iec(e.saving_bytes),
                 e.host_bytes.map_or_else(String::new, bytes_iec),
-                md_cell(&e.cost)
+                md_cell(&price(&e.basis))
             )?;
         }
         settings_markdown(md, &device, &a.allocator)?;

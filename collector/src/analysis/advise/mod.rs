@@ -14,6 +14,7 @@
 
 mod allocator;
 mod backward;
+mod basis;
 mod curve;
 mod fit;
 mod frozen;
@@ -24,9 +25,9 @@ mod rules;
 mod run;
 mod structure;
 mod technique;
-mod text;
 
 pub use allocator::{Caveat, SettingChange, SettingEstimate, allocator_settings};
+pub use basis::{Basis, Found};
 pub use fit::Fit;
 pub use technique::{Parameter, Technique, techniques};
 
@@ -82,10 +83,9 @@ pub struct Estimate {
     pub saving_bytes: i64,
     /// Host memory it uses instead (offload), bytes.
     pub host_bytes: Option<i64>,
-    /// What the estimate assumes, one sentence.
-    pub assumptions: String,
-    /// Its price, in words.
-    pub cost: String,
+    /// The model used and the facts it read: what the estimate assumes and the technique
+    /// costs (the app words it).
+    pub basis: Basis,
 }
 
 /// The advice for one device.
@@ -120,7 +120,13 @@ pub fn advise(rec: &Recording, timeline: &Timeline, options: &Options) -> Vec<De
                 .map(|t| {
                     let peak = estimate(&run, &[t], untracked, options);
                     let c = ctx(&run, t, untracked, options, 0);
-                    text::estimate(t, &c, measured, peak)
+                    Estimate {
+                        technique: t,
+                        estimated_peak_bytes: peak,
+                        saving_bytes: measured - peak,
+                        host_bytes: t.rule().host_bytes(&c),
+                        basis: t.rule().basis(&c),
+                    }
                 })
                 .collect();
             let capacity = options

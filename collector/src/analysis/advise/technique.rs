@@ -1,12 +1,14 @@
 //! A technique is one registered rule ([`Rule`], listed once in [`REGISTRY`]): its name, its
-//! parameter, how it reshapes each measured allocation, the memory it adds of its own, what
-//! it assumes and costs, and what it cannot be combined with. Adding a technique is writing
-//! one `Rule` and one line of the registry; the estimate, the capacity search, the text and
-//! the JSON read everything from there.
+//! parameter, how it reshapes each measured allocation, the memory it adds of its own, the
+//! facts its assumptions and price rest on ([`Basis`]), and what it cannot be combined with.
+//! Adding a technique is writing one `Rule`, one line of the registry and its `Basis`
+//! variant; the estimate, the capacity search and the JSON read everything from there, and
+//! the app's words for the new variant are asked for by the compiler.
 
 use std::cell::OnceCell;
 
 use super::Options;
+use super::basis::Basis;
 use super::curve::Seg;
 use super::rules;
 use super::run::{Life, Run};
@@ -158,12 +160,6 @@ pub(super) struct Ctx<'a> {
     pub memo: OnceCell<(i64, i64)>,
 }
 
-/// What an estimate assumes and what the technique costs, in words.
-pub(super) struct Words {
-    pub assumptions: String,
-    pub cost: String,
-}
-
 /// One technique: registered once in [`REGISTRY`].
 pub(super) trait Rule: Sync {
     /// The stable name.
@@ -205,8 +201,9 @@ pub(super) trait Rule: Sync {
     fn host_bytes(&self, _c: &Ctx<'_>) -> Option<i64> {
         None
     }
-    /// What the estimate assumes and what it costs.
-    fn words(&self, c: &Ctx<'_>) -> Words;
+    /// The model used and this run's facts it read: what the app words as the estimate's
+    /// assumptions and price.
+    fn basis(&self, c: &Ctx<'_>) -> Basis;
 }
 
 /// Every technique, once, in the order reports list them.

@@ -1,9 +1,10 @@
 //! The batch split: micro-batching with gradient accumulation ([`super::super::micro`]).
 
 use super::super::Options;
+use super::super::basis::Basis;
 use super::super::curve::Seg;
 use super::super::run::Life;
-use super::super::technique::{Ctx, Parameter, Rule, Words};
+use super::super::technique::{Ctx, Parameter, Rule};
 
 /// The batch split in this many micro-batches, gradients accumulated.
 pub(in super::super) struct MicroBatch;
@@ -25,19 +26,7 @@ impl Rule for MicroBatch {
         super::super::micro::reshape(c.value, c.run, life, seg)
     }
 
-    fn words(&self, c: &Ctx<'_>) -> Words {
-        let k = c.value;
-        Words {
-            assumptions: format!(
-                "activations, inputs and temporaries of forward and backward scale with the \
-                 batch (÷ {k}); gradients accumulate, so the later micro-batches run with every \
-                 gradient live (from when the previous step's are freed), and each of their \
-                 backward nodes makes its gradient anew beside the accumulated one; optimizer memory and what nothing names (unknown, before the \
-                 trace) unchanged"
-            ),
-            cost: format!(
-                "{k} forwards and backwards of 1/{k} the batch per step (lower GPU utilisation)"
-            ),
-        }
+    fn basis(&self, c: &Ctx<'_>) -> Basis {
+        Basis::MicroBatch { factor: c.value }
     }
 }

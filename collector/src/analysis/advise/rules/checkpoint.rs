@@ -1,8 +1,9 @@
 //! Recomputing activations instead of keeping them: per-block checkpointing.
 
+use super::super::basis::{Basis, Found};
 use super::super::curve::Seg;
 use super::super::run::{Life, Run, most_live};
-use super::super::technique::{Ctx, Rule, Words};
+use super::super::technique::{Ctx, Rule};
 
 /// `torch.utils.checkpoint` around each block of the model.
 pub(in super::super) struct ActivationCheckpointing;
@@ -23,26 +24,9 @@ impl Rule for ActivationCheckpointing {
         checkpointed(c.run, index, life, seg)
     }
 
-    fn words(&self, c: &Ctx<'_>) -> Words {
-        if c.run.blocks.is_empty() {
-            return Words {
-                assumptions: without_scopes(c, "no blocks to checkpoint were found")
-                    .unwrap_or_else(|| {
-                        "the trace has no module scopes (profile with with_stack=True), so no \
-                         blocks to checkpoint were found: no change estimated"
-                            .to_owned()
-                    }),
-                cost: "one more forward per step".to_owned(),
-            };
-        }
-        Words {
-            assumptions: format!(
-                "each block forward ({} over the run: modules directly under the root that hold \
-                 modules) keeps only its output for backward, and its other saved activations \
-                 come back while backward recomputes it",
-                c.run.blocks.len()
-            ),
-            cost: "one more forward per step (about a third more compute)".to_owned(),
+    fn basis(&self, c: &Ctx<'_>) -> Basis {
+        Basis::ActivationCheckpointing {
+            blocks: Found::of(c.run.blocks.len(), c.run.stacks_without_spans),
         }
     }
 }
@@ -111,29 +95,9 @@ impl Rule for SelectiveCheckpointing {
         out
     }
 
-    fn words(&self, c: &Ctx<'_>) -> Words {
-        let n = c.run.structure.cores.len();
-        let assumptions = if n == 0 {
-            without_scopes(
-                c,
-                "no attention core (a softmax inside a block's forward) was found",
-            )
-            .unwrap_or_else(|| {
-                "no attention core found (a softmax inside a block's forward, with module \
-                 scopes: with_stack=True): no change estimated"
-                    .to_owned()
-            })
-        } else {
-            format!(
-                "each attention core ({n} over the run: from the scores before a block's softmax \
-                 to the matmul with the values) checkpointed: the tensors it saves (softmax \
-                 output, dropout mask and output) live only to its end and come back when \
-                 backward reaches it; every other activation kept"
-            )
-        };
-        Words {
-            assumptions,
-            cost: "the attention core's forward twice (a few percent more compute)".to_owned(),
+    fn basis(&self, c: &Ctx<'_>) -> Basis {
+        Basis::SelectiveCheckpointing {
+            cores: Found::of(c.run.structure.cores.len(), c.run.stacks_without_spans),
         }
     }
 }
@@ -212,34 +176,11 @@ impl Rule for ActivationOffload {
         Some(ActivationOffload::offloaded_bytes(c.run))
     }
 
-    fn words(&self, c: &Ctx<'_>) -> Words {
-        let bytes = ActivationOffload::offloaded_bytes(c.run);
-        let ms = 2.0 * bytes as f64 / PCIE_BYTES_PER_S * 1e3;
-        Words {
-            assumptions: format!(
-                "every block's saved activations copied to pinned host memory after its forward \
-                 ({OFFLOAD_BLOCKS_IN_FLIGHT} block's forward in flight) and back one block \
-                 ahead of its backward (host bytes: the most offloaded at once); activations \
-                 outside blocks stay; not re-run here (on CPU the host is the device)"
-            ),
-            cost: format!(
-                "{ms:.2} ms of host-device copies per step (out and back, at {:.0} GB/s: PCIe \
-                 4.0 ×16), hidden only where compute overlaps them",
-                PCIE_BYTES_PER_S / 1e9
-            ),
+    fn basis(&self, c: &Ctx<'_>) -> Basis {
+        Basis::ActivationOffload {
+            blocks_in_flight: OFFLOAD_BLOCKS_IN_FLIGHT,
+            offloaded_bytes: ActivationOffload::offloaded_bytes(c.run),
+            link_bytes_per_s: PCIE_BYTES_PER_S,
         }
     }
-}
-
-/// Why a rule that reads module scopes estimated no change on an allocator snapshot:
-/// `what` was not found, and what would find it (issue 37: a snapshot was told to profile
-/// with `with_stack=True`, which gave it the stacks it has). `None` for a trace.
-fn without_scopes(c: &Ctx<'_>, what: &str) -> Option<String> {
-    c.run.stacks_without_spans.then(|| {
-        format!(
-            "{what}: blocks come from a profiler trace's nn.Module scopes, which an allocator \
-             snapshot does not record (its call stacks do not mark where a block begins and \
-             ends); profile a step with torch.profiler to estimate it: no change estimated"
-        )
-    })
 }

@@ -1,9 +1,10 @@
 //! Training adapters instead of the model: LoRA.
 
 use super::super::Options;
+use super::super::basis::Basis;
 use super::super::curve::Seg;
 use super::super::run::Life;
-use super::super::technique::{Ctx, Parameter, Rule, Words, scaled};
+use super::super::technique::{Ctx, Parameter, Rule, scaled};
 use super::optimizer::optimizer_local;
 use crate::analysis::categories::Category;
 
@@ -79,22 +80,10 @@ impl Rule for Lora {
         }
     }
 
-    fn words(&self, c: &Ctx<'_>) -> Words {
-        let r = c.value;
-        let n = c.run.frozen.adapted;
-        Words {
-            assumptions: format!(
-                "the base frozen (no gradients, no optimizer state, no step for its weights); \
-                 rank-{r} adapters (A: r × in, B: out × r) beside each of the {n} nn.Linear \
-                 modules the blocks call (as peft targets them; none on the output layer), \
-                 each weight taken as square since a trace records no shapes; their weights, \
-                 gradients, state and step temporaries in the measured ones' place and time, in \
-                 proportion to their size; the forward before the first adapted linear keeps \
-                 nothing for backward but that linear's input; other activations as measured"
-            ),
-            cost: "only the adapters learn: a fine-tuning choice (never picked to fit a \
-                   capacity); merge them into the weights for inference"
-                .to_owned(),
+    fn basis(&self, c: &Ctx<'_>) -> Basis {
+        Basis::Lora {
+            rank: c.value,
+            adapted_linears: c.run.frozen.adapted,
         }
     }
 }

@@ -1,9 +1,10 @@
 //! The loss over chunks of rows: chunked cross-entropy.
 
 use super::super::Options;
+use super::super::basis::Basis;
 use super::super::curve::Seg;
 use super::super::run::{Life, Phase};
-use super::super::technique::{Ctx, Parameter, Rule, Words, scaled};
+use super::super::technique::{Ctx, Parameter, Rule, scaled};
 use crate::analysis::categories::Category;
 
 /// The output layer and the loss computed chunk by chunk, each chunk recomputed in backward.
@@ -37,24 +38,10 @@ impl Rule for ChunkedLoss {
         }
     }
 
-    fn words(&self, c: &Ctx<'_>) -> Words {
-        let k = c.value;
-        let assumptions = if c.run.structure.logits_bytes == 0 {
-            "no loss op (log_softmax, nll_loss, cross_entropy) made a tensor in the forward: \
-             no logits found, no change estimated"
-                .to_owned()
-        } else {
-            format!(
-                "the output layer and the loss run over {k} chunks of rows, each checkpointed: \
-                 every tensor the size of the loss's log-softmax ({} bytes: the logits, their \
-                 log-probabilities and their gradients) is one chunk's (÷ {k}); the rest as \
-                 measured",
-                c.run.structure.logits_bytes
-            )
-        };
-        Words {
-            assumptions,
-            cost: format!("the output layer's forward twice ({k} chunks recomputed in backward)"),
+    fn basis(&self, c: &Ctx<'_>) -> Basis {
+        Basis::ChunkedLoss {
+            chunks: c.value,
+            logits_bytes: c.run.structure.logits_bytes,
         }
     }
 }

@@ -1,8 +1,9 @@
 //! The optimizer's memory: its state moved to the host.
 
+use super::super::basis::Basis;
 use super::super::curve::Seg;
 use super::super::run::{Life, Phase};
-use super::super::technique::{Ctx, Rule, Words, scaled};
+use super::super::technique::{Ctx, Rule, scaled};
 use crate::analysis::categories::Category;
 
 /// The group of the optimizer state's placements and formats (one at a time).
@@ -37,15 +38,8 @@ impl Rule for OptimizerOffload {
         Some(c.run.state_bytes + c.run.gradient_bytes)
     }
 
-    fn words(&self, _: &Ctx<'_>) -> Words {
-        Words {
-            assumptions: "optimizer state and the step's temporaries move to host memory, which \
-                          then holds the state and a copy of the gradients (host bytes)"
-                .to_owned(),
-            cost: "gradients copied to the host and parameters back each step; the step runs on \
-                   the CPU"
-                .to_owned(),
-        }
+    fn basis(&self, _: &Ctx<'_>) -> Basis {
+        Basis::OptimizerOffload
     }
 }
 
@@ -70,17 +64,8 @@ impl Rule for OptimizerBf16States {
         }
     }
 
-    fn words(&self, _: &Ctx<'_>) -> Words {
-        Words {
-            assumptions: "the optimizer's state in bf16 (Adam: 8 → 4 bytes a parameter; SGD's \
-                          momentum 4 → 2), updated in place from the fp32 gradients, so the \
-                          step's temporaries (Adam's denominator) are bf16 too; weights and \
-                          gradients stay fp32"
-                .to_owned(),
-            cost: "the moments rounded to bf16 each step (long runs may need stochastic or \
-                   Kahan rounding)"
-                .to_owned(),
-        }
+    fn basis(&self, _: &Ctx<'_>) -> Basis {
+        Basis::OptimizerBf16States
     }
 }
 
@@ -125,18 +110,10 @@ impl Rule for Optimizer8bit {
         }
     }
 
-    fn words(&self, _: &Ctx<'_>) -> Words {
-        Words {
-            assumptions: format!(
-                "bitsandbytes' 8-bit Adam: each state of a parameter of at least \
-                 {MIN_8BIT_ELEMENTS} elements one byte an element plus an fp32 absmax per \
-                 {QUANT_BLOCK_ELEMENTS} (Adam: 8 → about 2 bytes a parameter), its update one \
-                 fused kernel with no temporaries; smaller parameters keep 32-bit state; not \
-                 re-run here (it needs CUDA kernels): docs/ADVISOR.md cites the published figures"
-            ),
-            cost: "block-wise quantization of the moments (Dettmers et al. 2022 report 32-bit \
-                   accuracy); a CUDA-only kernel"
-                .to_owned(),
+    fn basis(&self, _: &Ctx<'_>) -> Basis {
+        Basis::Optimizer8bit {
+            min_elements: MIN_8BIT_ELEMENTS,
+            block_elements: QUANT_BLOCK_ELEMENTS,
         }
     }
 }

@@ -1,9 +1,10 @@
 //! Model parallelism: Megatron-style tensor parallelism, with sequence parallelism.
 
 use super::super::Options;
+use super::super::basis::Basis;
 use super::super::curve::Seg;
 use super::super::run::{Life, Phase, Run};
-use super::super::technique::{Ctx, Parameter, Rule, Words, scaled};
+use super::super::technique::{Ctx, Parameter, Rule, scaled};
 use super::optimizer::optimizer_local;
 use crate::analysis::categories::Category;
 
@@ -86,44 +87,10 @@ impl Rule for TensorParallel {
         tensor_share(c.run, c.value, self.sequence, life, seg)
     }
 
-    fn words(&self, c: &Ctx<'_>) -> Words {
-        if self.sequence {
-            sequence_words(c)
-        } else {
-            tensor_words(c)
+    fn basis(&self, c: &Ctx<'_>) -> Basis {
+        Basis::TensorParallel {
+            degree: c.value,
+            sequence: self.sequence,
         }
-    }
-}
-
-fn tensor_words(c: &Ctx<'_>) -> Words {
-    let t = c.value;
-    Words {
-        assumptions: format!(
-            "Megatron-style over {t} ranks: the weights of the linears (those whose gradient \
-             a matmul makes) but the output layer's, their gradients, state and step \
-             temporaries ÷ {t}; in each block, between norms, the activations from the first \
-             linear's output (column-parallel) to the last one's (row-parallel, whose output \
-             is whole) ÷ {t}, and the block's backward temporaries in the same share; \
-             norms, embedding, output layer, residual stream and the loss whole"
-        ),
-        cost: "two all-reduces of the residual stream per block in forward and two in \
-               backward, inside each layer (fast links: within a node)"
-            .to_owned(),
-    }
-}
-
-fn sequence_words(c: &Ctx<'_>) -> Words {
-    let t = c.value;
-    Words {
-        assumptions: format!(
-            "tensor parallelism over {t} ranks, and the blocks' other activations (residual \
-             stream, dropout, the linears' whole outputs) split along the sequence ÷ {t}; \
-             each norm's output is gathered whole before the next column-parallel linear, \
-             which saves it (torch's SequenceParallel; Megatron gathers it again in \
-             backward instead); embedding, output layer and loss whole"
-        ),
-        cost: "an all-gather and a reduce-scatter in place of each all-reduce (the same \
-               traffic)"
-            .to_owned(),
     }
 }

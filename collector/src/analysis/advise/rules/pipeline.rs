@@ -2,9 +2,10 @@
 //! at most P − r micro-batches' activations) or GPipe (every forward first: all m).
 
 use super::super::Options;
+use super::super::basis::Basis;
 use super::super::curve::Seg;
 use super::super::run::{Life, Phase, Run};
-use super::super::technique::{Ctx, Parameter, Rule, Words, scaled};
+use super::super::technique::{Ctx, Parameter, Rule, scaled};
 use super::optimizer::optimizer_local;
 use crate::analysis::categories::Category;
 
@@ -158,32 +159,12 @@ impl Rule for PipelineParallel {
         }
     }
 
-    fn words(&self, c: &Ctx<'_>) -> Words {
+    fn basis(&self, c: &Ctx<'_>) -> Basis {
         let s = Stage::of(c, self.gpipe);
-        if s.gpipe {
-            return gpipe_words(&s);
-        }
-        Words {
-            assumptions: format!(
-                "1F1B over {p} stages with {m} micro-batches (--micro-batches) of 1/{m} the batch, \
-                 each iteration's blocks split in order; the estimate is the more loaded of the \
-                 first stage (its blocks and the embedding, the activations it saves for \
-                 min({m}, {p}) = {f} micro-batches in flight) and the last (its blocks, the \
-                 output layer and the loss, one micro-batch in flight, and every micro-batch's \
-                 logits, which torch's schedules keep to return); parameters, gradients \
-                 and state by the blocks' units, the gradients accumulated over the \
-                 micro-batches (live through the later ones, as for micro_batch); everything \
-                 else one micro-batch's",
-                p = s.p,
-                m = s.m,
-                f = s.p.min(s.m)
-            ),
-            cost: format!(
-                "the pipeline bubble, ({p} − 1)/({m} + {p} − 1) of a step idle; activations and \
-                 their gradients sent between stages",
-                p = s.p,
-                m = s.m
-            ),
+        Basis::PipelineParallel {
+            stages: u32::try_from(s.p).unwrap_or(u32::MAX),
+            micro_batches: u32::try_from(s.m).unwrap_or(u32::MAX),
+            gpipe: s.gpipe,
         }
     }
 }
@@ -195,27 +176,4 @@ fn before_blocks(run: &Run, life: &Life) -> bool {
         .iter()
         .find(|b| b.start_ns >= it)
         .is_some_and(|b| life.alloc_ns < b.start_ns)
-}
-
-fn gpipe_words(s: &Stage) -> Words {
-    Words {
-        assumptions: format!(
-            "GPipe over {p} stages with {m} micro-batches (--micro-batches) of 1/{m} the batch, \
-             each iteration's blocks split in order: every micro-batch's forward before any \
-             backward, so each stage saves the activations of all {m}; the estimate is the \
-             more loaded of the first stage (its blocks and the embedding) and the last (its \
-             blocks, the output layer, the loss and every micro-batch's logits); parameters, \
-             gradients and state by the blocks' units, the gradients accumulated over the \
-             micro-batches; everything else one micro-batch's",
-            p = s.p,
-            m = s.m
-        ),
-        cost: format!(
-            "the pipeline bubble, ({p} − 1)/({m} + {p} − 1) of a step idle, as 1F1B's, with \
-             every micro-batch's activations held at once; activations and their gradients \
-             sent between stages",
-            p = s.p,
-            m = s.m
-        ),
-    }
 }

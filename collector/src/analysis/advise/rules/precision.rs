@@ -1,8 +1,9 @@
 //! Lower precision: bf16 autocast.
 
+use super::super::basis::Basis;
 use super::super::curve::Seg;
 use super::super::run::{Life, Phase};
-use super::super::technique::{Ctx, Rule, Words, scaled};
+use super::super::technique::{Ctx, Rule, scaled};
 use crate::analysis::categories::Category;
 
 /// Mixed precision: `torch.autocast(dtype=torch.bfloat16)`.
@@ -45,15 +46,7 @@ impl Rule for Bf16Autocast {
             .collect()
     }
 
-    fn words(&self, _: &Ctx<'_>) -> Words {
-        Words {
-            assumptions: "activations, their gradients and temporaries made by matmul-like and \
-                          elementwise ops halve; norms, softmax, losses and casts stay fp32; a bf16 \
-                          copy of each weight a matmul-like op uses lives from the forward until \
-                          backward has used it (none is left at the optimizer step); gradients and \
-                          optimizer state stay fp32"
-                .to_owned(),
-            cost: "lower-precision matmuls (watch the loss; bf16 needs no loss scaling)".to_owned(),
-        }
+    fn basis(&self, _: &Ctx<'_>) -> Basis {
+        Basis::Bf16Autocast
     }
 }

@@ -2,9 +2,10 @@
 //! over DDP), ZeRO-2 and ZeRO-3 (FSDP), from what torch and DeepSpeed do.
 
 use super::super::Options;
+use super::super::basis::Basis;
 use super::super::curve::Seg;
 use super::super::run::Life;
-use super::super::technique::{Ctx, Parameter, Rule, Words, scaled};
+use super::super::technique::{Ctx, Parameter, Rule, scaled};
 use super::optimizer::optimizer_local;
 use crate::analysis::categories::Category;
 
@@ -68,18 +69,9 @@ impl Rule for Zero1 {
             .collect()
     }
 
-    fn words(&self, c: &Ctx<'_>) -> Words {
-        let n = c.value;
-        Words {
-            assumptions: format!(
-                "optimizer state and the step's temporaries split over {n} ranks as \
-                 ZeroRedundancyOptimizer does (whole parameters, largest first, to the least \
-                 loaded rank; the estimate is the most loaded rank); DDP's gradient buckets add \
-                 one copy of the gradients from the first backward; the per-rank batch stays the \
-                 same"
-            ),
-            cost: "an all-reduce of gradients and a broadcast of updated parameters each step"
-                .to_owned(),
+    fn basis(&self, c: &Ctx<'_>) -> Basis {
+        Basis::Zero1 {
+            world_size: c.value,
         }
     }
 }
@@ -122,53 +114,13 @@ impl Rule for Fsdp {
         fsdp(c, self.reshard)
     }
 
-    fn words(&self, c: &Ctx<'_>) -> Words {
-        if self.reshard {
-            zero3_words(c)
-        } else {
-            zero2_words(c)
+    fn basis(&self, c: &Ctx<'_>) -> Basis {
+        Basis::Fsdp {
+            world_size: c.value,
+            reshard: self.reshard,
+            blocks_known: !c.run.blocks.is_empty(),
         }
     }
-}
-
-fn zero2_words(c: &Ctx<'_>) -> Words {
-    let n = c.value;
-    Words {
-        assumptions: format!(
-            "FSDP with SHARD_GRAD_OP (FSDP2: reshard_after_forward=False): optimizer state, \
-             gradients and parameters split evenly over {n} ranks; every unit's parameters \
-             gathered whole from its forward to the end of backward (one more copy of the \
-             parameters then); in each block's forward its all-gather buffer and the next \
-             block's; a reduce-scatter buffer of about one layer in backward"
-        ),
-        cost: "a reduce-scatter of gradients and an all-gather of parameters each step".to_owned(),
-    }
-}
-
-fn zero3_words(c: &Ctx<'_>) -> Words {
-    let n = c.value;
-    let cost = "an all-gather of parameters in each forward and backward, a reduce-scatter of \
-                gradients each step"
-        .to_owned();
-    let assumptions = if c.run.blocks.is_empty() {
-        format!(
-            "FSDP with FULL_SHARD: optimizer state, gradients and parameters split evenly \
-             over {n} ranks; no module scopes, so no block is known: each unit is taken as \
-             about one layer (the largest gradient), the one in use and the one prefetched \
-             gathered from forward to the end of backward; a reduce-scatter buffer of about \
-             one layer in backward"
-        )
-    } else {
-        format!(
-            "FSDP with FULL_SHARD, each block its own unit: optimizer state, gradients and \
-             parameters split evenly over {n} ranks; the root unit (parameters of no block) \
-             gathered from forward to the end of backward, each block gathered for its \
-             forward and again, with the next one prefetched, for its backward; in each \
-             block's forward its all-gather buffer and the next block's; a reduce-scatter \
-             buffer of about one layer in backward"
-        )
-    };
-    Words { assumptions, cost }
 }
 
 /// FSDP's own memory. Each unit's parameters are gathered whole for its forward; a unit's
