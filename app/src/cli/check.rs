@@ -11,7 +11,7 @@ use collector::analysis::summary::FileSummary;
 use collector::analysis::summary::{JudgedPeak, PeakSource};
 use collector::model::DeviceId;
 
-use super::input::{Inputs, inputs, no_memory_words, summarize_many, summarize_one};
+use super::input::{Inputs, inputs, no_memory_words, summarize_one, summarize_ranks};
 use super::options::PeakOf;
 use super::{CheckOptions, Failure, Format, LoadArgs};
 use crate::output::check::{CheckVerdict, check_json, check_text};
@@ -43,9 +43,9 @@ pub fn run(
     };
     let found = match inputs(paths).map_err(unreadable)? {
         Inputs::One(path) => return run_one(out, &path, options, load),
-        Inputs::Many(found) => found,
+        Inputs::Ranks(found) => found,
     };
-    let ranks = summarize_many(&found, load).map_err(unreadable)?;
+    let ranks = summarize_ranks(&found, load).map_err(unreadable)?;
     let only: Option<Vec<DeviceId>> = options.device.map(|arg| {
         let devices = ranks
             .iter()
@@ -106,7 +106,7 @@ fn run_one(
     known.sort();
     known.dedup();
     // A device the input does not have has no memory recorded: "no data" (3), as for a
-    // fleet, not a mistake in the command line.
+    // rank among several, not a mistake in the command line.
     let keys: Option<Vec<DeviceId>> = options
         .device
         .map(|d| known.iter().copied().filter(|&k| d.matches(k)).collect());

@@ -75,7 +75,7 @@ fn parquet(
 ) -> Result<ExitCode> {
     let files = match find_inputs(paths)? {
         Inputs::One(path) => vec![path],
-        Inputs::Many(found) => found.files,
+        Inputs::Ranks(found) => found.files,
     };
     let mut input_paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
     input_paths.extend(files.iter().map(PathBuf::as_path));

@@ -51,9 +51,9 @@ pub fn open_with_history(path: &Path, load: LoadArgs) -> Result<Recording> {
 pub enum Inputs {
     /// One file: the command's single-input output.
     One(PathBuf),
-    /// Several files, or directories (a directory holding one input is still a fleet, so
+    /// Several files, or directories (a directory holding one input is still ranks, so
     /// scripts over directories always get the same shape).
-    Many(Discovered),
+    Ranks(Discovered),
 }
 
 /// One file, or the inputs `paths` name and hold ([`discover`]).
@@ -67,14 +67,14 @@ pub fn inputs(paths: &[PathBuf]) -> Result<Inputs> {
     if let Some(warning) = found.too_deep_warning() {
         eprint_escaped!("vramscope: {} {warning}", stderr_warning());
     }
-    Ok(Inputs::Many(found))
+    Ok(Inputs::Ranks(found))
 }
 
-/// Read and summarise the inputs found on all cores, in fleet order
+/// Read and summarise the inputs found on all cores, in rank order
 /// ([`ranks::sort_inputs`]); warn on stderr for each that ends early. torch's memory
 /// timeline exports among them are put onto the traces they came from ([`Beside`]); those
 /// no trace came from are inputs of their own.
-pub fn summarize_many(found: &Discovered, load: LoadArgs) -> Result<Vec<RankInput>> {
+pub fn summarize_ranks(found: &Discovered, load: LoadArgs) -> Result<Vec<RankInput>> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Found in directories, they were told apart when found; a file named is looked at.
     let timelines_found: HashSet<&PathBuf> = found.memory_timelines.iter().collect();

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use collector::Timeline;
-use collector::analysis::ranks::{RankInput, fleet, sort_inputs};
+use collector::analysis::ranks::{RankInput, across_ranks, sort_inputs};
 use collector::analysis::{self};
 use collector::units::bytes_iec;
 
@@ -20,7 +20,7 @@ use crate::output::ranks::{RanksView, ranks_markdown, ranks_table};
 use crate::output::report::{HTML_NAME, Overview, REPORT_SHAPE, analyse, analysed, write_analysed};
 
 /// Most inputs one report takes. A report holds every input's recording in memory and
-/// draws its charts (for the 111 MB bench trace, ~30 MB and a second each), so a fleet
+/// draws its charts (for the 111 MB bench trace, ~30 MB and a second each), so more ranks
 /// larger than this is for `summary`, which keeps one recording per core.
 pub const MAX_REPORT_INPUTS: usize = 64;
 
@@ -49,7 +49,7 @@ pub fn run(
     file::guard_signals();
     let (files, skipped) = match find_inputs(paths)? {
         Inputs::One(path) => (vec![path], None),
-        Inputs::Many(found) => (found.files, Some(found.skipped)),
+        Inputs::Ranks(found) => (found.files, Some(found.skipped)),
     };
     if files.len() > MAX_REPORT_INPUTS {
         bail!(
@@ -115,10 +115,10 @@ fn written(out: &mut impl Write, page: &Path, bytes: u64) -> Result<()> {
 /// The ranks table, worst rank and skew, for the top of the report and the page.
 fn overview(ranks: &mut [RankInput], skipped: u64) -> Overview {
     sort_inputs(ranks);
-    let fleet = fleet(ranks);
+    let across = across_ranks(ranks);
     let view = RanksView {
         inputs: ranks,
-        fleet: &fleet,
+        across: &across,
         skipped,
     };
     let mut markdown = String::new();

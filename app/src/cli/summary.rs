@@ -6,15 +6,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use collector::analysis::ranks::fleet;
+use collector::analysis::ranks::across_ranks;
 
-use super::input::{Inputs, inputs, summarize_many, summarize_one};
+use super::input::{Inputs, inputs, summarize_one, summarize_ranks};
 use super::{Format, LoadArgs};
 use crate::output::ranks::{RanksView, ranks_json, ranks_text};
 use crate::output::style::Paint;
 use crate::output::summary::{summary_json, summary_text};
 
-/// Summarise `paths` on `out`: one file alone, several as a fleet.
+/// Summarise `paths` on `out`: one file alone, several as ranks.
 pub fn run(
     out: &mut impl Paint,
     paths: &[PathBuf],
@@ -23,13 +23,13 @@ pub fn run(
 ) -> Result<ExitCode> {
     let found = match inputs(paths)? {
         Inputs::One(path) => return run_one(out, &path, format, load),
-        Inputs::Many(found) => found,
+        Inputs::Ranks(found) => found,
     };
-    let ranks = summarize_many(&found, load)?;
-    let fleet = fleet(&ranks);
+    let ranks = summarize_ranks(&found, load)?;
+    let across = across_ranks(&ranks);
     let view = RanksView {
         inputs: &ranks,
-        fleet: &fleet,
+        across: &across,
         skipped: found.skipped,
     };
     match format {

@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use collector::analysis::ranks::{Fleet, RankInput};
+use collector::analysis::ranks::{AcrossRanks, RankInput};
 use collector::units::{bytes_iec, duration_between};
 use serde::Serialize;
 
@@ -31,10 +31,10 @@ const RIGHT: [bool; 9] = [true, false, true, true, false, true, true, true, fals
 
 /// Inputs and what they say together, as the commands show them.
 pub struct RanksView<'a> {
-    /// The inputs, in fleet order.
+    /// The inputs, in rank order.
     pub inputs: &'a [RankInput],
     /// What they say together.
-    pub fleet: &'a Fleet,
+    pub across: &'a AcrossRanks,
     /// Files in the directories named that no importer recognised.
     pub skipped: u64,
 }
@@ -91,7 +91,7 @@ fn rows(inputs: &[RankInput]) -> Vec<[String; 9]> {
 
 /// The lines under the table: worst, skew, OOMs, stages.
 fn findings(v: &RanksView<'_>) -> Vec<(String, String)> {
-    let f = v.fleet;
+    let f = v.across;
     let mut lines = Vec::new();
     if let Some(w) = f.worst
         && let Some(input) = v.inputs.get(w.input)
@@ -156,7 +156,7 @@ fn count_line(v: &RanksView<'_>) -> String {
     )
 }
 
-/// The fleet as text: the count, the table, the findings.
+/// The ranks as text: the count, the table, the findings.
 pub fn ranks_text(out: &mut impl Write, v: &RanksView<'_>) -> io::Result<()> {
     writeln!(out, "{}", count_line(v))?;
     writeln!(out)?;
@@ -192,7 +192,7 @@ pub fn ranks_text(out: &mut impl Write, v: &RanksView<'_>) -> io::Result<()> {
     Ok(())
 }
 
-/// The fleet as a markdown section, for the top of a report.
+/// The ranks as a markdown section, for the top of a report.
 pub fn ranks_markdown(md: &mut String, v: &RanksView<'_>) {
     md.push_str("\n## Ranks\n\n");
     md.push_str(&count_line(v));
@@ -277,9 +277,9 @@ fn worst_doc(input: &RankInput, device: String, bytes: i64) -> WorstDoc {
     }
 }
 
-/// The fleet as one JSON document.
+/// The ranks as one JSON document.
 pub fn ranks_json(out: &mut impl Write, v: &RanksView<'_>) -> io::Result<()> {
-    let f = v.fleet;
+    let f = v.across;
     let input_at = |i: usize| v.inputs.get(i);
     let doc = RanksDoc {
         inputs: v
@@ -334,7 +334,7 @@ pub fn ranks_json(out: &mut impl Write, v: &RanksView<'_>) -> io::Result<()> {
     writeln!(out)
 }
 
-/// The fleet as the HTML page's rank table: the count, the table, the findings.
+/// The ranks as the HTML page's rank table: the count, the table, the findings.
 pub fn ranks_table(v: &RanksView<'_>) -> super::html::RankTable {
     super::html::RankTable {
         count: count_line(v),

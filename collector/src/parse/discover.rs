@@ -12,7 +12,7 @@ use super::input;
 
 /// Most inputs one command takes. Each input's summary is kept until the end (a few KiB:
 /// peaks per device, OOM verdicts), so 65,536 inputs cost a few hundred MiB at most; a
-/// fleet larger than that is a job for a per-node `summary` and a query engine.
+/// set of ranks larger than that is a job for a per-node `summary` and a query engine.
 pub const MAX_INPUTS: usize = 65_536;
 
 /// Deepest directory level searched below a directory named on the command line. Rank
@@ -67,7 +67,7 @@ impl fmt::Display for DiscoverError {
             DiscoverError::Io(path, e) => write!(f, "{}: {e}", path.display()),
             DiscoverError::TooMany(path) => write!(
                 f,
-                "{}: more than {MAX_INPUTS} inputs; summarise each part of the fleet on its own",
+                "{}: more than {MAX_INPUTS} inputs; summarise each group of ranks on its own",
                 path.display()
             ),
             DiscoverError::Empty { skipped } => write!(

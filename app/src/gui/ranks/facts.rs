@@ -43,7 +43,7 @@ pub fn facts_ui(ui: &mut Ui, grid: &Grid, palette: &Palette) {
             ))
             .strong(),
         );
-        if let Some(w) = grid.fleet.worst {
+        if let Some(w) = grid.across.worst {
             let name = grid
                 .inputs
                 .get(w.input)
@@ -58,16 +58,16 @@ pub fn facts_ui(ui: &mut Ui, grid: &Grid, palette: &Palette) {
                 .color(palette.alert),
             );
         }
-        if let Some(s) = grid.fleet.skew_max_over_median {
+        if let Some(s) = grid.across.skew_max_over_median {
             ui.separator();
             ui.label(format!("skew {s:.2}× (worst over median peak)"));
         }
-        if !grid.fleet.oom_inputs.is_empty() {
+        if !grid.across.oom_inputs.is_empty() {
             ui.separator();
             ui.label(
                 RichText::new(format!(
                     "{} ran out of memory",
-                    plural(grid.fleet.oom_inputs.len() as u64, "rank", "ranks")
+                    plural(grid.across.oom_inputs.len() as u64, "rank", "ranks")
                 ))
                 .color(palette.alert),
             );

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use collector::analysis::ranks::grid::Grid;
-use collector::analysis::ranks::{fleet, sort_inputs, summarize_files};
+use collector::analysis::ranks::{across_ranks, sort_inputs, summarize_files};
 use collector::{LoadOptions, Timeline};
 use egui::{Event, Pos2, pos2};
 use egui_kittest::Harness;
@@ -132,13 +132,13 @@ fn the_grid_loads_every_rank_in_order_and_marks_summarys_worst() {
     let rows: Vec<usize> = grid.rows.iter().map(|r| r.input).collect();
     assert_eq!(rows, (0..8).collect::<Vec<_>>());
     // The worst: rank 5, the base peak times 9, read from the files themselves ...
-    let w = grid.fleet.worst.expect("worst");
+    let w = grid.across.worst.expect("worst");
     assert_eq!(grid.inputs[w.input].rank, Some(5));
     assert_eq!(w.peak_allocated_bytes, base_peak(&base_trace()) * 9);
     // ... and the very one `summary` of the same inputs names (its functions, its order).
     let mut summaries = summarize_files(&files, LoadOptions::default(), 2).expect("summaries");
     sort_inputs(&mut summaries);
-    let summary_worst = fleet(&summaries).worst.expect("summary's worst");
+    let summary_worst = across_ranks(&summaries).worst.expect("summary's worst");
     assert_eq!(summaries[summary_worst.input].rank, Some(5));
     assert_eq!(summary_worst.peak_allocated_bytes, w.peak_allocated_bytes);
     // Its row is marked, and the window says so.

@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 
 use super::parallel::{FilesProgress, OnError, map_files};
-use super::{Fleet, RankInput, fleet, fleet_key};
+use super::{AcrossRanks, RankInput, across_ranks, rank_order};
 use crate::analysis::summarize;
 use crate::model::{DeviceId, Recording};
 use crate::parse::{LoadError, LoadOptions};
@@ -180,15 +180,15 @@ pub struct GridRow {
     pub cells: Vec<Option<i64>>,
 }
 
-/// The ranks × time heat map: rows by rank (fleet order), then device.
+/// The ranks × time heat map: rows by rank (rank order), then device.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Grid {
-    /// The inputs, in fleet order ([`super::sort_inputs`]).
+    /// The inputs, in rank order ([`super::sort_inputs`]).
     pub inputs: Vec<RankInput>,
     /// Each input's first timestamp (its time 0), same order.
     pub starts_ns: Vec<i64>,
-    /// What the inputs say together (the same [`fleet`] as `summary`'s).
-    pub fleet: Fleet,
+    /// What the inputs say together (the same [`across_ranks`] as `summary`'s).
+    pub across: AcrossRanks,
     /// The rows.
     pub rows: Vec<GridRow>,
     /// The longest run: the time axis covers `[0, span_ns]` since each rank's start.
@@ -196,9 +196,9 @@ pub struct Grid {
 }
 
 impl Grid {
-    /// The grid of `ranks`: sorted into fleet order, each series put on the common axis.
+    /// The grid of `ranks`: sorted into rank order, each series put on the common axis.
     pub fn build(mut ranks: Vec<GridRank>) -> Grid {
-        ranks.sort_by(|a, b| fleet_key(&a.input).cmp(&fleet_key(&b.input)));
+        ranks.sort_by(|a, b| rank_order(&a.input).cmp(&rank_order(&b.input)));
         let span_ns = ranks
             .iter()
             .map(|r| r.series.duration_ns)
@@ -218,7 +218,7 @@ impl Grid {
         let starts_ns = ranks.iter().map(|r| r.series.start_ns).collect();
         let inputs: Vec<RankInput> = ranks.into_iter().map(|r| r.input).collect();
         Grid {
-            fleet: fleet(&inputs),
+            across: across_ranks(&inputs),
             inputs,
             starts_ns,
             rows,
@@ -228,7 +228,7 @@ impl Grid {
 
     /// The row of the worst rank's device with the peak.
     pub fn worst_row(&self) -> Option<usize> {
-        let w = self.fleet.worst?;
+        let w = self.across.worst?;
         self.rows
             .iter()
             .position(|r| r.input == w.input && r.device == w.device)

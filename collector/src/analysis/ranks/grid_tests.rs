@@ -121,9 +121,9 @@ fn the_grid_sorts_by_rank_reports_bad_files_and_agrees_with_summary() {
     let mut summaries = summarize_files(&good, LoadOptions::default(), 1).expect("summaries");
     super::super::sort_inputs(&mut summaries);
     assert_eq!(grid.inputs, summaries);
-    assert_eq!(grid.fleet, fleet(&summaries));
+    assert_eq!(grid.across, across_ranks(&summaries));
     let worst = grid.worst_row().expect("worst row");
-    let w = grid.fleet.worst.expect("worst");
+    let w = grid.across.worst.expect("worst");
     assert_eq!(grid.rows[worst].input, w.input);
     assert_eq!(
         grid.rows[worst].cells.iter().flatten().max().copied(),

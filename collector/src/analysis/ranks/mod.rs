@@ -1,6 +1,6 @@
 //! Many ranks at once: one summary per input (a rank's trace, snapshot or recording), read
 //! in parallel and each recording dropped after its summary ([`summarize_files`]), then
-//! what the fleet says together ([`fleet`]): the worst rank, the skew between ranks, the
+//! what the ranks say together ([`across_ranks`]): the worst rank, the skew between ranks, the
 //! ranks that ran out of memory, and peaks per pipeline stage where the traces tell; and
 //! the viewer's rank grid, each rank's allocated memory over time ([`grid`]).
 
@@ -17,7 +17,7 @@ pub use parallel::{
     FilesProgress, MAX_WORKERS, OnError, map_files, summarize_files, summarize_files_beside,
 };
 
-/// One input's summary and where it sits in the fleet.
+/// One input's summary and where it sits among the ranks.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RankInput {
     /// The file, as found.
@@ -85,7 +85,7 @@ pub struct StagePeaks {
 
 /// What the inputs say together.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Fleet {
+pub struct AcrossRanks {
     /// The input whose peak allocated is largest (the first in input order on a tie).
     pub worst: Option<WorstRank>,
     /// The largest input peak over the median input peak (of inputs with a peak; the
@@ -98,18 +98,18 @@ pub struct Fleet {
     pub stages: Vec<StagePeaks>,
 }
 
-/// Put inputs in fleet order: by rank (inputs without one last), then by path.
+/// Put inputs in rank order: by rank (inputs without one last), then by path.
 pub fn sort_inputs(inputs: &mut [RankInput]) {
-    inputs.sort_by(|a, b| fleet_key(a).cmp(&fleet_key(b)));
+    inputs.sort_by(|a, b| rank_order(a).cmp(&rank_order(b)));
 }
 
-/// The key of fleet order: by rank, inputs without one last, then by path.
-fn fleet_key(input: &RankInput) -> (bool, Option<i64>, &std::path::Path) {
+/// The key of rank order: by rank, inputs without one last, then by path.
+fn rank_order(input: &RankInput) -> (bool, Option<i64>, &std::path::Path) {
     (input.rank.is_none(), input.rank, &input.path)
 }
 
 /// The worst input, the skew, the inputs with OOMs and the stages.
-pub fn fleet(inputs: &[RankInput]) -> Fleet {
+pub fn across_ranks(inputs: &[RankInput]) -> AcrossRanks {
     let peaks: Vec<(usize, DeviceId, i64)> = inputs
         .iter()
         .enumerate()
@@ -134,7 +134,7 @@ pub fn fleet(inputs: &[RankInput]) -> Fleet {
         (Some(m), Some(w)) if m > 0.0 => Some(w.peak_allocated_bytes as f64 / m),
         _ => None,
     };
-    Fleet {
+    AcrossRanks {
         worst,
         skew_max_over_median: skew,
         oom_inputs: (0..inputs.len()).filter(|&i| inputs[i].has_oom()).collect(),

@@ -60,7 +60,7 @@ pub fn summarize_files_beside(
     workers: usize,
 ) -> Result<Vec<RankInput>, LoadError> {
     let progress = FilesProgress::default();
-    // Spans held compressed until the summary takes the few it reads: a fleet of large
+    // Spans held compressed until the summary takes the few it reads: many ranks of large
     // traces read on every core at once is where memory runs out first.
     let done = map_paths(files, workers, &progress, OnError::Stop, |path, watch| {
         summarize_file(path, options, beside, watch)

@@ -114,7 +114,7 @@ fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
 }
 
 #[test]
-fn the_fleet_names_the_worst_rank_the_skew_the_ooms_and_the_stages() {
+fn the_ranks_name_the_worst_rank_the_skew_the_ooms_and_the_stages() {
     // GIVEN four ranks of two stages, rank 2 the worst on its second GPU, rank 3 OOM.
     let inputs = vec![
         input("r0", Some(0), Some(0), vec![device(0, Some(100), 0)]),
@@ -129,7 +129,7 @@ fn the_fleet_names_the_worst_rank_the_skew_the_ooms_and_the_stages() {
         input("x", None, None, vec![]),
     ];
     // WHEN
-    let f = fleet(&inputs);
+    let f = across_ranks(&inputs);
     // THEN peaks 100, 300, 900, 200: median (200 + 300) / 2 = 250, skew 900 / 250.
     let worst = f.worst.expect("worst");
     assert_eq!(

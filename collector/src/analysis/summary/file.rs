@@ -1,4 +1,4 @@
-//! Summarising a file: the one way every command does it (`summary`, `check`, a fleet of
+//! Summarising a file: the one way every command does it (`summary`, `check`, several
 //! ranks, the viewer's rank grid), so none decides on its own whether to trust a pack's
 //! stored summary or how to read the rest.
 

@@ -194,7 +194,7 @@ pub fn stored_table(path: &Path, options: LoadOptions) -> Option<StoredTable> {
 pub struct StoredSummary {
     /// `summary` of the pack, `packed` saying where it came from as a read of it says.
     pub summary: Summary,
-    /// The pack's facts (the original's): what a fleet reads ranks and stages from.
+    /// The pack's facts (the original's): what several ranks are ordered and staged by.
     pub meta: Meta,
 }
 

@@ -209,7 +209,7 @@ fn the_stored_summary_equals_the_summary_of_the_pack_and_is_used_only_from_a_who
         let path = write("summary-stored.vsr", &gzip(&packed_bytes(&original)));
         let (computed, _, _) = summary_of(&path);
         let stored = stored_summary(&path, LoadOptions::default()).expect(&name);
-        // The facts a fleet reads ranks and stages from.
+        // The facts several ranks are ordered and staged by.
         assert_eq!(stored.meta.distributed, original.meta.distributed, "{name}");
         assert_eq!(stored.meta.properties, original.meta.properties, "{name}");
         let stored = stored.summary;
