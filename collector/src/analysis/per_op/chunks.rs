@@ -1,5 +1,5 @@
 //! The table in chunks of time, so its memory stays flat: each chunk's events, tree and
-//! folding flags take ~55 bytes an op, which for a whole 10 GB trace (23 M ops) was 1.3 GB.
+//! folding flags take ~55 bytes an op, which for a whole 10 GB trace (23 M ops) would be 1.3 GB.
 //!
 //! Chunks are cut only at instants inside no host op that the table counts, other than
 //! Python frames: no such op then straddles a cut, so every op's children, its memory

@@ -29,8 +29,8 @@
 //! offset of the opcode that caused it. Its own memory per input byte is a small constant:
 //! the stack and the open marks are capped ([`reader::MAX_STACK_VALUES`], 4 MiB, and
 //! [`reader::MAX_OPEN_MARKS`], 256 KiB: a flood of one-byte `None` or `MARK` opcodes fails
-//! at the cap, with its name and the byte offset, where it used to take 4 or 8 bytes per
-//! input byte and abort the process at 4 GiB), and what remains grows with the values a
+//! at the cap, with its name and the byte offset, rather than take 4 or 8 bytes per input
+//! byte until the process aborts), and what remains grows with the values a
 //! file makes — at most one 16-byte slot per two opcode bytes that make and drop a value,
 //! 8 bytes per input byte (an `EMPTY_LIST`, `POP` flood: 2.1 GB for 256 MiB); snapshots need
 //! about 2x their size in all. Every growth is a `try_reserve`, so memory the allocator
@@ -38,8 +38,8 @@
 //! reused buffer ([`parse_from`]), never held whole. Measured (release, shared 2-core VM,
 //! `bench/snapshot.sh`): `vramscope summary` of a synthetic 537 MB snapshot of 6.2M trace
 //! entries, parse included, takes 1.9 s and 614 MiB peak RSS (21x Python's `pickle.load`
-//! and replay; 4.0-5.6 s and 1.2 GB before entries were folded, dicts read whole and values
-//! shared).
+//! and replay); folding the entries, reading dicts whole and sharing values is what keeps
+//! it there (docs/PERFORMANCE.md).
 //!
 //! A [`Fold`] may take dicts over as they are completed (the snapshot reader folds its
 //! millions of trace entries into 32-byte records), and lists as they are filled (its
@@ -48,7 +48,7 @@
 //! Values are shared where nothing can tell ([`shared`]): equal strings are one value (a
 //! `str` is immutable), and a folded dict or list the folder says equals an earlier one
 //! gives its slot back to that one when nothing but the stack and one memo key refers to
-//! it. On the 537 MB snapshot the arena went from 30M values to 6.9M.
+//! it: the 537 MB snapshot's arena holds 6.9M values for its 30M.
 //!
 //! Files: [`arena`] (the values and their accessors), [`reader`] (the machine's state and
 //! its input window), [`opcodes`] (opcode values and dispatch), [`stack`] (stack, containers,

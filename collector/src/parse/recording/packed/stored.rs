@@ -1,8 +1,8 @@
 //! The per-op table and the summary a pack stores beside its events: [`key_averages`] and
 //! `summary` of the whole recording, pure functions of what the pack holds, computed once
 //! by `pack` so `table` and `summary` of a pack need not decode millions of events and
-//! analyse them again (on the pack of a 2 GB trace the table was 1.1 s of `table`'s 1.1 s
-//! beside the original's 2.8 s; the summary of a 10 GB trace's pack 0.83 → 0.35 s).
+//! analyse them again (the table is most of `table`'s time on a pack of a 2 GB trace;
+//! docs/PERFORMANCE.md has the measurements).
 //!
 //! A stored result is used only when the pack is whole: a gzip file whose every member's
 //! CRC checks, with the end record last, and a result of this vramscope's version and
