@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use collector::parse::recording::packed::{SUMMARY_REVISION, TABLE_REVISION};
 use collector::units::bytes_iec;
 use serde_json::Value;
 
@@ -78,9 +79,15 @@ fn a_fleet_of_packs_reads_their_stored_summaries() {
     assert_eq!(of_packs, fleet(&[&originals[0], &originals[1]]));
     // Sorted by rank: the trace that names its rank (1) first.
     assert_eq!(of_packs["inputs"][0]["rank"], 1, "{of_packs}");
-    let edited = edited_pack(&packs[0], &dir, "summary", 1, |record| {
-        record["summary"]["devices"][0]["peak_allocated_bytes"] = 424242.into();
-    });
+    let edited = edited_pack(
+        &packs[0],
+        &dir,
+        "summary",
+        SUMMARY_REVISION.into(),
+        |record| {
+            record["summary"]["devices"][0]["peak_allocated_bytes"] = 424242.into();
+        },
+    );
     let with_edited = fleet(&[&edited, &packs[1]]);
     let peak = &with_edited["inputs"][1]["devices"][0]["peak_allocated_bytes"];
     assert_eq!(*peak, 424242, "{with_edited}");
@@ -105,10 +112,14 @@ fn table_of_a_pack_prints_its_stored_table_unless_a_window_is_asked() {
         args.extend(extra);
         vramscope_json(&args)
     };
-    let edited = edit(1);
+    let edited = edit(TABLE_REVISION.into());
     assert_eq!(table(&edited, &[])[0]["calls"], 424242, "the stored rows");
     assert_eq!(table(&edited, &["--from-us", "0"])[0]["calls"], calls);
-    assert_eq!(table(&edit(2), &[]), original, "another revision: computed");
+    assert_eq!(
+        table(&edit(u64::from(TABLE_REVISION) + 1), &[]),
+        original,
+        "another revision: computed"
+    );
     assert_eq!(table(&out, &[]), original);
 }
 
@@ -130,7 +141,7 @@ fn summary_of_a_pack_prints_its_stored_summary() {
             device["peak_allocated_bytes"] = 424242.into();
         })
     };
-    let edited = edit(1);
+    let edited = edit(SUMMARY_REVISION.into());
     assert_eq!(
         summary_facts(&edited)["devices"][0]["peak_allocated_bytes"],
         424242,
@@ -139,7 +150,7 @@ fn summary_of_a_pack_prints_its_stored_summary() {
     let text = vramscope_ok(&["summary", edited.to_str().expect("p")]);
     assert!(text.contains(&bytes_iec(424242)), "{text}");
     assert_eq!(
-        summary_facts(&edit(2)),
+        summary_facts(&edit(u64::from(SUMMARY_REVISION) + 1)),
         original,
         "another revision: computed"
     );

@@ -6,7 +6,8 @@
 //! peak, the series' point at any other instant.
 
 use collector::analysis::categories::{
-    Category, CategoryBytes, CategorySeries, OutsidePytorch, UnseenWeights, categories_over_time,
+    BeforeTrace, Category, CategoryBytes, CategorySeries, OutsidePytorch, UnseenWeights,
+    categories_over_time,
 };
 use collector::analysis::pyramid::CurvePyramid;
 use collector::model::DeviceIdx;
@@ -94,6 +95,8 @@ pub struct ShownComposition {
     pub inferred: CategoryBytes,
     /// Weights a CPU trace's totals leave out (at the peak).
     pub unseen_weights: Option<UnseenWeights>,
+    /// What the memory from before the trace likely is (at the peak).
+    pub before_trace: Option<BeforeTrace>,
 }
 
 impl ShownComposition {
@@ -142,6 +145,7 @@ pub fn composition_at(
                 outside_pytorch: None,
                 inferred: [0; Category::ALL.len()],
                 unseen_weights: None,
+                before_trace: None,
             })
         }
         (None, None) => None,
@@ -157,6 +161,7 @@ fn from_peak(p: &collector::analysis::categories::Composition) -> ShownCompositi
         outside_pytorch: p.outside_pytorch,
         inferred: Category::ALL.map(|c| p.inferred_bytes(c)),
         unseen_weights: p.unseen_weights,
+        before_trace: p.before_trace,
     }
 }
 

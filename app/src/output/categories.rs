@@ -6,7 +6,8 @@ use std::io::{self, Write};
 
 use collector::analysis::DeviceSummary;
 use collector::analysis::categories::{
-    Category, CategorySeries, Composition, Evidence, OutsidePytorch, UnseenWeights,
+    BeforeTrace, Category, CategorySeries, Composition, Evidence, LikelyBefore, OutsidePytorch,
+    UnseenWeights,
 };
 use collector::units::{bytes_iec, us_after};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -132,6 +133,13 @@ pub fn composition_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<(
         let pad = " ".repeat(LABEL.len());
         writeln!(out, "{pad}{what}\n{pad}  {why}")?;
     }
+    if let Some(b) = c.before_trace {
+        let pad = " ".repeat(LABEL.len());
+        for (i, line) in before_trace_words(&b).iter().enumerate() {
+            let indent = if i == 0 { "" } else { "  " };
+            writeln!(out, "{pad}{indent}{line}")?;
+        }
+    }
     if let Some(o) = c.outside_pytorch {
         writeln!(
             out,
@@ -142,6 +150,33 @@ pub fn composition_text(out: &mut impl Write, d: &DeviceSummary) -> io::Result<(
         )?;
     }
     Ok(())
+}
+
+/// What the memory from before a trace likely is and why, in lines of at most 60
+/// characters (the summary indents them under the composition).
+pub fn before_trace_words(b: &BeforeTrace) -> [String; 3] {
+    let start = bytes_iec(b.at_start_bytes);
+    let kept = if b.held_throughout_bytes >= b.at_start_bytes {
+        "never freed".to_owned()
+    } else {
+        format!("{} of it never freed", bytes_iec(b.held_throughout_bytes))
+    };
+    match b.likely {
+        LikelyBefore::Weights => [
+            "before_trace is likely the model's weights and buffers,".to_owned(),
+            format!("loaded before profiling: {start} at the first event,"),
+            if b.backward_ran {
+                format!("{kept}, and no optimizer step ran")
+            } else {
+                format!("{kept}, and no backward or optimizer step ran")
+            },
+        ],
+        LikelyBefore::WeightsAndTrainingState => [
+            "before_trace is likely the weights and what training keeps".to_owned(),
+            format!("between steps (optimizer state): {start} at the first"),
+            format!("event, {kept} while the trace ran"),
+        ],
+    }
 }
 
 /// What the peak leaves out of a CPU trace whose model was built before profiling, and

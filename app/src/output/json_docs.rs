@@ -128,6 +128,8 @@ pub(super) struct DeviceDoc<'a> {
     outside_pytorch: Option<OutsideDoc>,
     #[serde(skip_serializing_if = "Option::is_none")]
     weights_before_profiling: Option<collector::analysis::categories::UnseenWeights>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    before_trace_reading: Option<collector::analysis::categories::BeforeTrace>,
 }
 
 impl<'a> DeviceDoc<'a> {
@@ -161,6 +163,7 @@ impl<'a> DeviceDoc<'a> {
             composition_evidence: composition.map(EvidenceDoc),
             outside_pytorch: (composition.and_then(|c| c.outside_pytorch)).map(OutsideDoc::from),
             weights_before_profiling: composition.and_then(|c| c.unseen_weights),
+            before_trace_reading: composition.and_then(|c| c.before_trace),
         }
     }
 }

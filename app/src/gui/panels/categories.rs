@@ -183,10 +183,21 @@ fn table_ui(ui: &mut Ui, c: &ShownComposition, kept: Option<(usize, usize)>, pal
                 }
             }
         });
+    notes_ui(ui, c, kept, palette);
+}
+
+/// What the table leaves to words: weights a CPU trace never counted, what memory from
+/// before a GPU trace likely is, and which instant a cursor's composition is of.
+fn notes_ui(ui: &mut Ui, c: &ShownComposition, kept: Option<(usize, usize)>, palette: &Palette) {
     if let Some(u) = c.unseen_weights {
         let [what, why] = crate::output::categories::unseen_words(&u);
         ui.add_space(4.0);
         ui.label(RichText::new(format!("{what} {why}")).color(palette.weak_text));
+    }
+    if let Some(b) = c.before_trace {
+        let said = crate::output::categories::before_trace_words(&b).join(" ");
+        ui.add_space(4.0);
+        ui.label(RichText::new(said).color(palette.weak_text));
     }
     if !c.at_peak {
         ui.add_space(4.0);

@@ -160,3 +160,23 @@ fn the_panel_marks_inferred_bytes_and_weights_a_cpu_trace_never_counted() {
     h.get_by_label_contains(&says);
     h.get_by_label_contains("made before profiling began");
 }
+
+#[test]
+fn the_panel_says_what_a_gpu_trace_s_memory_from_before_it_likely_is() {
+    // GIVEN Qwen1.5-0.5B's inference on an H100, its weights loaded before profiling
+    let dir = repo().join("../shared/traces/real/tracelens-h100-qwen-0.5b");
+    let path = std::fs::read_dir(&dir)
+        .expect("dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.to_string_lossy().ends_with(".json.gz"))
+        .expect("trace");
+    let h = categories_panel(path);
+    let doc = h.state().active_doc().expect("doc");
+    let shown = composition_at(&doc.data, doc.device, None).expect("shown");
+    // THEN the panel reads the peak's before_trace as the weights, with the bytes there at
+    // the first event (the summary's words)
+    let reading = shown.before_trace.expect("a reading");
+    assert_eq!(reading.at_start_bytes, 984_742_400);
+    h.get_by_label_contains("before_trace is likely the model's weights and buffers");
+    h.get_by_label_contains(&format!("{} at the first event", bytes_iec(984_742_400)));
+}

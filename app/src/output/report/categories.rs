@@ -82,6 +82,14 @@ pub fn categories_markdown(
         writeln!(md)?;
         writeln!(md, "{what} {why}.")?;
     }
+    if let Some(b) = c.before_trace {
+        writeln!(md)?;
+        writeln!(
+            md,
+            "{}.",
+            crate::output::categories::before_trace_words(&b).join(" ")
+        )?;
+    }
     let stem = categories_stem(s.prefix, d.device);
     writeln!(md)?;
     writeln!(

@@ -12,6 +12,7 @@
 //! first ([`tags`]): the blocks holding parameters, gradients and optimizer state are known.
 //! `docs/CATEGORIES.md` has the rules, their accuracy against torch and the known limits.
 
+mod before;
 mod evidence;
 mod frames;
 mod phase;
@@ -21,6 +22,7 @@ mod series;
 mod tags;
 mod unseen;
 
+pub use before::{BeforeTrace, LikelyBefore};
 pub use evidence::{Classified, Evidence, EvidenceBytes};
 pub use phase::{Phase, marks_phases, names_a_phase};
 pub use series::{CategorySeries, MAX_SERIES_POINTS, categories_over_time};
@@ -112,6 +114,10 @@ pub struct Composition {
     pub outside_pytorch: Option<OutsidePytorch>,
     /// Weights a CPU trace's totals leave out (made before profiling began).
     pub unseen_weights: Option<UnseenWeights>,
+    /// What the `before_trace` bytes likely are, where the facts say (a CUDA trace of a
+    /// model loaded before profiling). Left out of a pack's stored summary where `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_trace: Option<BeforeTrace>,
 }
 
 /// Device memory in use beyond the allocator's reserve: NVML's used minus reserved (the
@@ -255,6 +261,7 @@ pub fn composition_at_peak(
         evidence,
         outside_pytorch: outside_pytorch(rec, d.device, peak.reserved_bytes, peak.time_ns),
         unseen_weights: unseen::unseen_weights(rec, d, &phases, &bytes),
+        before_trace: before::reading(rec, d, &phases, &bytes),
     })
 }
 

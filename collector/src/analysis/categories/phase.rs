@@ -213,6 +213,8 @@ pub(super) struct Phases<'a> {
     step_ends: Vec<i64>,
     /// Starts of `nn.Module` frames, sorted.
     module_starts: Vec<i64>,
+    /// Whether a span marks a backward pass (`autograd::engine::evaluate_function…`).
+    backward_seen: bool,
     /// The storages the program tagged (`record --torch-memory`), which the rules defer to.
     pub tags: super::tags::TagIndex,
     /// Where set, every [`Phases::consumer_between`] question asked, as (thread, after,
@@ -225,8 +227,10 @@ impl<'a> Phases<'a> {
     pub fn build(rec: &'a Recording, timeline: &'a Timeline) -> Phases<'a> {
         let mut optimizer_steps = Vec::new();
         let mut module_starts = Vec::new();
+        let mut backward_seen = false;
         for op in &rec.ops {
             let role = role_of(rec, op.category, op.name);
+            backward_seen |= role.phase == Some(Phase::Backward);
             if role.phase == Some(Phase::Optimizer) {
                 optimizer_steps.push((op.start_ns, op.end_ns));
             }
@@ -244,6 +248,7 @@ impl<'a> Phases<'a> {
             ops: &timeline.ops,
             optimizer_steps,
             module_starts,
+            backward_seen,
             tags: super::tags::TagIndex::build(rec),
             asked: None,
         }
@@ -276,6 +281,11 @@ impl<'a> Phases<'a> {
             .any(|op| {
                 op.category == OpCategory::CpuOp && !SHAPE_ONLY_OPS.contains(&self.rec.op_name(op))
             })
+    }
+
+    /// Whether a span marks a backward pass.
+    pub fn backward_ran(&self) -> bool {
+        self.backward_seen
     }
 
     /// Whether the recording has module frames (`with_stack=True` traces do).

@@ -43,7 +43,7 @@ const PACK_START: &[u8] = b"{\"vramscope_recording\":";
 /// The revision of the summary a pack stores. Bump it whenever `summary` of the same
 /// recording changes (an analysis added or made to count differently): packs of another
 /// revision are then summarised from their events, never trusted.
-pub const SUMMARY_REVISION: u32 = 1;
+pub const SUMMARY_REVISION: u32 = 2;
 
 /// The `summary` record: `summary` of the pack, as computed from its events when it was
 /// written (`packed` is filled in by the reader, which knows where the pack came from).
