@@ -180,6 +180,11 @@ fn facts(index: usize, ds: &DeviceSummary, origin: i64, s: &mut Strings) -> Vec<
         let text = format!("{} (reserved but unallocated)", bytes_iec(c));
         row(s, "cache at peak", text, Some(("cache_at_peak_bytes", c)));
     }
+    if let Some(b) = ds.composition_at_peak.as_ref().and_then(|c| c.before_trace) {
+        let text = crate::output::categories::before_trace_words(&b).join(" ");
+        let field = ("before_trace_reading.at_start_bytes", b.at_start_bytes);
+        row(s, "before the trace", text, Some(field));
+    }
     if let Some(a) = ds.final_allocated_bytes {
         row(
             s,
