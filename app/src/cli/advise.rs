@@ -3,6 +3,7 @@
 //! state formats, LoRA, chunked loss, tensor, sequence and pipeline parallelism) and the
 //! smallest combination that fits a capacity.
 
+use crate::output::text::device_label;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -67,10 +68,7 @@ pub fn run(out: &mut impl Paint, args: &AdviseArgs) -> Result<ExitCode> {
     let named: Vec<NamedAdvice<'_>> = advice
         .iter()
         .map(|a| NamedAdvice {
-            device: rec
-                .devices
-                .get(a.device as usize)
-                .map_or_else(|| "?".to_owned(), |i| i.key.to_string()),
+            device: device_label(&rec, a.device),
             advice: a,
         })
         .collect();

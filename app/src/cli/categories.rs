@@ -2,6 +2,7 @@
 //! state, activation, …) held over the whole run, per device, as CSV or JSON — on stdout
 //! or, with `-o FILE`, in a file.
 
+use crate::output::text::device_label;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -63,10 +64,7 @@ pub fn run(out: &mut impl Write, args: &CategoriesArgs) -> Result<ExitCode> {
     let named: Vec<NamedSeries<'_>> = series
         .iter()
         .map(|(d, s)| NamedSeries {
-            device: rec
-                .devices
-                .get(d.device as usize)
-                .map_or_else(|| "?".to_owned(), |i| i.key.to_string()),
+            device: device_label(&rec, d.device),
             series: s,
         })
         .collect();

@@ -2,6 +2,7 @@
 //! allocator, checked against what the real allocator did, then under other settings:
 //! the reserved peak, fragmentation, driver calls, and whether each OOM would happen.
 
+use crate::output::text::device_label;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -67,10 +68,7 @@ pub fn run(out: &mut impl Paint, args: &SimulateArgs) -> Result<ExitCode> {
     };
     let named: Vec<NamedSimulation<'_>> = (sim.devices.iter())
         .map(|d| NamedSimulation {
-            device: rec
-                .devices
-                .get(d.device as usize)
-                .map_or_else(|| "?".to_owned(), |i| i.key.to_string()),
+            device: device_label(&rec, d.device),
             simulation: d,
         })
         .collect();

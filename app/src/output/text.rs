@@ -122,6 +122,13 @@ pub fn cut_front(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// A device of `rec` as outputs name it (`cuda:0`), "?" for an index it does not have.
+pub fn device_label(rec: &collector::Recording, device: collector::model::DeviceIdx) -> String {
+    rec.devices
+        .get(device as usize)
+        .map_or_else(|| "?".to_owned(), |i| i.key.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

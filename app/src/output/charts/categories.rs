@@ -14,7 +14,7 @@ use plotters::prelude::*;
 use super::columns::Columns;
 use super::memory::MEMORY_CHART_SIZE;
 use super::{
-    FONT, GRID, chart_text, draw_err, png_file, register_fonts, rgb, size_unit, time_unit,
+    FONT, GRID, chart_text, draw_err, png_file, register_fonts, rgb, size_unit, svg_text, time_unit,
 };
 use crate::palette::Rgb;
 
@@ -91,13 +91,9 @@ pub fn categories_png(chart: &CategoriesChart<'_>, png: &Path) -> Result<()> {
 /// The chart as SVG text.
 pub fn categories_svg(chart: &CategoriesChart<'_>) -> Result<String> {
     register_fonts();
-    let mut text = String::new();
-    {
-        let root = SVGBackend::with_string(&mut text, MEMORY_CHART_SIZE).into_drawing_area();
-        draw(&root, chart).map_err(draw_err)?;
-        root.present().map_err(draw_err)?;
-    }
-    Ok(text)
+    svg_text(MEMORY_CHART_SIZE, |root| {
+        draw(root, chart).map_err(draw_err)
+    })
 }
 
 type Drawn<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;

@@ -13,7 +13,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::columns::Columns;
 use super::{
-    FONT, GRID, chart_text, draw_err, png_file, register_fonts, rgb, size_unit, time_unit,
+    FONT, GRID, chart_text, draw_err, png_file, register_fonts, rgb, size_unit, svg_text, time_unit,
 };
 use crate::output::file::{self, Policy};
 use crate::palette;
@@ -88,12 +88,9 @@ pub fn write_file(
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
     if svg {
-        let mut text = String::new();
-        {
-            let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
-            draw(&root, a, b, origin, &panels).map_err(draw_err)?;
-            root.present().map_err(draw_err)?;
-        }
+        let text = svg_text(size, |root| {
+            draw(root, a, b, origin, &panels).map_err(draw_err)
+        })?;
         file::write_bytes(dest, policy, TEMP_TAG, text.as_bytes())?;
     } else {
         file::write_to_path(dest, policy, TEMP_TAG, "png", |temp| {

@@ -15,7 +15,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::columns::Columns;
 use super::{
     ALLOCATED, FONT, GRID, chart_text, draw_err, png_file, register_fonts, rgb, size_unit,
-    time_unit,
+    svg_text, time_unit,
 };
 use crate::palette;
 
@@ -66,13 +66,9 @@ pub fn memory_png(chart: &MemoryChart<'_>, png: &Path) -> Result<()> {
 /// The chart as SVG text.
 pub fn memory_svg(chart: &MemoryChart<'_>) -> Result<String> {
     register_fonts();
-    let mut text = String::new();
-    {
-        let root = SVGBackend::with_string(&mut text, MEMORY_CHART_SIZE).into_drawing_area();
-        draw_memory(&root, chart).map_err(draw_err)?;
-        root.present().map_err(draw_err)?;
-    }
-    Ok(text)
+    svg_text(MEMORY_CHART_SIZE, |root| {
+        draw_memory(root, chart).map_err(draw_err)
+    })
 }
 
 /// The plot of a chart: time and bytes in the chosen units.

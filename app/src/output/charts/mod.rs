@@ -76,6 +76,20 @@ fn draw_err<E: std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow!("drawing a chart: {e}")
 }
 
+/// A chart of `size` pixels drawn by `draw`, as SVG text.
+pub(crate) fn svg_text(
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<()>,
+) -> Result<String> {
+    let mut text = String::new();
+    {
+        let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
+        draw(&root)?;
+        root.present().map_err(draw_err)?;
+    }
+    Ok(text)
+}
+
 /// A chart of `size` pixels drawn by `draw` and written to `path` as an 8-bit RGB PNG.
 pub(crate) fn png_file(
     path: &Path,

@@ -5,6 +5,7 @@
 //! value beside where a column sorts.
 
 use crate::output::assumptions::price;
+use crate::output::text::device_label;
 use collector::analysis::advise::DeviceAdvice;
 use collector::analysis::{OpRow, TimeWindow, key_averages, sort_rows};
 use collector::units::{bytes_iec, duration_between, torch_memory};
@@ -104,11 +105,7 @@ pub fn advice(input: &Input<'_>, advice: &[DeviceAdvice], s: &mut Strings) -> Ve
     advice
         .iter()
         .map(|a| {
-            let device = input
-                .rec
-                .devices
-                .get(a.device as usize)
-                .map_or_else(|| "?".to_owned(), |i| i.key.to_string());
+            let device = device_label(input.rec, a.device);
             let title = format!(
                 "{device} (measured peak {})",
                 bytes_iec(a.measured_peak_bytes)

@@ -5,6 +5,7 @@
 //! report.html ([`super::derive`]).
 
 use crate::output::assumptions::price;
+use crate::output::text::device_label;
 use std::fmt::Write as _;
 
 use collector::analysis::advise::SettingEstimate;
@@ -34,11 +35,7 @@ pub fn advice_markdown(md: &mut String, s: &Section<'_>) -> std::fmt::Result {
         ADVICE_OPTIONS.loss_chunks
     )?;
     for a in advice {
-        let device = s
-            .rec
-            .devices
-            .get(a.device as usize)
-            .map_or_else(|| "?".to_owned(), |i| i.key.to_string());
+        let device = device_label(s.rec, a.device);
         writeln!(md)?;
         writeln!(
             md,
