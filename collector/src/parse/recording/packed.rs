@@ -295,6 +295,8 @@ fn write_samples(
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_revisions;
+#[cfg(test)]
 mod tests_stored;
 #[cfg(test)]
 mod tests_v3;

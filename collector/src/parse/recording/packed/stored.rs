@@ -42,7 +42,8 @@ const PACK_START: &[u8] = b"{\"vramscope_recording\":";
 
 /// The revision of the summary a pack stores. Bump it whenever `summary` of the same
 /// recording changes (an analysis added or made to count differently): packs of another
-/// revision are then summarised from their events, never trusted.
+/// revision are then summarised from their events, never trusted. `tests_revisions` pins it
+/// beside a hash of the summaries stored for real inputs, so a change without a bump fails.
 pub const SUMMARY_REVISION: u32 = 2;
 
 /// The `summary` record: `summary` of the pack, as computed from its events when it was

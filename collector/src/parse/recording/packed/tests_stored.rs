@@ -11,7 +11,7 @@ use crate::model::Recording;
 use crate::parse::{LoadOptions, SpanFilter, load};
 use crate::timeline::Timeline;
 
-fn inputs() -> Vec<PathBuf> {
+pub(super) fn inputs() -> Vec<PathBuf> {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces/real");
     vec![
         shared.join("hta-sampled-2ranks/sampled_rank-0.json.gz"),
