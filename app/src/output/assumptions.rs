@@ -264,9 +264,11 @@ fn pipeline(p: u32, m: u32, gpipe: bool) -> String {
         return format!(
             "GPipe over {p} stages with {m} micro-batches (--micro-batches) of 1/{m} the batch, \
              each iteration's blocks split in order: every micro-batch's forward before any \
-             backward, so each stage saves the activations of all {m}; the estimate is the \
-             more loaded of the first stage (its blocks and the embedding) and the last (its \
-             blocks, the output layer, the loss and every micro-batch's logits); parameters, \
+             backward, so each stage saves the activations of all {m}, each micro-batch's \
+             freed in its own backward; the estimate is the more loaded of the first stage (its \
+             blocks and the embedding) and the last (its blocks, the output layer, the loss and \
+             every micro-batch's logits), each during its first micro-batch's backward (the \
+             others' activations held) and its last's (every gradient made); parameters, \
              gradients and state by the blocks' units, the gradients accumulated over the \
              micro-batches; everything else one micro-batch's"
         );
