@@ -111,7 +111,7 @@ pub(super) fn scan(buf: &[u8], start: usize) -> Option<(Spans, Option<ArgsAt>, u
     let mut ev = Spans::default();
     let mut read = None;
     let mut read_in_place = false;
-    s.fields(|s, key| {
+    s.fields(scanner::event_key, |s, key| {
         Some(match key {
             b"ph" => set(&mut ev.ph, s.text_span()?, 1),
             b"name" => set(&mut ev.name, s.text_span()?, 2),
@@ -214,28 +214,31 @@ fn args_at(raw: &[u8]) -> Option<ArgsAt> {
 /// text says `None`.
 fn read_args(s: &mut Scanner<'_>, base: usize) -> Option<ArgsAt> {
     let mut args = ArgsAt::default();
-    s.fields(|s, key| {
-        Some(match key {
-            b"Bytes" => set(&mut args.bytes, s.int()?, 1),
-            b"Addr" => set(&mut args.addr, s.int()?, 2),
-            b"Total Allocated" => set(&mut args.total_allocated, s.int()?, 4),
-            b"Total Reserved" => set(&mut args.total_reserved, s.int()?, 8),
-            b"Device Id" => set(&mut args.device_id, s.int()?, 16),
-            b"Device Type" => set(&mut args.device_type, s.int()?, 32),
-            b"name" => {
-                let (a, b) = s.text_span()?;
-                let relative = span(
-                    (a as usize).checked_sub(base)?,
-                    (b as usize).checked_sub(base)?,
-                )?;
-                set(&mut args.name, relative, 64)
-            }
-            _ => {
-                s.skip(0)?;
-                0
-            }
-        })
-    })?;
+    s.fields(
+        |_| None,
+        |s, key| {
+            Some(match key {
+                b"Bytes" => set(&mut args.bytes, s.int()?, 1),
+                b"Addr" => set(&mut args.addr, s.int()?, 2),
+                b"Total Allocated" => set(&mut args.total_allocated, s.int()?, 4),
+                b"Total Reserved" => set(&mut args.total_reserved, s.int()?, 8),
+                b"Device Id" => set(&mut args.device_id, s.int()?, 16),
+                b"Device Type" => set(&mut args.device_type, s.int()?, 32),
+                b"name" => {
+                    let (a, b) = s.text_span()?;
+                    let relative = span(
+                        (a as usize).checked_sub(base)?,
+                        (b as usize).checked_sub(base)?,
+                    )?;
+                    set(&mut args.name, relative, 64)
+                }
+                _ => {
+                    s.skip(0)?;
+                    0
+                }
+            })
+        },
+    )?;
     Some(args)
 }
 

@@ -341,3 +341,36 @@ fn integers_read_in_one_pass_as_their_checked_text_reads() {
         }
     }
 }
+
+/// A key the word compare recognises is the key [`Scanner::plain_string`] reads, for every
+/// usual key and its near misses (longer, shorter, other letters, escapes, no closing quote).
+#[test]
+fn event_keys_read_as_plain_strings_read_them() {
+    let keys = [
+        "ph", "cat", "name", "pid", "tid", "ts", "dur", "args", "s", "id", "bp",
+    ];
+    let tails: [&[u8]; 7] = [b"", b"x", b"\\", b"\"", b"\x01", b"\xc3\xa9", b"s"];
+    let mut recognised = 0;
+    for key in keys {
+        for cut in 0..=key.len() {
+            for tail in tails {
+                for after in [&b"\": 1, \"x\": 2}"[..], b"\"", b"\":"] {
+                    let mut text = b"\"".to_vec();
+                    text.extend_from_slice(&key.as_bytes()[..cut]);
+                    text.extend_from_slice(tail);
+                    text.extend_from_slice(after);
+                    text.resize(text.len().max(8), b' ');
+                    let word = u64::from_le_bytes(text[..8].try_into().unwrap());
+                    let Some((fast, len)) = scanner::event_key(word) else {
+                        continue;
+                    };
+                    recognised += 1;
+                    let mut s = Scanner::new(&text);
+                    assert_eq!(s.plain_string(), Some(fast), "{text:?}");
+                    assert_eq!(s.pos, len, "{text:?}");
+                }
+            }
+        }
+    }
+    assert!(recognised >= 8 * 3, "{recognised}");
+}
