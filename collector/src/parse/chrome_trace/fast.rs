@@ -12,6 +12,7 @@
 //! then reads that event as before, so every result, skip count and error message is the one
 //! serde alone gives; this reader only ever answers where serde would answer the same.
 
+mod keys;
 mod scanner;
 
 use std::borrow::Cow;
@@ -111,7 +112,7 @@ pub(super) fn scan(buf: &[u8], start: usize) -> Option<(Spans, Option<ArgsAt>, u
     let mut ev = Spans::default();
     let mut read = None;
     let mut read_in_place = false;
-    s.fields(scanner::event_key, |s, key| {
+    s.fields(keys::event_key, |s, key| {
         Some(match key {
             b"ph" => set(&mut ev.ph, s.text_span()?, 1),
             b"name" => set(&mut ev.name, s.text_span()?, 2),

@@ -361,7 +361,7 @@ fn event_keys_read_as_plain_strings_read_them() {
                     text.extend_from_slice(after);
                     text.resize(text.len().max(8), b' ');
                     let word = u64::from_le_bytes(text[..8].try_into().unwrap());
-                    let Some((fast, len)) = scanner::event_key(word) else {
+                    let Some((fast, len)) = keys::event_key(word) else {
                         continue;
                     };
                     recognised += 1;
