@@ -360,7 +360,7 @@ fn event_keys_read_as_plain_strings_read_them() {
                     text.extend_from_slice(tail);
                     text.extend_from_slice(after);
                     text.resize(text.len().max(8), b' ');
-                    let word = u64::from_le_bytes(text[..8].try_into().unwrap());
+                    let word = u64::from_le_bytes(text[..8].try_into().expect("eight bytes"));
                     let Some((fast, len)) = keys::event_key(word) else {
                         continue;
                     };
