@@ -12,6 +12,7 @@
 //! then reads that event as before, so every result, skip count and error message is the one
 //! serde alone gives; this reader only ever answers where serde would answer the same.
 
+mod keys;
 mod scanner;
 
 use std::borrow::Cow;
@@ -109,7 +110,9 @@ pub(super) fn scan(buf: &[u8], start: usize) -> Option<(Spans, Option<ArgsAt>, u
     s.ws();
     let first = s.pos;
     let mut ev = Spans::default();
-    s.fields(|s, key| {
+    let mut read = None;
+    let mut read_in_place = false;
+    s.fields(keys::event_key, |s, key| {
         Some(match key {
             b"ph" => set(&mut ev.ph, s.text_span()?, 1),
             b"name" => set(&mut ev.name, s.text_span()?, 2),
@@ -120,7 +123,16 @@ pub(super) fn scan(buf: &[u8], start: usize) -> Option<(Spans, Option<ArgsAt>, u
             b"dur" => set(&mut ev.dur, s.micros()?, 64),
             b"args" => {
                 let from = s.pos;
-                s.skip(0)?;
+                // The name came first (as torch writes it): the args the builder reads are
+                // read here, not skipped and then scanned again.
+                read_in_place = args_read_for(s.buf, ev.name)?;
+                if read_in_place {
+                    read = read_args(s, from);
+                }
+                if read.is_none() {
+                    s.pos = from;
+                    s.skip(0)?;
+                }
                 set(&mut ev.args, span(from, s.pos)?, 128)
             }
             _ => {
@@ -132,13 +144,20 @@ pub(super) fn scan(buf: &[u8], start: usize) -> Option<(Spans, Option<ArgsAt>, u
     if s.high && std::str::from_utf8(s.buf.get(first..s.pos)?).is_err() {
         return None;
     }
-    let mut read = None;
-    if let (Some((a, b)), Some((from, to))) = (ev.name, ev.args)
-        && ARGS_READ_FOR.contains(&buf.get(a as usize..b as usize)?)
+    if let (Some((from, to)), false) = (ev.args, read_in_place)
+        && args_read_for(buf, ev.name)?
     {
         read = args_at(buf.get(from as usize..to as usize)?);
     }
     Some((ev, read, s.pos))
+}
+
+/// Whether the builder reads the `args` of an event of this name (none yet: no).
+fn args_read_for(buf: &[u8], name: Option<Span>) -> Option<bool> {
+    match name {
+        Some((a, b)) => Some(ARGS_READ_FOR.contains(&buf.get(a as usize..b as usize)?)),
+        None => Some(false),
+    }
 }
 
 fn span(from: usize, to: usize) -> Option<Span> {
@@ -186,24 +205,42 @@ impl ArgsAt {
 
 fn args_at(raw: &[u8]) -> Option<ArgsAt> {
     let mut s = Scanner::new(raw);
-    let mut args = ArgsAt::default();
-    s.fields(|s, key| {
-        Some(match key {
-            b"Bytes" => set(&mut args.bytes, s.int()?, 1),
-            b"Addr" => set(&mut args.addr, s.int()?, 2),
-            b"Total Allocated" => set(&mut args.total_allocated, s.int()?, 4),
-            b"Total Reserved" => set(&mut args.total_reserved, s.int()?, 8),
-            b"Device Id" => set(&mut args.device_id, s.int()?, 16),
-            b"Device Type" => set(&mut args.device_type, s.int()?, 32),
-            b"name" => set(&mut args.name, s.text_span()?, 64),
-            _ => {
-                s.skip(0)?;
-                0
-            }
-        })
-    })?;
+    let args = read_args(&mut s, 0)?;
     // serde_json::from_str takes trailing whitespace only; `raw` has none.
     (s.pos == raw.len()).then_some(args)
+}
+
+/// The memory and metadata fields of the `args` object at the scanner, which starts at
+/// `base` (the name's span is kept relative to it); `None` where [`args_at`] of the object's
+/// text says `None`.
+fn read_args(s: &mut Scanner<'_>, base: usize) -> Option<ArgsAt> {
+    let mut args = ArgsAt::default();
+    s.fields(
+        |_| None,
+        |s, key| {
+            Some(match key {
+                b"Bytes" => set(&mut args.bytes, s.int()?, 1),
+                b"Addr" => set(&mut args.addr, s.int()?, 2),
+                b"Total Allocated" => set(&mut args.total_allocated, s.int()?, 4),
+                b"Total Reserved" => set(&mut args.total_reserved, s.int()?, 8),
+                b"Device Id" => set(&mut args.device_id, s.int()?, 16),
+                b"Device Type" => set(&mut args.device_type, s.int()?, 32),
+                b"name" => {
+                    let (a, b) = s.text_span()?;
+                    let relative = span(
+                        (a as usize).checked_sub(base)?,
+                        (b as usize).checked_sub(base)?,
+                    )?;
+                    set(&mut args.name, relative, 64)
+                }
+                _ => {
+                    s.skip(0)?;
+                    0
+                }
+            })
+        },
+    )?;
+    Some(args)
 }
 
 /// Stores a field's value and returns its bit in the seen-mask.

@@ -156,6 +156,15 @@ fn unusual_events_are_left_to_serde() {
     let shallow = format!("{{\"args\": {}1{}}}", "[".repeat(20), "]".repeat(20));
     assert!(agrees(shallow.as_bytes()));
     assert!(event(b"{\"name\": \"\xff\"}").is_none(), "not UTF-8");
+    // Nesting around the depth cap, in args read where they stand: if taken, as serde.
+    for depth in 60..68 {
+        let nested = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        let case =
+            format!("{{\"name\": \"[memory]\", \"args\": {{\"Bytes\": 8, \"x\": {nested}}}}}");
+        if event(case.as_bytes()).is_some() {
+            assert!(agrees(case.as_bytes()), "{case}");
+        }
+    }
 }
 
 #[test]
@@ -172,6 +181,14 @@ fn what_it_takes_it_reads_as_serde_does() {
         r#"{"ph": "X", "name": "ünïcödé ✓", "args": {"k": "€"}, "id": -0.5e-3, "bp": "e"}"#,
         r#"{"ts": 0, "dur": -0, "pid": 0}"#,
         "{\"ph\"\t:\r\n\"X\"\n}",
+        // Args the builder reads: read where they stand (name first), read after the event
+        // (name after them), and left raw where the fast reader cannot read them.
+        r#"{"name": "[memory]", "args": {"Bytes": 8, "name": "x", "Addr": 16}, "ph": "i"}"#,
+        r#"{"args": {"Bytes": 8, "name": "x"}, "name": "[memory]", "ph": "i"}"#,
+        r#"{"name": "[memory]", "args": {"Bytes": 1.5, "Addr": [1]}, "ph": "i"}"#,
+        r#"{"name": "[memory]", "args": {"name": "a\"b", "Bytes": 8}}"#,
+        r#"{"name": "thread_name", "args": {"name": "t", "name": "u"}}"#,
+        r#"{"name": "[OutOfMemory]", "args": { }, "ts": 1}"#,
     ];
     for case in cases {
         assert!(agrees(case.as_bytes()), "fast reader refused {case}");
@@ -323,4 +340,37 @@ fn integers_read_in_one_pass_as_their_checked_text_reads() {
             );
         }
     }
+}
+
+/// A key the word compare recognises is the key [`Scanner::plain_string`] reads, for every
+/// usual key and its near misses (longer, shorter, other letters, escapes, no closing quote).
+#[test]
+fn event_keys_read_as_plain_strings_read_them() {
+    let keys = [
+        "ph", "cat", "name", "pid", "tid", "ts", "dur", "args", "s", "id", "bp",
+    ];
+    let tails: [&[u8]; 7] = [b"", b"x", b"\\", b"\"", b"\x01", b"\xc3\xa9", b"s"];
+    let mut recognised = 0;
+    for key in keys {
+        for cut in 0..=key.len() {
+            for tail in tails {
+                for after in [&b"\": 1, \"x\": 2}"[..], b"\"", b"\":"] {
+                    let mut text = b"\"".to_vec();
+                    text.extend_from_slice(&key.as_bytes()[..cut]);
+                    text.extend_from_slice(tail);
+                    text.extend_from_slice(after);
+                    text.resize(text.len().max(8), b' ');
+                    let word = u64::from_le_bytes(text[..8].try_into().expect("eight bytes"));
+                    let Some((fast, len)) = keys::event_key(word) else {
+                        continue;
+                    };
+                    recognised += 1;
+                    let mut s = Scanner::new(&text);
+                    assert_eq!(s.plain_string(), Some(fast), "{text:?}");
+                    assert_eq!(s.pos, len, "{text:?}");
+                }
+            }
+        }
+    }
+    assert!(recognised >= 8 * 3, "{recognised}");
 }
