@@ -9,7 +9,6 @@ mod allocations;
 mod app;
 mod axis;
 mod categories;
-mod chrome;
 mod compare;
 mod data;
 mod doc;
@@ -29,6 +28,7 @@ mod summary;
 mod theme;
 mod timeline;
 mod units;
+mod window;
 
 #[cfg(test)]
 mod bench;

@@ -16,6 +16,7 @@ use super::super::paint::{self, PlotFrame};
 use super::super::theme::Palette;
 use super::super::units;
 use super::DeviceBands;
+use super::navigate::navigate;
 
 /// Width of the byte labels left of the plot.
 const Y_LABELS_WIDTH: f32 = 74.0;
@@ -24,8 +25,6 @@ const TIME_AXIS_HEIGHT: f32 = 16.0;
 /// Bands are drawn one by one from this height and width on, in points; below that their
 /// bytes are in the grey per-pixel columns. Halving it roughly doubles the bands drawn.
 const MIN_BAND_POINTS: f64 = 1.0;
-/// Wheel zoom per point scrolled, as the timeline's.
-const WHEEL_ZOOM_PER_POINT: f64 = 0.0025;
 
 /// What the last frame drew, for tests and the benchmark.
 #[derive(Clone, Copy, Debug, Default)]
@@ -92,32 +91,14 @@ pub fn bands_ui(ui: &mut Ui, rect: Rect, doc: &mut Document, palette: &Palette) 
     let drawn = draw_bands(&p, &frame, doc, &bands, palette);
     search_curve_ui(&p, &frame, doc, palette);
     super::cursor_ui(&p, &frame, doc);
-    if let Some(i) = doc.allocations.selected {
+    if let Some(i) = doc.panels.allocations.selected {
         outline(&p, &frame, &bands.layout, doc, i, palette.highlight);
     }
     let axis_rect = Rect::from_min_max(pos2(plot.left(), plot.bottom()), rect.max);
     paint::time_axis(&painter, &frame, doc.clock(), axis_rect, palette);
     pointer_ui(ui, &painter, &frame, doc, &bands, &response, palette);
-    doc.allocations.plot = Some(frame);
+    doc.panels.allocations.plot = Some(frame);
     drawn
-}
-
-/// Wheel zoom around the pointer, drag pan: the view the timeline shares.
-fn navigate(ui: &Ui, doc: &mut Document, response: &Response, plot: Rect) {
-    let span = doc.view.span_ns();
-    let ns_per_point = span / plot.width().max(1.0) as f64;
-    if response.dragged() {
-        doc.view
-            .pan(-(response.drag_delta().x as f64) * ns_per_point);
-    }
-    if let Some(pos) = response.hover_pos() {
-        let scroll = ui.input(|i| i.smooth_scroll_delta.y);
-        if scroll != 0.0 {
-            let anchor = doc.view.t0_ns + (pos.x - plot.left()) as f64 * ns_per_point;
-            let factor = (-(scroll as f64) * WHEEL_ZOOM_PER_POINT).exp();
-            doc.view.zoom(factor, anchor, doc.data.duration_ns());
-        }
-    }
 }
 
 /// The bottom band: the bytes allocated before the trace, step by step.
@@ -154,7 +135,7 @@ fn draw_bands(
 ) -> BandsFrame {
     let data = &doc.data;
     let origin = data.rec.meta.start_ns;
-    let state = &doc.allocations;
+    let state = &doc.panels.allocations;
     let keys = bands.keys(&data.rec, &data.timeline, state.color_by);
     let Some(d) = data.timeline.devices.get(doc.device as usize) else {
         return BandsFrame::default();
@@ -255,6 +236,7 @@ pub(super) fn stretches(
 /// The matching bytes over time, over the dimmed bands.
 fn search_curve_ui(p: &egui::Painter, frame: &PlotFrame, doc: &Document, palette: &Palette) {
     let Some(s) = doc
+        .panels
         .allocations
         .search
         .as_ref()
@@ -319,27 +301,27 @@ fn pointer_ui(
         (t, bands.layout.band_at(d, t, bytes as i64))
     };
     let hovered = response.hover_pos().filter(|p| frame.rect.contains(*p));
-    doc.allocations.hovered = hovered.and_then(|p| under(p).1);
+    doc.panels.allocations.hovered = hovered.and_then(|p| under(p).1);
     if response.clicked()
         && let Some(pos) = response.interact_pointer_pos()
     {
-        doc.allocations.selected = under(pos).1;
+        doc.panels.allocations.selected = under(pos).1;
     }
-    if doc.allocations.selected.is_some()
+    if doc.panels.allocations.selected.is_some()
         && !ui.ctx().egui_wants_keyboard_input()
         && super::super::timeline::escape_for_views(ui.ctx())
     {
-        doc.allocations.selected = None;
+        doc.panels.allocations.selected = None;
     }
-    doc.allocations.readout = None;
-    let (Some(pos), Some(i)) = (hovered, doc.allocations.hovered) else {
+    doc.panels.allocations.readout = None;
+    let (Some(pos), Some(i)) = (hovered, doc.panels.allocations.hovered) else {
         return;
     };
     let Some(a) = d.allocations.get(i) else {
         return;
     };
     let text = readout(&data, d, i, a);
-    doc.allocations.readout = Some(text.clone());
+    doc.panels.allocations.readout = Some(text.clone());
     let font = FontId::proportional(12.0);
     // The theme's strong text: legible on either plot background (the weak text brightened
     // was about 2.6:1 on the light theme's, issue 37).

@@ -11,6 +11,7 @@
 mod details;
 mod draw;
 mod icicle;
+mod navigate;
 
 #[cfg(test)]
 mod bench;
@@ -113,7 +114,7 @@ pub struct AllocationsState {
 /// the timeline shows them there, and so does the allocation view in its place.
 pub fn cursor_ui(p: &egui::Painter, frame: &super::paint::PlotFrame, doc: &super::doc::Document) {
     let strong = p.ctx().global_style().visuals.strong_text_color();
-    if let Some(t) = doc.inspect.target {
+    if let Some(t) = doc.panels.inspect.target {
         let x = frame.x(doc.rel_ns(t.at_ns));
         p.vline(
             x,

@@ -9,9 +9,10 @@ use egui_extras::{Column, TableBuilder};
 
 use super::super::Command;
 use super::super::data::Loaded;
-use super::super::doc::{Document, OpColumn, TableState};
+use super::super::doc::Document;
 use super::super::theme::Palette;
 use super::super::units;
+use super::{OpColumn, TableState};
 use super::{Panel, PanelContext, PanelId};
 
 impl PanelId {
@@ -110,13 +111,13 @@ pub fn visible_columns(rows: &[OpRow], ranged: bool) -> Vec<OpColumn> {
 }
 
 fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<Command>) {
-    refresh_order(&mut doc.table);
+    refresh_order(&mut doc.panels.table);
     header_line_ui(ui, doc, palette, cmds);
     ui.separator();
-    if doc.table.order.is_empty() && doc.table.pending.is_none() {
-        let why = if !doc.table.filter.is_empty() {
+    if doc.panels.table.order.is_empty() && doc.panels.table.pending.is_none() {
+        let why = if !doc.panels.table.filter.is_empty() {
             "No op name contains the filter."
-        } else if doc.table.window.is_some() {
+        } else if doc.panels.table.window.is_some() {
             "No op ran and no memory was allocated in this range."
         } else {
             "This recording has no ops."
@@ -126,7 +127,7 @@ fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<C
     }
     let (clicked_header, clicked_row) = rows_ui(ui, doc);
     if let Some(c) = clicked_header {
-        let t = &mut doc.table;
+        let t = &mut doc.panels.table;
         if t.sort == c {
             t.descending = !t.descending;
         } else {
@@ -136,14 +137,14 @@ fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<C
         t.dirty = true;
     }
     if let Some(name) = clicked_row {
-        let same = doc.table.highlighted.as_deref() == Some(name.as_str());
+        let same = doc.panels.table.highlighted.as_deref() == Some(name.as_str());
         cmds.push(Command::HighlightOp((!same).then_some(name)));
     }
 }
 
 /// The table itself; returns the header clicked (to sort by) and the row clicked (its op).
 fn rows_ui(ui: &mut Ui, doc: &Document) -> (Option<OpColumn>, Option<String>) {
-    let table = &doc.table;
+    let table = &doc.panels.table;
     let ranged = table.rows.iter().any(|r| r.net.is_some());
     let columns = visible_columns(&doc.data.rows, ranged);
     let mut clicked_header = None;
@@ -251,7 +252,7 @@ fn cell_ui(ui: &mut Ui, r: &OpRow, c: OpColumn) {
 /// The line above the table: which range it covers, the filter, the row count.
 fn header_line_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<Command>) {
     ui.horizontal(|ui| {
-        match doc.table.window {
+        match doc.panels.table.window {
             Some(w) => {
                 let (a, b) = (doc.rel_ns(w.start_ns), doc.rel_ns(w.end_ns));
                 ui.label(
@@ -279,13 +280,13 @@ fn header_line_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut
                 );
             }
         }
-        if doc.table.pending.is_some() {
+        if doc.panels.table.pending.is_some() {
             ui.spinner();
             ui.label("computing…");
         }
         ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
-            let shown = doc.table.order.len();
-            let total = doc.table.rows.len();
+            let shown = doc.panels.table.order.len();
+            let total = doc.panels.table.rows.len();
             let ops = if total == 1 { "op" } else { "ops" };
             let count = if shown == total {
                 format!("{total} {ops}")
@@ -293,20 +294,20 @@ fn header_line_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut
                 format!("{shown} of {total} {ops}")
             };
             ui.label(RichText::new(count).color(palette.weak_text));
-            if let Some(ms) = doc.table.last_compute_ms {
+            if let Some(ms) = doc.panels.table.last_compute_ms {
                 ui.label(
                     RichText::new(format!("computed in {ms:.0} ms ·")).color(palette.weak_text),
                 );
             }
-            let edit = egui::TextEdit::singleline(&mut doc.table.filter)
+            let edit = egui::TextEdit::singleline(&mut doc.panels.table.filter)
                 .hint_text("filter by name")
                 .desired_width(180.0);
             let r = ui.add(edit);
-            if std::mem::take(&mut doc.focus_search) {
+            if std::mem::take(&mut doc.panels.focus_search) {
                 r.request_focus();
             }
             if r.changed() {
-                doc.table.dirty = true;
+                doc.panels.table.dirty = true;
             }
         });
     });

@@ -281,9 +281,9 @@ fn every_device_of_an_nsight_export_is_a_multiple_at_both_sizes() {
         let d = &h.state().docs()[0];
         let shown = &d.data.shown_devices;
         assert_eq!(shown.len(), 5, "{shown:?}");
-        let (area, fit) = d.last_multiples.expect("multiples drawn");
+        let (area, fit) = d.timeline.last_multiples.expect("multiples drawn");
         assert_eq!(fit.rows, shown.len(), "at {size:?}");
-        let plot = d.last_plot_rect.expect("plot drawn");
+        let plot = d.timeline.last_plot_rect.expect("plot drawn");
         assert!(area.bottom() <= plot.top(), "{area:?} over {plot:?}");
         assert!(plot.height() >= 60.0, "the main plot keeps room: {plot:?}");
         let faults = layout_faults(&h, size);

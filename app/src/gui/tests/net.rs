@@ -6,7 +6,7 @@ use collector::model::DeviceId;
 use egui::{Modifiers, pos2};
 use egui_kittest::kittest::Queryable;
 
-use super::super::doc::OpColumn;
+use super::super::panels::OpColumn;
 use super::super::units;
 use super::{drag, harness, sample, settle};
 
@@ -23,7 +23,7 @@ fn a_range_shows_each_ops_allocated_freed_and_net_change() {
     // The whole recording's table has no net columns.
     assert!(h.query_by_label("CPU Net").is_none());
     let plot = (h.state().active_doc())
-        .and_then(|d| d.last_plot_rect)
+        .and_then(|d| d.timeline.last_plot_rect)
         .expect("plot drawn");
     let y = plot.center().y;
     let (x0, x1) = (
@@ -33,11 +33,11 @@ fn a_range_shows_each_ops_allocated_freed_and_net_change() {
     drag(&mut h, pos2(x0, y), pos2(x1, y), Modifiers::SHIFT);
     settle(&mut h);
     let doc = h.state().active_doc().expect("doc");
-    let w = doc.table.window.expect("a range");
+    let w = doc.panels.table.window.expect("a range");
     let rec = &doc.data.rec;
-    assert_eq!(*doc.table.rows, key_averages_with_net(rec, w));
+    assert_eq!(*doc.panels.table.rows, key_averages_with_net(rec, w));
     let (mut sum, mut allocated, mut freed) = (0i64, 0i64, 0i64);
-    for r in doc.table.rows.iter() {
+    for r in doc.panels.table.rows.iter() {
         let net = r.net.expect("a range's row has its net").host;
         assert_eq!(net.net(), net.allocated - net.freed);
         assert_eq!(net.net(), r.self_cpu_memory_usage, "{}", r.name);
@@ -57,7 +57,7 @@ fn a_range_shows_each_ops_allocated_freed_and_net_change() {
         "{allocated} {freed}"
     );
     // The first row shown has its three numbers drawn.
-    let first = &doc.table.rows[doc.table.order[0]];
+    let first = &doc.panels.table.rows[doc.panels.table.order[0]];
     let net = first.net.expect("net").host;
     let texts = [
         units::op_bytes(net.allocated),
@@ -75,9 +75,9 @@ fn a_range_shows_each_ops_allocated_freed_and_net_change() {
     h.get_by_label("CPU Net").click();
     h.run_steps(3);
     let doc = h.state().active_doc().expect("doc");
-    assert_eq!(doc.table.sort, OpColumn::CpuNet);
-    let nets: Vec<i64> = (doc.table.order.iter())
-        .map(|&i| doc.table.rows[i].net.expect("net").host.net())
+    assert_eq!(doc.panels.table.sort, OpColumn::CpuNet);
+    let nets: Vec<i64> = (doc.panels.table.order.iter())
+        .map(|&i| doc.panels.table.rows[i].net.expect("net").host.net())
         .collect();
     assert!(nets.windows(2).all(|p| p[0] >= p[1]), "{nets:?}");
     assert!(nets[0] > 0 && nets[nets.len() - 1] < 0, "{nets:?}");

@@ -70,7 +70,7 @@ pub fn first_row(scrolled: f32, total: usize, fit: usize) -> usize {
 /// pointer is over them or their names and their rows do not all fit; whether the wheel
 /// was taken (else it zooms the time axis as anywhere on the timeline).
 pub fn scroll(doc: &mut Document, pointer: Pos2, dy: f32) -> bool {
-    let Some((area, fit)) = doc.last_lanes else {
+    let Some((area, fit)) = doc.timeline.last_lanes else {
         return false;
     };
     let total = doc.data.lanes.len();
@@ -79,8 +79,8 @@ pub fn scroll(doc: &mut Document, pointer: Pos2, dy: f32) -> bool {
         return false;
     }
     let last = total.saturating_sub(fit.rows) as f32;
-    let rows = doc.lanes_scroll_rows.clamp(0.0, last) - dy / fit.row_height.max(1.0);
-    doc.lanes_scroll_rows = rows.clamp(0.0, last);
+    let rows = doc.timeline.lanes_scroll_rows.clamp(0.0, last) - dy / fit.row_height.max(1.0);
+    doc.timeline.lanes_scroll_rows = rows.clamp(0.0, last);
     true
 }
 
@@ -105,7 +105,7 @@ pub fn lanes_ui(
         row_height,
     } = fit(area.height(), doc.data.lanes.len());
     let total = doc.data.lanes.len();
-    let first = first_row(doc.lanes_scroll_rows, total, fit);
+    let first = first_row(doc.timeline.lanes_scroll_rows, total, fit);
     for (n, row) in doc.data.lanes.iter().skip(first).take(fit).enumerate() {
         let y0 = area.top() + MARGIN / 2.0 + n as f32 * row_height;
         // A thread's name beside its first row, and beside the top row when scrolled into

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use collector::analysis::{OpRow, SortKey, TimeWindow};
 
-use super::super::jobs::OpSpans;
+use super::super::super::jobs::OpSpans;
 
 /// The per-op table's columns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
