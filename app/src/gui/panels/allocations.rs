@@ -47,10 +47,17 @@ impl Panel for Allocations {
 
     fn ui(&self, ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, _cmds: &mut Vec<Command>) {
         if doc.panels.allocations.main {
+            // The bands have the main area's whole width; the selected band's details are
+            // here, under them.
             ui.horizontal(|ui| {
                 ui.label("The allocation view is in the main area, on the timeline's time axis.");
                 ui.checkbox(&mut doc.panels.allocations.main, "main area");
             });
+            ui.separator();
+            egui::ScrollArea::vertical()
+                .id_salt("band-details")
+                .auto_shrink([false, false])
+                .show(ui, |ui| details_ui(ui, doc, cx.palette));
             return;
         }
         view_ui(ui, doc, cx.palette);
@@ -59,7 +66,8 @@ impl Panel for Allocations {
 
 /// The allocation view in the main area, in the timeline's place (issue 37: memory_viz's
 /// main view; the bottom tab was ~250 points tall at 1920×1080): the same time view,
-/// cursor and hover as the timeline, the plot's left edge where the timeline's is.
+/// cursor and hover as the timeline, the plot's left edge where the timeline's is; the
+/// selected band's details in the Allocations tab.
 pub fn main_area_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
     view_ui(ui, doc, palette);
 }
@@ -70,8 +78,8 @@ fn view_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
         toolbar_ui(ui, doc);
         ui.separator();
         let full = ui.available_rect_before_wrap();
-        // In the main area the bands take the whole width until one is selected.
-        if doc.panels.allocations.main && doc.panels.allocations.selected.is_none() {
+        // In the main area the bands take the whole width: the details are in the tab.
+        if doc.panels.allocations.main {
             doc.panels.allocations.last_frame = bands_ui(ui, full, doc, palette);
             return;
         }
@@ -111,6 +119,11 @@ fn toolbar_ui(ui: &mut Ui, doc: &mut Document) {
         }
         ui.checkbox(&mut doc.panels.allocations.main, "main area")
             .on_hover_text("Show this view in the timeline's place: the window's width and height, the same time axis and cursor");
+        let reserved = (doc.data.curves.get(doc.device as usize)).is_some_and(|c| c.reserved.is_some());
+        if reserved {
+            ui.checkbox(&mut doc.panels.allocations.show_reserved, "show reserved")
+                .on_hover_text("Draw the memory the allocator reserved (its segments) as a line over the bands, the cache it held between them shaded (memory_viz's Active Cached Memory Timeline)");
+        }
         ui.separator();
         ui.label("search op or stack");
         let edit = egui::TextEdit::singleline(&mut doc.panels.allocations.query)

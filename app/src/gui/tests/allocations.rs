@@ -586,3 +586,28 @@ fn the_flame_view_shows_a_breadcrumb_whose_frames_zoom_back_out() {
     assert!(h.query_by_label(&root.name).is_none());
     assert!(flame_rect(&h, 0).width() >= flame_rect(&h, child).width());
 }
+
+#[test]
+fn in_the_main_area_a_selected_band_keeps_the_width_and_its_details_fill_the_tab() {
+    // GIVEN the allocation view in the main area
+    let mut h = opened("Allocations");
+    h.get_by_label("main area").click();
+    h.run_steps(4);
+    let wide = h.state().active_doc().expect("doc").panels.allocations.plot;
+    let wide = wide.expect("bands drawn").rect;
+    // WHEN a band is clicked
+    let (i, pos) = long_lived(&h, true);
+    h.event(Event::PointerMoved(pos));
+    h.event(primary(pos, true));
+    h.event(primary(pos, false));
+    h.run_steps(3);
+    // THEN it is selected, the bands keep the main area's width (the details took 380
+    // points beside them), and the details are in the tab under them, not only a note
+    let doc = h.state().active_doc().expect("doc");
+    assert_eq!(doc.panels.allocations.selected, Some(i));
+    let plot = doc.panels.allocations.plot.expect("bands drawn").rect;
+    assert_eq!(plot.width(), wide.width());
+    let stack = h.get_by_label("allocation stack");
+    let top = stack.rect().top();
+    assert!(top as f32 > plot.bottom(), "{top} under {plot:?}");
+}

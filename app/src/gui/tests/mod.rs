@@ -32,6 +32,7 @@ mod layout;
 mod loading;
 mod memviz;
 mod net;
+mod overview;
 mod ranks;
 mod simulate;
 mod timeline;
