@@ -11,7 +11,7 @@ use collector::analysis::lanes::{LaneRow, lanes};
 use collector::analysis::markers::{Marker, markers};
 use collector::analysis::pyramid::{CurvePyramid, Times};
 use collector::analysis::samples::{SampleCurve, gpu_curve};
-use collector::analysis::{OpRow, Summary, key_averages, summarize};
+use collector::analysis::{OpRow, Summary, key_averages_with_net, summarize};
 use collector::model::{DeviceId, DeviceIdx, OpCategory};
 use collector::{Recording, Timeline};
 
@@ -128,7 +128,7 @@ impl Loaded {
         let started = std::time::Instant::now();
         let timeline = Timeline::build(&rec);
         let summary = summarize(&rec, &timeline);
-        let rows = key_averages(&rec, None);
+        let rows = key_averages_with_net(&rec, None);
         let curves = (0..timeline.devices.len())
             .map(|d| DeviceCurves::build(&rec, &timeline, d))
             .collect();

@@ -59,6 +59,9 @@ const NAME_MIN_WIDTH: f32 = 220.0;
 /// A numeric column's first width where the window has room, and its least.
 const NUMERIC_WIDTH: f32 = 120.0;
 const NUMERIC_MIN_WIDTH: f32 = 70.0;
+/// The width a numeric column needs for its header and sort arrow ("⏷ Self CUDA Mem"):
+/// where fewer fit, the net change's allocated and freed columns are left out.
+const NUMERIC_FIT_WIDTH: f32 = 95.0;
 
 /// Rebuild the filtered, sorted row order if anything changed.
 pub fn refresh_order(table: &mut TableState) {
@@ -89,9 +92,10 @@ pub fn refresh_order(table: &mut TableState) {
 }
 
 /// The columns worth showing: CUDA columns when any row has device memory, CPU columns
-/// when any has host memory (all four when neither has); in a range's table (`ranged`),
-/// its net change per op for the device when any row has device memory, else for the CPU.
-pub fn visible_columns(rows: &[OpRow], ranged: bool) -> Vec<OpColumn> {
+/// when any has host memory (all four when neither has); where the rows carry their net
+/// change (`net`), the device's allocated, freed and net bytes and the CPU's net beside them,
+/// or the CPU's three where no row has device memory.
+pub fn visible_columns(rows: &[OpRow], net: bool) -> Vec<OpColumn> {
     let device = rows
         .iter()
         .any(|r| r.device_memory_usage != 0 || r.self_device_memory_usage != 0);
@@ -103,11 +107,31 @@ pub fn visible_columns(rows: &[OpRow], ranged: bool) -> Vec<OpColumn> {
         .filter(|c| match c {
             OpColumn::SelfDevice | OpColumn::Device => device || !host,
             OpColumn::SelfCpu | OpColumn::Cpu => host || !device,
-            _ => c
-                .net()
-                .is_none_or(|on_device| ranged && on_device == device),
+            OpColumn::DeviceAllocated | OpColumn::DeviceFreed | OpColumn::DeviceNet => {
+                net && device
+            }
+            OpColumn::CpuNet => net && (host || !device),
+            OpColumn::CpuAllocated | OpColumn::CpuFreed => net && !device,
+            OpColumn::Name | OpColumn::Calls => true,
         })
         .collect()
+}
+
+/// `columns` with at most `room` numeric ones where they would not fit otherwise: the
+/// net change's allocated and freed columns give way first, its nets stay.
+pub fn fit_columns(mut columns: Vec<OpColumn>, room: usize) -> Vec<OpColumn> {
+    if columns.len().saturating_sub(1) > room {
+        columns.retain(|c| {
+            !matches!(
+                c,
+                OpColumn::CpuAllocated
+                    | OpColumn::CpuFreed
+                    | OpColumn::DeviceAllocated
+                    | OpColumn::DeviceFreed
+            )
+        });
+    }
+    columns
 }
 
 fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<Command>) {
@@ -145,8 +169,9 @@ fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<C
 /// The table itself; returns the header clicked (to sort by) and the row clicked (its op).
 fn rows_ui(ui: &mut Ui, doc: &Document) -> (Option<OpColumn>, Option<String>) {
     let table = &doc.panels.table;
-    let ranged = table.rows.iter().any(|r| r.net.is_some());
-    let columns = visible_columns(&doc.data.rows, ranged);
+    let net = table.rows.iter().any(|r| r.net.is_some());
+    let room = ((ui.available_width() - NAME_MIN_WIDTH - 20.0) / NUMERIC_FIT_WIDTH) as usize;
+    let columns = fit_columns(visible_columns(&doc.data.rows, net), room);
     let mut clicked_header = None;
     let mut clicked_row = None;
     // The numbers share what the name leaves, at most 120 points each: a range's nine
@@ -155,7 +180,9 @@ fn rows_ui(ui: &mut Ui, doc: &Document) -> (Option<OpColumn>, Option<String>) {
     let width = ((ui.available_width() - NAME_MIN_WIDTH - 20.0) / numeric - 10.0)
         .clamp(NUMERIC_MIN_WIDTH, NUMERIC_WIDTH);
     let mut builder = TableBuilder::new(ui)
-        .id_salt(("ops", doc.id))
+        // Widths start over when the columns or their share change (a window made
+        // narrower): stored wider widths pushed the last columns out of the window.
+        .id_salt(("ops", doc.id, columns.len(), width.round() as i32))
         .striped(true)
         .sense(Sense::click())
         .resizable(true)
@@ -361,10 +388,22 @@ mod tests {
                 OpColumn::Calls
             ]
         );
-        // A range's table adds the CPU's net change (no row has device memory).
+        // Rows with their net change add the CPU's (no row has device memory).
         assert_eq!(
             visible_columns(&t.rows, true)[4..],
             [OpColumn::CpuAllocated, OpColumn::CpuFreed, OpColumn::CpuNet]
+        );
+        // Where fewer than its six numbers fit, the net's allocated and freed give way.
+        let all = visible_columns(&t.rows, true);
+        assert_eq!(fit_columns(all.clone(), 6), all);
+        assert_eq!(
+            fit_columns(all, 5)[1..],
+            [
+                OpColumn::SelfCpu,
+                OpColumn::Cpu,
+                OpColumn::Calls,
+                OpColumn::CpuNet
+            ]
         );
     }
 }

@@ -149,7 +149,7 @@ fn window_faults(h: &Harness<'_, ViewerApp>, size: Vec2) -> Vec<String> {
     faults
 }
 
-fn assert_fits(h: &Harness<'_, ViewerApp>, what: &str) {
+pub(super) fn assert_fits(h: &Harness<'_, ViewerApp>, what: &str) {
     let faults = layout_faults(h, SMALL);
     assert!(
         faults.is_empty(),
@@ -220,7 +220,7 @@ fn tables_follow_a_window_made_narrower() {
     let b = real.join("tracelens-mi300-bert-small").join(mi300_bert());
     let mut h = harness_sized(vec![a, b], LARGE);
     settle(&mut h);
-    assert_fits_shrunk(&mut h, "# of Calls", "the Ops tab");
+    assert_fits_shrunk(&mut h, "CUDA Net", "the Ops tab");
     h.set_size(LARGE);
     show_tab(&mut h, PanelId::COMPARE);
     settle(&mut h);

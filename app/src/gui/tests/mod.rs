@@ -248,7 +248,7 @@ fn selecting_a_range_recomputes_the_table_for_it() {
     );
     assert!((w.end_ns - t_at(x1)).abs() <= tolerance);
     // and its rows are key_averages for that window, not the whole run's
-    let expected = key_averages_with_net(&doc.data.rec, w);
+    let expected = key_averages_with_net(&doc.data.rec, Some(w));
     assert_eq!(*doc.panels.table.rows, expected);
     assert_ne!(*doc.panels.table.rows, *before);
     // and it says which range it covers
