@@ -184,6 +184,7 @@ impl ViewerApp {
         let ctx = ui.ctx().clone();
         if !self.theme_applied {
             theme::install_fonts(&ctx);
+            theme::solid_scroll_bars(&ctx);
             theme::apply(&ctx, self.theme);
             self.theme_applied = true;
         }

@@ -34,6 +34,7 @@ mod memviz;
 mod net;
 mod overview;
 mod ranks;
+mod scroll;
 mod simulate;
 mod timeline;
 
