@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use collector::analysis::decimate::{Curve, curve, curve_values};
-use collector::analysis::lanes::{LaneRow, lanes};
+use collector::analysis::lanes::{LaneRow, lanes, op_lanes};
 use collector::analysis::markers::{Marker, markers};
 use collector::analysis::pyramid::{CurvePyramid, Times};
 use collector::analysis::samples::{SampleCurve, gpu_curve};
@@ -116,6 +116,8 @@ pub struct Loaded {
     pub markers: Vec<Vec<Marker>>,
     /// The NVTX ranges as lanes (Nsight exports), thread by thread.
     pub lanes: Vec<LaneRow>,
+    /// The op stack as lanes (module → op → kernel launch), thread by thread.
+    pub op_lanes: Vec<LaneRow>,
     /// Time spent reading the file.
     pub parse_time: Duration,
     /// Time spent building the timeline, analyses and pyramids.
@@ -136,6 +138,7 @@ impl Loaded {
             .map(|d| markers(&rec, &timeline, d as DeviceIdx))
             .collect();
         let lanes = lanes(&rec, OpCategory::Nvtx);
+        let op_lanes = op_lanes(&rec);
         let sampled = |d: DeviceIdx| rec.gpu_samples.iter().any(|s| s.device == d);
         let mut shown_devices: Vec<DeviceIdx> = timeline
             .devices
@@ -163,6 +166,7 @@ impl Loaded {
             shown_devices,
             markers,
             lanes,
+            op_lanes,
             parse_time,
             analysis_time: started.elapsed(),
         }

@@ -32,6 +32,7 @@ mod layout;
 mod loading;
 mod memviz;
 mod net;
+mod op_lanes;
 mod overview;
 mod ranks;
 mod scroll;

@@ -26,7 +26,7 @@ pub fn hover_ui(
     doc.timeline.last_lanes = (lanes_rect.height() > 0.0).then(|| {
         (
             lanes_rect,
-            lanes::fit(lanes_rect.height(), doc.data.lanes.len()),
+            lanes::fit(lanes_rect.height(), lanes::rows(doc).len()),
         )
     });
     if lanes_rect.height() > 0.0 {

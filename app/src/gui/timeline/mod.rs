@@ -44,6 +44,8 @@ pub use keys::KEY_STEP;
 pub use keys::{escape_for_views, note_popups};
 pub use lanes::Fit as LanesFit;
 #[cfg(test)]
+pub use lanes::MAX_ROWS as LANES_MAX_ROWS;
+#[cfg(test)]
 pub use lanes::MIN_ROW_HEIGHT as LANE_MIN_ROW_HEIGHT;
 use overlay::decorations_ui;
 pub use state::{DragMode, TimelineState};

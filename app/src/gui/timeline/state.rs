@@ -43,6 +43,8 @@ pub struct TimelineState {
     pub show_total: bool,
     /// Whether the timeline draws the allocated memory stacked by category.
     pub show_categories: bool,
+    /// Whether the lanes under the plot show the op stack instead of the NVTX ranges.
+    pub show_op_lanes: bool,
 }
 
 impl Default for TimelineState {
@@ -59,6 +61,7 @@ impl Default for TimelineState {
             drag: None,
             show_total: true,
             show_categories: false,
+            show_op_lanes: false,
         }
     }
 }
