@@ -609,5 +609,5 @@ fn in_the_main_area_a_selected_band_keeps_the_width_and_its_details_fill_the_tab
     assert_eq!(plot.width(), wide.width());
     let stack = h.get_by_label("allocation stack");
     let top = stack.rect().top();
-    assert!(top as f32 > plot.bottom(), "{top} under {plot:?}");
+    assert!(top > plot.bottom(), "{top} under {plot:?}");
 }
