@@ -83,6 +83,8 @@ pub enum Command {
     SetTab(PanelId),
     /// Switch theme.
     SetTheme(ThemeChoice),
+    /// Show the op stack in the lanes under the timeline (or the NVTX ranges again).
+    ShowOpLanes(bool),
     /// Forget the recent files.
     ClearRecent,
     /// Open the export window for the active document.

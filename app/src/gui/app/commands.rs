@@ -96,6 +96,7 @@ impl ViewerApp {
                 }
             }
             Command::FocusSearch => doc.panels.focus_search = true,
+            Command::ShowOpLanes(on) => doc.timeline.show_op_lanes = on,
             Command::ResetView => {
                 doc.view = TimeView::full(doc.data.duration_ns());
                 doc.timeline.y_range = None;

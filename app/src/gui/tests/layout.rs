@@ -209,6 +209,30 @@ fn the_comparison_fits_1000x700() {
     show_tab(&mut h, PanelId::COMPARE);
     settle(&mut h);
     assert_fits(&h, "the Compare tab");
+    // The two files' tabs share one row (the second's close button wrapped under the
+    // first's), each label cut in its middle: its directory and its file name's end kept.
+    let closes: Vec<f32> = (h.get_all_by_label("×"))
+        .map(|n| n.rect().center().y as f32)
+        .collect();
+    assert_eq!(closes.len(), 2, "{closes:?}");
+    assert!(
+        (closes[0] - closes[1]).abs() < 1.0,
+        "the tabs wrap: {closes:?}"
+    );
+    let labels: Vec<String> = texts(&h)
+        .into_iter()
+        .filter(|t| t.text.starts_with("tracelens-") && t.full.top() < 60.0)
+        .map(|t| t.text)
+        .collect();
+    assert!(
+        labels
+            .iter()
+            .any(|l| l.starts_with("tracelens-h100") && l.ends_with(".json.gz"))
+            && labels
+                .iter()
+                .any(|l| l.starts_with("tracelens-mi300") && l.contains('…')),
+        "{labels:?}"
+    );
 }
 
 #[test]

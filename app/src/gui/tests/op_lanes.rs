@@ -1,5 +1,5 @@
 //! The op stack as lanes under the timeline (issue 37, Perfetto's nested slices), on a
-//! real GPU trace: "op stack" shows the collector's op lanes, each level of the stack a
+//! real GPU trace: View › Op stack lanes shows the collector's op lanes, each level of the stack a
 //! row, the widest spans named.
 
 use egui_kittest::kittest::Queryable;
@@ -19,8 +19,10 @@ fn the_op_stack_lanes_show_every_level_under_the_timeline() {
     assert!(doc.data.lanes.is_empty() && doc.timeline.last_lanes.is_none());
     let total = doc.data.op_lanes.len();
     assert!(total >= 3, "{total} rows");
-    // WHEN "op stack" is ticked
-    h.get_by_label("op stack").click();
+    // WHEN View › Op stack lanes is ticked
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label("Op stack lanes").click();
     h.run_steps(4);
     // THEN the lanes are drawn with the collector's rows, as many as fit
     let doc = h.state().active_doc().expect("doc");

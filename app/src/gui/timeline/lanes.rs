@@ -1,4 +1,4 @@
-//! NVTX ranges, or the op stack ("op stack" in the toolbar: module → op → kernel launch,
+//! NVTX ranges, or the op stack (View › Op stack lanes: module → op → kernel launch,
 //! as Perfetto nests slices), as lanes under the timeline, on its time axis: one lane per
 //! thread, nested ranges one row deeper (as Nsight Systems draws them), each range named
 //! where it is wide enough; spans under a point already drawn are skipped by a binary

@@ -109,14 +109,6 @@ fn controls_ui(
         ui.checkbox(&mut doc.timeline.show_total, "device total")
             .on_hover_text(hover);
     }
-    if !doc.data.op_lanes.is_empty() {
-        ui.checkbox(&mut doc.timeline.show_op_lanes, "op stack")
-            .on_hover_text(
-                "Lanes under the plot with every level of the op stack per thread: \
-                 module scopes, record_function ranges, ops and the runtime calls that \
-                 launch kernels, each nested under what holds it",
-            );
-    }
     if curves.is_some_and(|c| c.categories.is_some()) {
         ui.checkbox(&mut doc.timeline.show_categories, "by category")
             .on_hover_text(
