@@ -212,7 +212,7 @@ fn the_comparison_fits_1000x700() {
     // The two files' tabs share one row (the second's close button wrapped under the
     // first's), each label cut in its middle: its directory and its file name's end kept.
     let closes: Vec<f32> = (h.get_all_by_label("×"))
-        .map(|n| n.rect().center().y as f32)
+        .map(|n| n.rect().center().y)
         .collect();
     assert_eq!(closes.len(), 2, "{closes:?}");
     assert!(
