@@ -66,12 +66,15 @@ fn frame_timings() {
     // VRAMSCOPE_BENCH_CATEGORIES=1 times the frames with the timeline stacked by category.
     if std::env::var_os("VRAMSCOPE_BENCH_CATEGORIES").is_some() {
         for d in h.state_mut().docs_mut() {
-            d.show_categories = true;
+            d.timeline.show_categories = true;
         }
         h.run_steps(2);
     }
     let doc = h.state().active_doc().expect("loaded");
-    let (data, plot) = (doc.data.clone(), doc.last_plot_rect.expect("plot drawn"));
+    let (data, plot) = (
+        doc.data.clone(),
+        doc.timeline.last_plot_rect.expect("plot drawn"),
+    );
     query_levels(&data, doc.device as usize, plot.width() as usize);
     analysis_jobs(
         &data,

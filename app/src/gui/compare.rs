@@ -26,7 +26,7 @@ pub fn compute(a: &Loaded, b: &Loaded, align: Align) -> Diff {
 /// Where B's timeline goes on A's axis: B's absolute time at A's t = 0, so that both runs'
 /// origins (starts, or first steps) line up.
 pub fn other_source<'a>(doc: &Document, b_id: u64, b: &'a Loaded) -> Source<'a> {
-    let align = doc.compare.align;
+    let align = doc.panels.compare.align;
     // Integer ns: epoch-ns clocks (~1.8e18) do not fit an f64 to the ns.
     let a_origin_rel_ns = align.origin_ns(&doc.data.rec) - doc.data.rec.meta.start_ns;
     let b_origin_abs_ns = align.origin_ns(&b.rec);
@@ -54,7 +54,7 @@ pub fn other_for_timeline<'a>(
     let (b_id, b, label) = b?;
     Some(Other {
         source: other_source(doc, *b_id, b),
-        layout: doc.compare.layout,
+        layout: doc.panels.compare.layout,
         name: label,
     })
 }

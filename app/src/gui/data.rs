@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use collector::analysis::decimate::{Curve, curve, curve_values};
-use collector::analysis::lanes::{LaneRow, lanes};
+use collector::analysis::lanes::{LaneRow, lanes, op_lanes};
 use collector::analysis::markers::{Marker, markers};
 use collector::analysis::pyramid::{CurvePyramid, Times};
 use collector::analysis::samples::{SampleCurve, gpu_curve};
-use collector::analysis::{OpRow, Summary, key_averages, summarize};
+use collector::analysis::{OpRow, Summary, key_averages_with_net, summarize};
 use collector::model::{DeviceId, DeviceIdx, OpCategory};
 use collector::{Recording, Timeline};
 
@@ -116,6 +116,8 @@ pub struct Loaded {
     pub markers: Vec<Vec<Marker>>,
     /// The NVTX ranges as lanes (Nsight exports), thread by thread.
     pub lanes: Vec<LaneRow>,
+    /// The op stack as lanes (module → op → kernel launch), thread by thread.
+    pub op_lanes: Vec<LaneRow>,
     /// Time spent reading the file.
     pub parse_time: Duration,
     /// Time spent building the timeline, analyses and pyramids.
@@ -128,7 +130,7 @@ impl Loaded {
         let started = std::time::Instant::now();
         let timeline = Timeline::build(&rec);
         let summary = summarize(&rec, &timeline);
-        let rows = key_averages(&rec, None);
+        let rows = key_averages_with_net(&rec, None);
         let curves = (0..timeline.devices.len())
             .map(|d| DeviceCurves::build(&rec, &timeline, d))
             .collect();
@@ -136,6 +138,7 @@ impl Loaded {
             .map(|d| markers(&rec, &timeline, d as DeviceIdx))
             .collect();
         let lanes = lanes(&rec, OpCategory::Nvtx);
+        let op_lanes = op_lanes(&rec);
         let sampled = |d: DeviceIdx| rec.gpu_samples.iter().any(|s| s.device == d);
         let mut shown_devices: Vec<DeviceIdx> = timeline
             .devices
@@ -163,6 +166,7 @@ impl Loaded {
             shown_devices,
             markers,
             lanes,
+            op_lanes,
             parse_time,
             analysis_time: started.elapsed(),
         }

@@ -1,21 +1,17 @@
-//! One open file's view state: which device, the visible time range, the selected range
-//! and the table that follows it, the inspector's instant, the bottom panel, the comparison.
-//! The data itself (`Loaded`) is shared and never changes.
+//! One open file and how it is looked at: the data (shared, never changed), which device,
+//! the visible time range and the cursor every view shares, the selected range, the bottom
+//! tab; the timeline and the panels keep their own state ([`TimelineState`],
+//! [`PanelStates`]) inside it.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use collector::analysis::diff::Align;
-use collector::analysis::{SortKey, TimeWindow};
+use collector::analysis::TimeWindow;
 use collector::model::DeviceIdx;
 
 use super::data::Loaded;
-use super::jobs::Inspection;
-use super::panels::{self, PanelId};
+use super::panels::{self, PanelId, PanelStates};
+use super::timeline::TimelineState;
 use super::units;
-
-mod table;
-pub use table::{OpColumn, TableState};
 
 /// The visible time range, in ns since the recording's start (f64: sub-ns zoom is never
 /// needed, and relative times keep full precision where absolute epoch ns would not).
@@ -88,99 +84,6 @@ impl TimeView {
     }
 }
 
-/// What the inspector looks at.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct InspectTarget {
-    /// Device.
-    pub device: DeviceIdx,
-    /// Absolute time.
-    pub at_ns: i64,
-    /// The snapshot's own instant (exact blocks).
-    pub at_snapshot: bool,
-}
-
-/// The inspector's state.
-#[derive(Default)]
-pub struct InspectState {
-    /// What was asked for.
-    pub target: Option<InspectTarget>,
-    /// The answer, once computed (may lag `target` while pending).
-    pub result: Option<Box<Inspection>>,
-    /// Generation in flight.
-    pub pending: Option<u64>,
-    /// Live groups expanded to their frames.
-    pub expanded: BTreeSet<String>,
-}
-
-/// How the segment view orders its segments.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SegmentOrder {
-    /// By address (the allocator's own order).
-    Address,
-    /// Largest segment first.
-    Size,
-    /// Most free bytes first: where fragmentation is.
-    Free,
-}
-
-/// What colours the segment view's allocated blocks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SegmentColor {
-    /// One colour: allocated, pending or free.
-    State,
-    /// The first user frame of the allocating stack (as memory_viz does).
-    Stack,
-    /// The allocation's memory category.
-    Category,
-}
-
-/// The segment view's options.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SegmentsView {
-    /// Order of the rows.
-    pub order: SegmentOrder,
-    /// What colours the blocks.
-    pub color: SegmentColor,
-    /// Draw every segment across the full width instead of to scale.
-    pub full_width: bool,
-    /// The allocator setting whose simulated segments are drawn beside the recorded ones.
-    pub simulate: Option<&'static str>,
-}
-
-/// Comparison layout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CompareLayout {
-    /// Both runs on one plot.
-    Overlay,
-    /// One plot per run, sharing the time axis.
-    Stacked,
-}
-
-/// The comparison with another open document.
-pub struct CompareState {
-    /// The other document's id.
-    pub other: Option<u64>,
-    /// Where both clocks start.
-    pub align: Align,
-    /// Overlaid or stacked.
-    pub layout: CompareLayout,
-    /// Whether the only other open file was picked for the user already (once).
-    pub picked_for_user: bool,
-    /// The per-op table's order once a header was clicked (else the diff's own).
-    pub op_sort: Option<panels::compare_table::OpDiffSort>,
-}
-
-/// A drag on the timeline in progress.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum DragMode {
-    /// Moving the view.
-    Pan,
-    /// Selecting a range from this time (ns since start).
-    Select(f64),
-    /// Box zoom from this screen position.
-    BoxZoom(egui::Pos2),
-}
-
 /// One open file and how it is being looked at.
 pub struct Document {
     /// Stable id (tabs, jobs).
@@ -192,108 +95,40 @@ pub struct Document {
     pub label: String,
     /// The device shown.
     pub device: DeviceIdx,
-    /// The visible range.
+    /// The visible range, shared by the timeline, the allocation view and the multiples.
     pub view: TimeView,
-    /// A y range set by box zoom; `None` fits the visible data.
-    pub y_range: Option<(f64, f64)>,
-    /// The y range drawn last frame (box zoom maps screen to bytes with it).
-    pub last_y: (f64, f64),
-    /// Where the plot was drawn last frame.
-    pub last_plot_rect: Option<egui::Rect>,
-    /// Where the device multiples were drawn last frame, and their rows.
-    pub last_multiples: Option<(egui::Rect, super::multiples::Layout)>,
-    /// Where the NVTX lanes were drawn last frame, and their rows.
-    pub last_lanes: Option<(egui::Rect, super::timeline::LanesFit)>,
-    /// Rows of the NVTX lanes scrolled past, where more rows than fit (the wheel over them).
-    pub lanes_scroll_rows: f32,
-    /// The device's capacity when it was too far above the curves to scale to last frame:
-    /// what the toolbar says of it ("79.18 GiB · off scale (the curves reach 3 %)").
-    pub capacity_off_scale: Option<String>,
-    /// The last frames' curve columns.
-    pub columns: super::timeline::ColumnCache,
-    /// The selected range (absolute ns); the table follows it.
-    pub selection: Option<TimeWindow>,
-    /// A drag in progress.
-    pub drag: Option<DragMode>,
-    /// Draw the device's capacity as a ceiling (on by default: drawn wherever the
-    /// capacity is known).
-    pub show_total: bool,
-    /// Whether the timeline draws the allocated memory stacked by category.
-    pub show_categories: bool,
-    /// The table.
-    pub table: TableState,
-    /// The inspector.
-    pub inspect: InspectState,
-    /// Ctrl+F was pressed: the shown panel's search field takes the focus next frame.
-    pub focus_search: bool,
-    /// The allocator history's selected entry.
-    pub history: panels::HistoryState,
-    /// The bottom panel shown.
-    pub tab: PanelId,
-    /// The comparison.
-    pub compare: CompareState,
-    /// The segment view's options.
-    pub segments: SegmentsView,
-    /// The advice panel's options and answer.
-    pub advice: panels::AdviceState,
     /// The time under the pointer (ns since start) in the main plot or a device's small
     /// multiple: the linked cursor drawn in all of them.
     pub hover_ns: Option<f64>,
+    /// The selected range (absolute ns); the table follows it.
+    pub selection: Option<TimeWindow>,
+    /// The bottom panel shown.
+    pub tab: PanelId,
     /// The file followed while `record` still writes it.
     pub follow: Option<super::follow::Follow>,
     /// Last generation number handed out.
     pub generation: u64,
-    /// The allocation view and the icicle.
-    pub allocations: super::allocations::AllocationsState,
+    /// The timeline's own state.
+    pub timeline: TimelineState,
+    /// The bottom panels' state.
+    pub panels: PanelStates,
 }
 
 impl Document {
     /// A fresh view of `data`: the whole recording, the device with the largest peak.
     pub fn new(id: u64, data: Arc<Loaded>) -> Document {
-        let device = data.default_device().unwrap_or(0);
-        let view = TimeView::full(data.duration_ns());
-        let rows = Arc::new(data.rows.clone());
-        let sort = OpColumn::of(SortKey::default_for(&rows));
         Document {
             id,
             label: data.name.clone(),
-            device,
-            view,
-            y_range: None,
-            last_y: (0.0, 1.0),
-            last_plot_rect: None,
-            last_multiples: None,
-            last_lanes: None,
-            lanes_scroll_rows: 0.0,
-            capacity_off_scale: None,
-            columns: Default::default(),
-            selection: None,
-            drag: None,
-            show_total: true,
-            show_categories: false,
-            table: TableState::new(rows, sort),
-            inspect: InspectState::default(),
-            history: Default::default(),
-            focus_search: false,
-            tab: panels::opening_panel(&data),
-            compare: CompareState {
-                other: None,
-                align: Align::Start,
-                layout: CompareLayout::Overlay,
-                picked_for_user: false,
-                op_sort: None,
-            },
-            segments: SegmentsView {
-                order: SegmentOrder::Address,
-                color: SegmentColor::Stack,
-                full_width: false,
-                simulate: None,
-            },
-            advice: Default::default(),
+            device: data.default_device().unwrap_or(0),
+            view: TimeView::full(data.duration_ns()),
             hover_ns: None,
+            selection: None,
+            tab: panels::opening_panel(&data),
             follow: super::follow::Follow::start(&data),
             generation: 0,
-            allocations: Default::default(),
+            timeline: TimelineState::default(),
+            panels: PanelStates::new(&data),
             data,
         }
     }
@@ -358,10 +193,11 @@ impl Document {
     #[cfg(test)]
     pub fn busy(&self) -> bool {
         // A highlighted row's spans are a job too: asked for, not yet answered.
-        let spans_pending = self.table.highlighted.is_some() && self.table.spans.is_none();
-        self.table.pending.is_some()
-            || self.inspect.pending.is_some()
-            || self.advice.pending.is_some()
+        let p = &self.panels;
+        let spans_pending = p.table.highlighted.is_some() && p.table.spans.is_none();
+        p.table.pending.is_some()
+            || p.inspect.pending.is_some()
+            || p.advice.pending.is_some()
             || spans_pending
     }
 }

@@ -244,7 +244,9 @@ pub fn run_now(r: Request) -> Reply {
 
 fn run(data: &Loaded, job: Job) -> Outcome {
     match job {
-        Job::Table { window } => Outcome::Table(window, key_averages_with_net(&data.rec, window)),
+        Job::Table { window } => {
+            Outcome::Table(window, key_averages_with_net(&data.rec, Some(window)))
+        }
         Job::Inspect {
             device,
             at_ns,

@@ -9,7 +9,6 @@ mod allocations;
 mod app;
 mod axis;
 mod categories;
-mod chrome;
 mod compare;
 mod data;
 mod doc;
@@ -29,6 +28,7 @@ mod summary;
 mod theme;
 mod timeline;
 mod units;
+mod window;
 
 #[cfg(test)]
 mod bench;
@@ -83,6 +83,8 @@ pub enum Command {
     SetTab(PanelId),
     /// Switch theme.
     SetTheme(ThemeChoice),
+    /// Show the op stack in the lanes under the timeline (or the NVTX ranges again).
+    ShowOpLanes(bool),
     /// Forget the recent files.
     ClearRecent,
     /// Open the export window for the active document.

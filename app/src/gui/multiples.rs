@@ -76,7 +76,7 @@ pub fn multiples_ui(
     // The main plot keeps MIN_PLOT_ROOM: in a small window the rows shrink, then fewer
     // devices are drawn.
     let Some(fit) = layout(ui.available_height(), doc.data.shown_devices.len()) else {
-        doc.last_multiples = None;
+        doc.timeline.last_multiples = None;
         return false;
     };
     let devices: Vec<_> = doc.data.shown_devices[..fit.rows].to_vec();
@@ -85,7 +85,7 @@ pub fn multiples_ui(
         vec2(width, fit.rows as f32 * fit.row_height + 4.0),
         Sense::click(),
     );
-    doc.last_multiples = Some((area, fit));
+    doc.timeline.last_multiples = Some((area, fit));
     let painter = ui.painter_at(area);
     let pointer = response.hover_pos();
     if let Some(p) = pointer {

@@ -23,7 +23,7 @@ fn verdicts(doc: &Document) -> Vec<&OomVerdict> {
 
 /// Which of the device's OOMs (index into [`verdicts`]) the inspector's cursor is on.
 pub fn oom_at_cursor(doc: &Document) -> Option<usize> {
-    let target = doc.inspect.target?;
+    let target = doc.panels.inspect.target?;
     verdicts(doc).iter().position(|v| v.at_ns == target.at_ns)
 }
 

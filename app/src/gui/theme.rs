@@ -180,6 +180,13 @@ pub fn install_fonts(ctx: &egui::Context) {
     ));
 }
 
+/// Scroll bars beside what they scroll, in both themes: egui's floating bars are drawn
+/// over the content's right edge, which in a table is the last column's numbers (issue 37,
+/// "a scrollbar over the last column").
+pub fn solid_scroll_bars(ctx: &egui::Context) {
+    ctx.all_styles_mut(|s| s.spacing.scroll = egui::style::ScrollStyle::solid());
+}
+
 /// Apply a theme to the egui context.
 pub fn apply(ctx: &egui::Context, theme: ThemeChoice) {
     ctx.set_theme(match theme {

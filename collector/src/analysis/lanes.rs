@@ -1,7 +1,9 @@
 //! Ranges as lanes under a timeline: the spans of one category (NVTX ranges of an Nsight
-//! export), one lane per thread, nested ranges stacked one row deeper than the range they
-//! sit in — as Nsight Systems draws its NVTX rows.
+//! export), or the op stack of a profiler trace, one lane per thread, nested ranges stacked
+//! one row deeper than the range they sit in — as Nsight Systems draws its NVTX rows and
+//! Perfetto its slices.
 
+use crate::model::python::module_scope;
 use crate::model::{OpCategory, OpSpan, Recording, ThreadIdx};
 
 /// Rows of one thread's lane at most; deeper ranges share the last row. Each row costs a
@@ -25,8 +27,28 @@ pub struct LaneRow {
 /// no later is nested in it; one that overlaps without nesting (start/end ranges may)
 /// goes one row down too, so no two spans of a row overlap.
 pub fn lanes(rec: &Recording, category: OpCategory) -> Vec<LaneRow> {
+    lanes_of(rec, |o| o.category == category)
+}
+
+/// The op stack as lanes (Perfetto's nested slices): per thread, the `record_function`
+/// ranges, the `nn.Module` scopes (the module frames of a `with_stack` trace; its other
+/// Python frames would fill every row), the ops and the runtime calls that launch kernels,
+/// each nested one row under what holds it.
+pub fn op_lanes(rec: &Recording) -> Vec<LaneRow> {
+    lanes_of(rec, |o| match o.category {
+        OpCategory::UserAnnotation
+        | OpCategory::CpuOp
+        | OpCategory::Runtime
+        | OpCategory::Driver => true,
+        OpCategory::PythonFunction => module_scope(rec.op_name(o)).is_some(),
+        _ => false,
+    })
+}
+
+/// The rows of every thread's spans that `keep` keeps, as [`lanes`] stacks them.
+fn lanes_of(rec: &Recording, keep: impl Fn(&OpSpan) -> bool) -> Vec<LaneRow> {
     let mut spans: Vec<(u32, OpSpan)> = (rec.ops.iter().enumerate())
-        .filter(|(_, o)| o.category == category)
+        .filter(|(_, o)| keep(o))
         .map(|(i, o)| (i as u32, o))
         .collect();
     spans.sort_by_key(|(_, o)| (o.thread, o.start_ns, std::cmp::Reverse(o.end_ns)));
@@ -119,5 +141,44 @@ mod tests {
             .filter(|o| o.category == OpCategory::Nvtx)
             .count();
         assert_eq!(in_rows, nvtx);
+    }
+
+    #[test]
+    fn the_op_stack_of_a_real_gpu_trace_nests_module_op_and_launch() {
+        // A real TraceLens trace (BERT small, H100, with_stack): on the main thread a
+        // module's scope holds aten ops, which hold the runtime calls that launch kernels.
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../../shared/traces/real/tracelens-h100-bert-small/gaunernst_bert-small-uncased__1016001.json.gz",
+        );
+        let rec = crate::load(&path, LoadOptions::default()).expect("loads");
+        let rows = op_lanes(&rec);
+        let depths = |keep: &dyn Fn(&OpSpan) -> bool| -> Vec<usize> {
+            (rows.iter())
+                .filter(|r| {
+                    (r.spans.iter()).any(|&i| rec.ops.get(i as usize).is_some_and(|o| keep(&o)))
+                })
+                .map(|r| r.depth)
+                .collect()
+        };
+        let module = depths(&|o| module_scope(rec.op_name(o)).is_some());
+        let op = depths(&|o| o.category == OpCategory::CpuOp);
+        let launch = depths(&|o| o.category == OpCategory::Runtime);
+        let nested =
+            (module.iter()).any(|&m| (op.iter()).any(|&o| o > m && launch.iter().any(|&l| l > o)));
+        assert!(
+            nested,
+            "modules at {module:?}, ops at {op:?}, launches at {launch:?}"
+        );
+        // No row holds two overlapping spans, as the lanes draw them.
+        for r in &rows {
+            let spans: Vec<_> = r
+                .spans
+                .iter()
+                .filter_map(|&i| rec.ops.get(i as usize))
+                .collect();
+            if r.depth + 1 < MAX_DEPTH {
+                assert!(spans.windows(2).all(|w| w[0].end_ns <= w[1].start_ns));
+            }
+        }
     }
 }

@@ -17,6 +17,7 @@ pub fn details_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
         return;
     };
     let Some((i, a)) = doc
+        .panels
         .allocations
         .selected
         .and_then(|i| Some((i, d.allocations.get(i)?)))

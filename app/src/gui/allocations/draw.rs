@@ -1,21 +1,21 @@
-//! Painting the bands and reading the pointer: the allocated curve's per-pixel columns in
+//! Painting the bands: the allocated curve's per-pixel columns in
 //! grey (the bytes of bands too small or short to draw), the bytes allocated before the
 //! trace at the bottom, every band at least a pixel tall and wide in its key's colour
 //! (dimmed when a search does not match it), the search's curve, the selected band's
-//! outline; wheel zooms and drag pans the shared time view, hover reads the band under the
-//! pointer, a click selects it, Esc clears.
+//! outline, the reserved memory over them; the minimap under them (`navigate.rs`) and the
+//! pointer's readout (`pointer.rs`).
 
-use collector::analysis::allocations::{BandLayout, BandQuery, ColorBy, op_of, site_frame};
+use collector::analysis::allocations::{BandLayout, BandQuery, ColorBy};
 use collector::analysis::categories::Category;
-use collector::analysis::live::without_directory;
 use collector::timeline::{Allocation, DeviceTimeline};
-use egui::{Color32, FontId, Mesh, Rect, Response, Sense, Shape, Stroke, Ui, pos2, vec2};
+use egui::{Color32, Mesh, Rect, Sense, Shape, Stroke, Ui, pos2};
 
 use super::super::doc::Document;
 use super::super::paint::{self, PlotFrame};
 use super::super::theme::Palette;
-use super::super::units;
 use super::DeviceBands;
+use super::navigate::{MINIMAP_HEIGHT, minimap_ui, navigate};
+use super::pointer::pointer_ui;
 
 /// Width of the byte labels left of the plot.
 const Y_LABELS_WIDTH: f32 = 74.0;
@@ -24,8 +24,6 @@ const TIME_AXIS_HEIGHT: f32 = 16.0;
 /// Bands are drawn one by one from this height and width on, in points; below that their
 /// bytes are in the grey per-pixel columns. Halving it roughly doubles the bands drawn.
 const MIN_BAND_POINTS: f64 = 1.0;
-/// Wheel zoom per point scrolled, as the timeline's.
-const WHEEL_ZOOM_PER_POINT: f64 = 0.0025;
 
 /// What the last frame drew, for tests and the benchmark.
 #[derive(Clone, Copy, Debug, Default)]
@@ -34,6 +32,20 @@ pub struct BandsFrame {
     pub drawn: usize,
     /// Rectangles in their mesh.
     pub rects: usize,
+    /// The most reserved in view, where the reserved memory was drawn.
+    pub reserved_max: Option<i64>,
+}
+
+/// The reserved memory's columns over `probe`'s range, where it is shown and known.
+fn reserved_columns(doc: &Document, probe: &PlotFrame) -> Option<paint::Columns> {
+    let curve = doc
+        .data
+        .curves
+        .get(doc.device as usize)?
+        .reserved
+        .as_ref()?;
+    let shown = doc.panels.allocations.show_reserved;
+    shown.then(|| paint::query(Some(curve), probe, doc.data.rec.meta.start_ns))
 }
 
 /// A band's colour: a category's own, else one of a fixed wheel of hues by key.
@@ -55,10 +67,17 @@ pub fn bands_ui(ui: &mut Ui, rect: Rect, doc: &mut Document, palette: &Palette) 
     let Some(bands) = doc.data.curves.get(device).and_then(|c| c.bands.clone()) else {
         return BandsFrame::default();
     };
+    // The minimap under the time axis, as wide as the plot.
+    let minimap = Rect::from_min_max(
+        pos2(rect.left() + Y_LABELS_WIDTH, rect.bottom() - MINIMAP_HEIGHT),
+        pos2(rect.right() - 12.0, rect.bottom()),
+    );
+    let rect = Rect::from_min_max(rect.min, pos2(rect.right(), minimap.top() - 4.0));
     let plot = Rect::from_min_max(
         pos2(rect.left() + Y_LABELS_WIDTH, rect.top() + 2.0),
         pos2(rect.right() - 12.0, rect.bottom() - TIME_AXIS_HEIGHT),
     );
+    minimap_ui(ui, minimap, doc, palette);
     let response = ui.allocate_rect(rect, Sense::click_and_drag());
     navigate(ui, doc, &response, plot);
     let origin = doc.data.rec.meta.start_ns;
@@ -71,7 +90,9 @@ pub fn bands_ui(ui: &mut Ui, rect: Rect, doc: &mut Document, palette: &Palette) 
     };
     let curves = doc.data.curves.get(device);
     let cols = paint::query(curves.and_then(|c| c.allocated.as_ref()), &probe, origin);
-    let top = paint::columns_max(&cols).unwrap_or(0).max(1024) as f64 * 1.08;
+    let reserved = reserved_columns(doc, &probe);
+    let most = paint::columns_max(&cols).max(reserved.as_ref().and_then(paint::columns_max));
+    let top = most.unwrap_or(0).max(1024) as f64 * 1.08;
     let frame = PlotFrame { y1: top, ..probe };
     let painter = ui.painter_at(rect);
     painter.rect_filled(plot, 2.0, palette.plot_bg);
@@ -88,36 +109,25 @@ pub fn bands_ui(ui: &mut Ui, rect: Rect, doc: &mut Document, palette: &Palette) 
         &cols,
         Color32::from_gray(110).gamma_multiply(0.8),
     );
+    if let Some(r) = &reserved {
+        paint::fill_between(&p, &frame, &cols, r, palette.cache.gamma_multiply(0.5));
+    }
     before_trace_ui(&p, &frame, &bands.layout, origin, palette);
-    let drawn = draw_bands(&p, &frame, doc, &bands, palette);
+    let mut drawn = draw_bands(&p, &frame, doc, &bands, palette);
+    if let Some(r) = &reserved {
+        paint::envelope(&p, &frame, r, palette.reserved, 1.5, None);
+        drawn.reserved_max = paint::columns_max(r);
+    }
     search_curve_ui(&p, &frame, doc, palette);
     super::cursor_ui(&p, &frame, doc);
-    if let Some(i) = doc.allocations.selected {
+    if let Some(i) = doc.panels.allocations.selected {
         outline(&p, &frame, &bands.layout, doc, i, palette.highlight);
     }
     let axis_rect = Rect::from_min_max(pos2(plot.left(), plot.bottom()), rect.max);
     paint::time_axis(&painter, &frame, doc.clock(), axis_rect, palette);
     pointer_ui(ui, &painter, &frame, doc, &bands, &response, palette);
-    doc.allocations.plot = Some(frame);
+    doc.panels.allocations.plot = Some(frame);
     drawn
-}
-
-/// Wheel zoom around the pointer, drag pan: the view the timeline shares.
-fn navigate(ui: &Ui, doc: &mut Document, response: &Response, plot: Rect) {
-    let span = doc.view.span_ns();
-    let ns_per_point = span / plot.width().max(1.0) as f64;
-    if response.dragged() {
-        doc.view
-            .pan(-(response.drag_delta().x as f64) * ns_per_point);
-    }
-    if let Some(pos) = response.hover_pos() {
-        let scroll = ui.input(|i| i.smooth_scroll_delta.y);
-        if scroll != 0.0 {
-            let anchor = doc.view.t0_ns + (pos.x - plot.left()) as f64 * ns_per_point;
-            let factor = (-(scroll as f64) * WHEEL_ZOOM_PER_POINT).exp();
-            doc.view.zoom(factor, anchor, doc.data.duration_ns());
-        }
-    }
 }
 
 /// The bottom band: the bytes allocated before the trace, step by step.
@@ -154,7 +164,7 @@ fn draw_bands(
 ) -> BandsFrame {
     let data = &doc.data;
     let origin = data.rec.meta.start_ns;
-    let state = &doc.allocations;
+    let state = &doc.panels.allocations;
     let keys = bands.keys(&data.rec, &data.timeline, state.color_by);
     let Some(d) = data.timeline.devices.get(doc.device as usize) else {
         return BandsFrame::default();
@@ -177,7 +187,7 @@ fn draw_bands(
     let mut mesh = Mesh::default();
     let mut out = BandsFrame {
         drawn: ids.len(),
-        rects: 0,
+        ..BandsFrame::default()
     };
     let colors: Vec<Color32> = keys
         .names
@@ -255,6 +265,7 @@ pub(super) fn stretches(
 /// The matching bytes over time, over the dimmed bands.
 fn search_curve_ui(p: &egui::Painter, frame: &PlotFrame, doc: &Document, palette: &Palette) {
     let Some(s) = doc
+        .panels
         .allocations
         .search
         .as_ref()
@@ -293,107 +304,4 @@ fn outline(
             egui::StrokeKind::Outside,
         );
     }
-}
-
-/// Hover: the band under the pointer (size, op, lifetime) read out beside it; a click
-/// selects it (or clears on empty space); Esc clears.
-fn pointer_ui(
-    ui: &Ui,
-    painter: &egui::Painter,
-    frame: &PlotFrame,
-    doc: &mut Document,
-    bands: &DeviceBands,
-    response: &Response,
-    palette: &Palette,
-) {
-    let data = doc.data.clone();
-    let origin = data.rec.meta.start_ns;
-    let Some(d) = data.timeline.devices.get(doc.device as usize) else {
-        return;
-    };
-    let under = |pos: egui::Pos2| {
-        let t = origin + frame.t_at(pos.x).round() as i64;
-        let bytes = frame.y0
-            + (frame.rect.bottom() - pos.y) as f64 / frame.rect.height().max(1.0) as f64
-                * (frame.y1 - frame.y0);
-        (t, bands.layout.band_at(d, t, bytes as i64))
-    };
-    let hovered = response.hover_pos().filter(|p| frame.rect.contains(*p));
-    doc.allocations.hovered = hovered.and_then(|p| under(p).1);
-    if response.clicked()
-        && let Some(pos) = response.interact_pointer_pos()
-    {
-        doc.allocations.selected = under(pos).1;
-    }
-    if doc.allocations.selected.is_some()
-        && !ui.ctx().egui_wants_keyboard_input()
-        && super::super::timeline::escape_for_views(ui.ctx())
-    {
-        doc.allocations.selected = None;
-    }
-    doc.allocations.readout = None;
-    let (Some(pos), Some(i)) = (hovered, doc.allocations.hovered) else {
-        return;
-    };
-    let Some(a) = d.allocations.get(i) else {
-        return;
-    };
-    let text = readout(&data, d, i, a);
-    doc.allocations.readout = Some(text.clone());
-    let font = FontId::proportional(12.0);
-    // The theme's strong text: legible on either plot background (the weak text brightened
-    // was about 2.6:1 on the light theme's, issue 37).
-    let ink = painter.ctx().global_style().visuals.strong_text_color();
-    let galley = painter.layout(text, font, ink, 420.0);
-    let mut at = pos + vec2(14.0, 10.0);
-    if at.x + galley.size().x > frame.rect.right() {
-        at.x = pos.x - galley.size().x - 14.0;
-    }
-    if at.y + galley.size().y > frame.rect.bottom() {
-        at.y = pos.y - galley.size().y - 10.0;
-    }
-    // Wider than the room on either side of the pointer: kept inside the plot, over it.
-    at = at.max(frame.rect.min + vec2(4.0, 4.0));
-    let bg = Rect::from_min_size(at, galley.size()).expand(4.0);
-    painter.rect_filled(bg, 3.0, palette.plot_bg.gamma_multiply(0.95));
-    painter.rect_stroke(
-        bg,
-        3.0,
-        Stroke::new(1.0, palette.grid),
-        egui::StrokeKind::Inside,
-    );
-    painter.galley(at, galley, palette.weak_text);
-}
-
-/// The hover readout of band `i`: size, op, lifetime.
-pub fn readout(
-    data: &super::super::data::Loaded,
-    d: &collector::timeline::DeviceTimeline,
-    i: usize,
-    a: &Allocation,
-) -> String {
-    // Where it was made: its stack's first user frame (its file without its directories:
-    // the details show the whole path), else the op that ran.
-    let rec = &data.rec;
-    let stack = rec.stack(
-        rec.mem_events
-            .get(a.alloc_event as usize)
-            .and_then(|e| e.stack),
-    );
-    let op = site_frame(rec, stack).map_or_else(
-        || op_of(rec, &data.timeline, d, i),
-        |f| without_directory(&f).to_owned(),
-    );
-    let origin = data.rec.meta.start_ns;
-    let clock = units::Clock::of(&data.rec.meta);
-    let from = clock.at((a.alloc_ns - origin) as f64);
-    let life = match a.free_ns {
-        Some(f) => format!(
-            "{from} → {} ({})",
-            clock.at((f - origin) as f64),
-            clock.duration((f - a.alloc_ns) as f64)
-        ),
-        None => format!("{from} → never freed"),
-    };
-    format!("{} · {op}\n{life}", units::bytes(a.bytes))
 }

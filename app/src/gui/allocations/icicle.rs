@@ -21,6 +21,7 @@ const ROW_HEIGHT: f32 = 18.0;
 /// device's allocated peak.
 pub fn cursor_ns(doc: &Document) -> Option<i64> {
     let cursor = doc
+        .panels
         .inspect
         .target
         .filter(|t| t.device == doc.device && !t.at_snapshot)
@@ -36,7 +37,7 @@ pub fn cursor_ns(doc: &Document) -> Option<i64> {
 /// The tree at the cursor, built once per instant.
 pub fn tree(doc: &mut Document) -> Option<Arc<FlameTree>> {
     let t = cursor_ns(doc)?;
-    let state = &mut doc.allocations;
+    let state = &mut doc.panels.allocations;
     if let Some((dev, at, tree)) = &state.flame
         && *dev == doc.device
         && *at == t
@@ -55,19 +56,19 @@ pub fn icicle_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
         ui.label("No allocations on this device: nothing live to show.");
         return;
     };
-    let zoom = doc.allocations.flame_zoom.unwrap_or(0);
+    let zoom = doc.panels.allocations.flame_zoom.unwrap_or(0);
     let Some(z) = tree.nodes.get(zoom as usize) else {
         return;
     };
     heading_ui(ui, doc, &tree, palette);
-    if let Some(zoomed) = doc.allocations.flame_zoom {
+    if let Some(zoomed) = doc.panels.allocations.flame_zoom {
         breadcrumb_ui(ui, doc, &tree, zoomed, palette);
     }
-    if doc.allocations.flame_zoom.is_some()
+    if doc.panels.allocations.flame_zoom.is_some()
         && !ui.ctx().egui_wants_keyboard_input()
         && super::super::timeline::escape_for_views(ui.ctx())
     {
-        doc.allocations.flame_zoom = None;
+        doc.panels.allocations.flame_zoom = None;
     }
     let rows = (tree.depth() - z.depth + 1) as f32;
     egui::ScrollArea::vertical()
@@ -95,8 +96,8 @@ pub fn icicle_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
                     .find(|(_, r)| r.contains(p))
                     .map(|&(id, r)| (id, r))
             });
-            doc.allocations.flame_hovered = hovered.map(|h| h.0);
-            doc.allocations.flame_placed = placed.clone();
+            doc.panels.allocations.flame_hovered = hovered.map(|h| h.0);
+            doc.panels.allocations.flame_placed = placed.clone();
             if let Some((id, r)) = hovered
                 && let Some(n) = tree.nodes.get(id as usize)
             {
@@ -117,7 +118,7 @@ pub fn icicle_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
             if response.clicked()
                 && let Some((id, _)) = hovered
             {
-                doc.allocations.flame_zoom = if id == zoom {
+                doc.panels.allocations.flame_zoom = if id == zoom {
                     tree.nodes.get(id as usize).and_then(|n| n.parent)
                 } else {
                     Some(id)
@@ -176,7 +177,7 @@ fn breadcrumb_ui(
         }
     });
     if let Some(zoom) = back_to {
-        doc.allocations.flame_zoom = zoom;
+        doc.panels.allocations.flame_zoom = zoom;
     }
 }
 

@@ -11,6 +11,8 @@
 mod details;
 mod draw;
 mod icicle;
+mod navigate;
+mod pointer;
 
 #[cfg(test)]
 mod bench;
@@ -78,7 +80,6 @@ pub struct SearchResult {
 }
 
 /// The allocation view's state, per document.
-#[derive(Default)]
 pub struct AllocationsState {
     /// What colours the bands.
     pub color_by: ColorBy,
@@ -107,13 +108,43 @@ pub struct AllocationsState {
     /// Shown in the main area, in the timeline's place (its time axis, the window's
     /// width), instead of in the bottom tabs.
     pub main: bool,
+    /// Draw the reserved memory (the allocator's segments) over the bands, and the cache
+    /// between them (memory_viz's Active Cached Memory Timeline beside the active one).
+    pub show_reserved: bool,
+    /// Where the minimap was drawn last frame, over the whole run.
+    pub minimap: Option<super::paint::PlotFrame>,
+    /// A drag on the minimap in progress.
+    pub brush_drag: Option<navigate::BrushDrag>,
+}
+
+impl Default for AllocationsState {
+    fn default() -> AllocationsState {
+        AllocationsState {
+            color_by: ColorBy::default(),
+            selected: None,
+            query: String::new(),
+            search: None,
+            flame: None,
+            flame_zoom: None,
+            hovered: None,
+            flame_hovered: None,
+            flame_placed: Vec::new(),
+            last_frame: BandsFrame::default(),
+            plot: None,
+            readout: None,
+            main: false,
+            show_reserved: true,
+            minimap: None,
+            brush_drag: None,
+        }
+    }
 }
 
 /// The cursor (the inspected instant) and the timeline's hover, on the bands' time axis:
 /// the timeline shows them there, and so does the allocation view in its place.
 pub fn cursor_ui(p: &egui::Painter, frame: &super::paint::PlotFrame, doc: &super::doc::Document) {
     let strong = p.ctx().global_style().visuals.strong_text_color();
-    if let Some(t) = doc.inspect.target {
+    if let Some(t) = doc.panels.inspect.target {
         let x = frame.x(doc.rel_ns(t.at_ns));
         p.vline(
             x,

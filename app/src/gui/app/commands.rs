@@ -5,10 +5,11 @@
 use std::sync::Arc;
 
 use super::super::Command;
-use super::super::doc::{Document, InspectTarget, TimeView};
+use super::super::doc::{Document, TimeView};
 use super::super::export::ExportWindow;
 use super::super::jobs::{self, Job, Request};
 use super::super::panels;
+use super::super::panels::InspectTarget;
 use super::super::theme;
 use super::ViewerApp;
 
@@ -31,8 +32,8 @@ impl ViewerApp {
                 self.docs.retain(|d| d.id != id);
                 self.diffs.retain(|k, _| k.0 != id && k.1 != id);
                 for d in &mut self.docs {
-                    if d.compare.other == Some(id) {
-                        d.compare.other = None;
+                    if d.panels.compare.other == Some(id) {
+                        d.panels.compare.other = None;
                     }
                 }
                 if self.active == Some(id) {
@@ -83,8 +84,9 @@ impl ViewerApp {
         match cmd {
             Command::SetDevice(d) => {
                 doc.device = d;
-                doc.y_range = None;
+                doc.timeline.y_range = None;
                 let at = doc
+                    .panels
                     .inspect
                     .target
                     .map(|t| t.at_ns)
@@ -93,23 +95,24 @@ impl ViewerApp {
                     requests.push(inspect_request(doc, at_ns, false));
                 }
             }
-            Command::FocusSearch => doc.focus_search = true,
+            Command::FocusSearch => doc.panels.focus_search = true,
+            Command::ShowOpLanes(on) => doc.timeline.show_op_lanes = on,
             Command::ResetView => {
                 doc.view = TimeView::full(doc.data.duration_ns());
-                doc.y_range = None;
+                doc.timeline.y_range = None;
             }
             Command::Select(window) => {
                 doc.selection = window;
-                doc.table.window = window;
+                doc.panels.table.window = window;
                 match window {
                     None => {
-                        doc.table.rows = Arc::new(doc.data.rows.clone());
-                        doc.table.pending = None;
-                        doc.table.dirty = true;
+                        doc.panels.table.rows = Arc::new(doc.data.rows.clone());
+                        doc.panels.table.pending = None;
+                        doc.panels.table.dirty = true;
                     }
                     Some(window) => {
                         let request = doc.request(Job::Table { window });
-                        doc.table.pending = Some(request.generation);
+                        doc.panels.table.pending = Some(request.generation);
                         requests.push(request);
                     }
                 }
@@ -127,17 +130,17 @@ impl ViewerApp {
                 requests.push(inspect_request(doc, at_ns, true));
             }
             Command::HighlightOp(name) => {
-                doc.table.highlighted = name.clone();
-                doc.table.spans = None;
+                doc.panels.table.highlighted = name.clone();
+                doc.panels.table.spans = None;
                 if let Some(name) = name {
                     requests.push(doc.request(Job::OpSpans { name }));
                 }
             }
-            Command::CompareWith(other) => doc.compare.other = other,
+            Command::CompareWith(other) => doc.panels.compare.other = other,
             Command::Advise(options) => {
                 let request = doc.request(Job::Advise { options });
-                doc.advice.asked = Some(options);
-                doc.advice.pending = Some(request.generation);
+                doc.panels.advice.asked = Some(options);
+                doc.panels.advice.pending = Some(request.generation);
                 requests.push(request);
             }
             _ => {}
@@ -163,18 +166,18 @@ impl ViewerApp {
 
 pub(super) fn inspect_request(doc: &mut Document, at_ns: i64, at_snapshot: bool) -> Request {
     let device = doc.device;
-    let simulate = doc.segments.simulate;
+    let simulate = doc.panels.segments.simulate;
     let request = doc.request(Job::Inspect {
         device,
         at_ns,
         at_snapshot,
         simulate,
     });
-    doc.inspect.target = Some(InspectTarget {
+    doc.panels.inspect.target = Some(InspectTarget {
         device,
         at_ns,
         at_snapshot,
     });
-    doc.inspect.pending = Some(request.generation);
+    doc.panels.inspect.pending = Some(request.generation);
     request
 }

@@ -24,7 +24,7 @@ use super::loader::PendingLoad;
 use super::panels::{self, PanelContext};
 use super::ranks::{self as rank_grid, FolderDialog, RankGrid};
 use super::theme::{self, Palette, ThemeChoice};
-use super::{Command, chrome, compare, follow, loading, summary, timeline};
+use super::{Command, compare, follow, loading, summary, timeline, window};
 
 const KEY_RECENT: &str = "recent_files";
 const KEY_THEME: &str = "theme";
@@ -137,25 +137,25 @@ impl ViewerApp {
             return;
         };
         match reply.outcome {
-            Outcome::Table(window, rows) if doc.table.pending == Some(reply.generation) => {
-                doc.table.rows = Arc::new(rows);
-                doc.table.window = Some(window);
-                doc.table.pending = None;
-                doc.table.dirty = true;
-                doc.table.last_compute_ms = Some(reply.elapsed.as_secs_f64() * 1e3);
+            Outcome::Table(window, rows) if doc.panels.table.pending == Some(reply.generation) => {
+                doc.panels.table.rows = Arc::new(rows);
+                doc.panels.table.window = Some(window);
+                doc.panels.table.pending = None;
+                doc.panels.table.dirty = true;
+                doc.panels.table.last_compute_ms = Some(reply.elapsed.as_secs_f64() * 1e3);
             }
-            Outcome::Inspect(result) if doc.inspect.pending == Some(reply.generation) => {
-                doc.inspect.result = Some(result);
-                doc.inspect.pending = None;
+            Outcome::Inspect(result) if doc.panels.inspect.pending == Some(reply.generation) => {
+                doc.panels.inspect.result = Some(result);
+                doc.panels.inspect.pending = None;
             }
-            Outcome::Advise(advice) if doc.advice.pending == Some(reply.generation) => {
-                doc.advice.result = Some(Arc::new(advice));
-                doc.advice.pending = None;
+            Outcome::Advise(advice) if doc.panels.advice.pending == Some(reply.generation) => {
+                doc.panels.advice.result = Some(Arc::new(advice));
+                doc.panels.advice.pending = None;
             }
             Outcome::OpSpans(spans)
-                if doc.table.highlighted.as_deref() == Some(spans.name.as_str()) =>
+                if doc.panels.table.highlighted.as_deref() == Some(spans.name.as_str()) =>
             {
-                doc.table.spans = Some(spans);
+                doc.panels.table.spans = Some(spans);
             }
             _ => {}
         }
@@ -163,10 +163,14 @@ impl ViewerApp {
 
     fn diff_for(&mut self, i: usize) -> Option<Arc<Diff>> {
         let doc = self.docs.get(i)?;
-        let other_id = doc.compare.other?;
+        let other_id = doc.panels.compare.other?;
         let other = self.docs.iter().find(|d| d.id == other_id)?;
-        let key = (doc.id, other_id, doc.compare.align == Align::Step);
-        let (a, b, align) = (doc.data.clone(), other.data.clone(), doc.compare.align);
+        let key = (doc.id, other_id, doc.panels.compare.align == Align::Step);
+        let (a, b, align) = (
+            doc.data.clone(),
+            other.data.clone(),
+            doc.panels.compare.align,
+        );
         Some(
             self.diffs
                 .entry(key)
@@ -180,6 +184,7 @@ impl ViewerApp {
         let ctx = ui.ctx().clone();
         if !self.theme_applied {
             theme::install_fonts(&ctx);
+            theme::solid_scroll_bars(&ctx);
             theme::apply(&ctx, self.theme);
             self.theme_applied = true;
         }
@@ -190,7 +195,7 @@ impl ViewerApp {
         let active = self.docs.iter().position(|d| Some(d.id) == self.active);
         Panel::top("menu").show(ui, |ui| {
             let doc = active.and_then(|i| self.docs.get(i));
-            chrome::menu_bar_ui(
+            window::menu_bar_ui(
                 ui,
                 doc,
                 self.docs.len(),
@@ -204,7 +209,7 @@ impl ViewerApp {
                     if let Some(g) = &self.grid {
                         rank_grid::grid_tab_ui(ui, g, &mut cmds);
                     }
-                    chrome::tabs_ui(
+                    window::tabs_ui(
                         ui,
                         &self.docs,
                         self.active,
@@ -214,7 +219,7 @@ impl ViewerApp {
                     );
                 });
             }
-            chrome::errors_ui(ui, &self.errors, &mut cmds);
+            window::errors_ui(ui, &self.errors, &mut cmds);
         });
         match active {
             _ if self.grid_shown() => {
@@ -230,7 +235,7 @@ impl ViewerApp {
             }
             None => {
                 CentralPanel::default()
-                    .show(ui, |ui| chrome::welcome_ui(ui, &self.recent, &mut cmds));
+                    .show(ui, |ui| window::welcome_ui(ui, &self.recent, &mut cmds));
             }
         }
         self.browser.window_ui(&ctx, &mut cmds);
@@ -239,7 +244,7 @@ impl ViewerApp {
         {
             self.export = None;
         }
-        chrome::drop_overlay_ui(&ctx);
+        window::drop_overlay_ui(&ctx);
         for c in cmds {
             self.apply(&ctx, c);
         }
@@ -263,12 +268,13 @@ impl ViewerApp {
             return;
         };
         let other_data = doc
+            .panels
             .compare
             .other
             .and_then(|id| others.iter().find(|o| o.0 == id))
             .cloned();
         Panel::top("summary").show(ui, |ui| summary::summary_strip_ui(ui, doc, palette, cmds));
-        Panel::bottom("status").show(ui, |ui| chrome::status_bar_ui(ui, doc, palette));
+        Panel::bottom("status").show(ui, |ui| window::status_bar_ui(ui, doc, palette));
         if doc.follow.is_some() {
             Panel::bottom("follow").show(ui, |ui| follow::status_ui(ui, doc, palette));
         }
@@ -280,7 +286,7 @@ impl ViewerApp {
         self.bottom_tabs
             .show(ui, |ui| panels::bottom_ui(ui, doc, &cx, cmds));
         CentralPanel::default().show(ui, |ui| {
-            if doc.allocations.main && doc.data.curves.iter().any(|c| c.bands.is_some()) {
+            if doc.panels.allocations.main && doc.data.curves.iter().any(|c| c.bands.is_some()) {
                 panels::allocations_main_area_ui(ui, doc, palette);
                 return;
             }
@@ -288,7 +294,7 @@ impl ViewerApp {
             timeline::timeline_ui(ui, doc, other, palette, cmds);
         });
         if self.show_warnings {
-            chrome::warnings_window_ui(ui.ctx(), doc, &mut self.show_warnings);
+            window::warnings_window_ui(ui.ctx(), doc, &mut self.show_warnings);
         }
     }
 

@@ -160,7 +160,7 @@ impl ViewerApp {
         let mut requests = Vec::new();
         for (id, at_ns) in targets {
             if let Some(doc) = self.docs.iter_mut().find(|d| d.id == id)
-                && doc.inspect.target.map(|t| t.at_ns) != Some(at_ns)
+                && doc.panels.inspect.target.map(|t| t.at_ns) != Some(at_ns)
             {
                 requests.push(inspect_request(doc, at_ns, false));
             }

@@ -166,11 +166,11 @@ fn swap(doc: &mut Document, data: Arc<Loaded>) {
     {
         f.stopped = Some("the recording is complete".to_owned());
     }
-    if doc.table.window.is_none() {
-        doc.table.rows = Arc::new(data.rows.clone());
-        doc.table.dirty = true;
+    if doc.panels.table.window.is_none() {
+        doc.panels.table.rows = Arc::new(data.rows.clone());
+        doc.panels.table.dirty = true;
     }
-    doc.columns = Default::default();
+    doc.timeline.columns = Default::default();
     doc.data = data;
 }
 

@@ -84,12 +84,13 @@ impl Panel for Advice {
 
     fn ui(&self, ui: &mut Ui, doc: &mut Document, _: &PanelContext<'_>, cmds: &mut Vec<Command>) {
         controls_ui(ui, doc);
-        if doc.advice.asked != Some(doc.advice.options) {
-            cmds.push(Command::Advise(doc.advice.options));
+        if doc.panels.advice.asked != Some(doc.panels.advice.options) {
+            cmds.push(Command::Advise(doc.panels.advice.options));
         }
         ui.separator();
         let device = doc.device;
         let shown = doc
+            .panels
             .advice
             .result
             .as_ref()
@@ -101,7 +102,7 @@ impl Panel for Advice {
                     .auto_shrink([false, true])
                     .show(ui, |ui| advice_ui(ui, &a));
             }
-            None if doc.advice.pending.is_some() => {
+            None if doc.panels.advice.pending.is_some() => {
                 ui.label("Estimating…");
             }
             None => {
@@ -117,7 +118,7 @@ impl Panel for Advice {
 /// World size, micro-batches, tensor-parallel degree, pipeline stages, LoRA rank, loss
 /// chunks and capacity (0: the device's memory where known).
 fn controls_ui(ui: &mut Ui, doc: &mut Document) {
-    let o = &mut doc.advice.options;
+    let o = &mut doc.panels.advice.options;
     ui.horizontal(|ui| {
         ui.label("ZeRO ranks");
         ui.add(DragValue::new(&mut o.world_size).range(2..=MAX_FACTOR));
@@ -139,7 +140,7 @@ fn controls_ui(ui: &mut Ui, doc: &mut Document) {
         // a number of GiB; empty or unreadable, the device's memory where the input says it.
         let changed = ui
             .add(
-                egui::TextEdit::singleline(&mut doc.advice.capacity_text)
+                egui::TextEdit::singleline(&mut doc.panels.advice.capacity_text)
                     .hint_text("GiB")
                     .desired_width(CAPACITY_FIELD_WIDTH),
             )
@@ -147,7 +148,7 @@ fn controls_ui(ui: &mut Ui, doc: &mut Document) {
             .changed();
         ui.label("GiB");
         if changed {
-            o.capacity_bytes = capacity_bytes(&doc.advice.capacity_text);
+            o.capacity_bytes = capacity_bytes(&doc.panels.advice.capacity_text);
         }
     });
 }

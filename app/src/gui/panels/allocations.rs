@@ -46,11 +46,18 @@ impl Panel for Allocations {
     }
 
     fn ui(&self, ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, _cmds: &mut Vec<Command>) {
-        if doc.allocations.main {
+        if doc.panels.allocations.main {
+            // The bands have the main area's whole width; the selected band's details are
+            // here, under them.
             ui.horizontal(|ui| {
                 ui.label("The allocation view is in the main area, on the timeline's time axis.");
-                ui.checkbox(&mut doc.allocations.main, "main area");
+                ui.checkbox(&mut doc.panels.allocations.main, "main area");
             });
+            ui.separator();
+            egui::ScrollArea::vertical()
+                .id_salt("band-details")
+                .auto_shrink([false, false])
+                .show(ui, |ui| details_ui(ui, doc, cx.palette));
             return;
         }
         view_ui(ui, doc, cx.palette);
@@ -59,7 +66,8 @@ impl Panel for Allocations {
 
 /// The allocation view in the main area, in the timeline's place (issue 37: memory_viz's
 /// main view; the bottom tab was ~250 points tall at 1920×1080): the same time view,
-/// cursor and hover as the timeline, the plot's left edge where the timeline's is.
+/// cursor and hover as the timeline, the plot's left edge where the timeline's is; the
+/// selected band's details in the Allocations tab.
 pub fn main_area_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
     view_ui(ui, doc, palette);
 }
@@ -70,15 +78,15 @@ fn view_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
         toolbar_ui(ui, doc);
         ui.separator();
         let full = ui.available_rect_before_wrap();
-        // In the main area the bands take the whole width until one is selected.
-        if doc.allocations.main && doc.allocations.selected.is_none() {
-            doc.allocations.last_frame = bands_ui(ui, full, doc, palette);
+        // In the main area the bands take the whole width: the details are in the tab.
+        if doc.panels.allocations.main {
+            doc.panels.allocations.last_frame = bands_ui(ui, full, doc, palette);
             return;
         }
         let split = (full.right() - DETAILS_WIDTH).max(full.left() + full.width() * 0.5);
         let plot = Rect::from_min_max(full.min, pos2(split - 8.0, full.bottom()));
         let side = Rect::from_min_max(pos2(split, full.top()), full.max);
-        doc.allocations.last_frame = bands_ui(ui, plot, doc, palette);
+        doc.panels.allocations.last_frame = bands_ui(ui, plot, doc, palette);
         let mut child = ui.new_child(egui::UiBuilder::new().max_rect(side));
         egui::ScrollArea::vertical()
             .id_salt("band-details")
@@ -90,8 +98,8 @@ fn view_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette) {
 /// Colour selector, search field and what the search matched.
 fn toolbar_ui(ui: &mut Ui, doc: &mut Document) {
     let rec = &doc.data.rec;
-    if doc.allocations.color_by.unavailable(rec).is_some() {
-        doc.allocations.color_by = ColorBy::first_available(rec);
+    if doc.panels.allocations.color_by.unavailable(rec).is_some() {
+        doc.panels.allocations.color_by = ColorBy::first_available(rec);
     }
     ui.horizontal(|ui| {
         ui.label("colour by");
@@ -100,29 +108,34 @@ fn toolbar_ui(ui: &mut Ui, doc: &mut Document) {
             let why = by.unavailable(&doc.data.rec);
             let r = ui.add_enabled(
                 why.is_none(),
-                egui::Button::selectable(doc.allocations.color_by == by, by.as_str()),
+                egui::Button::selectable(doc.panels.allocations.color_by == by, by.as_str()),
             );
             if r.clicked() {
-                doc.allocations.color_by = by;
+                doc.panels.allocations.color_by = by;
             }
             if let Some(why) = why {
                 r.on_disabled_hover_text(why);
             }
         }
-        ui.checkbox(&mut doc.allocations.main, "main area")
+        ui.checkbox(&mut doc.panels.allocations.main, "main area")
             .on_hover_text("Show this view in the timeline's place: the window's width and height, the same time axis and cursor");
+        let reserved = (doc.data.curves.get(doc.device as usize)).is_some_and(|c| c.reserved.is_some());
+        if reserved {
+            ui.checkbox(&mut doc.panels.allocations.show_reserved, "show reserved")
+                .on_hover_text("Draw the memory the allocator reserved (its segments) as a line over the bands, the cache it held between them shaded (memory_viz's Active Cached Memory Timeline)");
+        }
         ui.separator();
         ui.label("search op or stack");
-        let edit = egui::TextEdit::singleline(&mut doc.allocations.query)
+        let edit = egui::TextEdit::singleline(&mut doc.panels.allocations.query)
             .id_salt("band-search")
             .desired_width(200.0)
             .hint_text("e.g. aten::mm or model.py");
         let r = ui.add(edit);
-        if std::mem::take(&mut doc.focus_search) {
+        if std::mem::take(&mut doc.panels.focus_search) {
             r.request_focus();
         }
         refresh_search(doc);
-        if let Some(s) = doc.allocations.search.as_ref() {
+        if let Some(s) = doc.panels.allocations.search.as_ref() {
             let bytes: i64 = s.matches.curve.iter().map(|p| p.1).max().unwrap_or(0);
             ui.label(
                 RichText::new(format!(
@@ -133,7 +146,7 @@ fn toolbar_ui(ui: &mut Ui, doc: &mut Document) {
                 .small(),
             );
         }
-        let drawn = doc.allocations.last_frame;
+        let drawn = doc.panels.allocations.last_frame;
         let text = if drawn.drawn == 0 {
             // Say why the plot has no bands and what shows them (issue 37).
             "0 bands drawn: every allocation in view is thinner than a band is drawn (its \
@@ -148,14 +161,14 @@ fn toolbar_ui(ui: &mut Ui, doc: &mut Document) {
 
 /// Search again when the text or the device changed; an empty text clears it.
 fn refresh_search(doc: &mut Document) {
-    let state = &doc.allocations;
+    let state = &doc.panels.allocations;
     let query = state.query.trim().to_owned();
     let current = state
         .search
         .as_ref()
         .is_some_and(|s| s.matches.query == query && s.device == doc.device);
     if query.is_empty() {
-        doc.allocations.search = None;
+        doc.panels.allocations.search = None;
         return;
     }
     if current {
@@ -172,7 +185,7 @@ fn refresh_search(doc: &mut Document) {
     };
     let matches = search(&data.rec, &data.timeline, d, &bands.layout, &query);
     let curve = (!matches.curve.is_empty()).then(|| CurvePyramid::build(&matches.curve));
-    doc.allocations.search = Some(SearchResult {
+    doc.panels.allocations.search = Some(SearchResult {
         device: doc.device,
         matches,
         curve,

@@ -51,7 +51,10 @@ impl Panel for Categories {
             ui.separator();
             jump_buttons_ui(ui, doc, cmds);
             ui.separator();
-            ui.checkbox(&mut doc.show_categories, "stack the timeline by category");
+            ui.checkbox(
+                &mut doc.timeline.show_categories,
+                "stack the timeline by category",
+            );
         });
         ui.separator();
         match shown {
@@ -77,7 +80,8 @@ impl Panel for Categories {
 /// The instant the panel follows: the inspector's cursor on the shown device, else `None`
 /// (the peak).
 fn cursor_ns(doc: &Document) -> Option<i64> {
-    doc.inspect
+    doc.panels
+        .inspect
         .target
         .filter(|t| t.device == doc.device && !t.at_snapshot)
         .map(|t| t.at_ns)

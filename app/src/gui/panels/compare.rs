@@ -9,8 +9,9 @@ use egui::{RichText, Ui};
 
 use super::super::Command;
 use super::super::data::Loaded;
-use super::super::doc::{CompareLayout, Document};
+use super::super::doc::Document;
 use super::super::theme::Palette;
+use super::{CompareLayout, CompareState};
 use super::{Panel, PanelContext, PanelId, compare_table};
 use crate::output::diff::note_text;
 
@@ -53,52 +54,22 @@ fn compare_ui(
         ui.label("Open a second file (File › Open, or drop it on the window) to compare it with this one.");
         return;
     }
-    if doc.compare.other.is_none()
-        && !doc.compare.picked_for_user
+    if doc.panels.compare.other.is_none()
+        && !doc.panels.compare.picked_for_user
         && let [(only, _, _)] = others
     {
         // With one other file open there is nothing to choose (the first time).
-        doc.compare.picked_for_user = true;
+        doc.panels.compare.picked_for_user = true;
         cmds.push(Command::CompareWith(Some(*only)));
     }
-    ui.horizontal(|ui| {
-        let current = others
-            .iter()
-            .find(|(id, ..)| Some(*id) == doc.compare.other);
-        let text = current.map_or("—".to_owned(), |(.., label)| label.clone());
-        egui::ComboBox::new(("compare-with", doc.id), "compare with")
-            .selected_text(text)
-            .show_ui(ui, |ui| {
-                if ui
-                    .selectable_label(doc.compare.other.is_none(), "—")
-                    .clicked()
-                {
-                    cmds.push(Command::CompareWith(None));
-                }
-                for (id, _, label) in others {
-                    if ui
-                        .selectable_label(doc.compare.other == Some(*id), label)
-                        .clicked()
-                    {
-                        cmds.push(Command::CompareWith(Some(*id)));
-                    }
-                }
-            });
-        ui.separator();
-        ui.label("align at");
-        ui.radio_value(&mut doc.compare.align, Align::Start, "start");
-        ui.radio_value(&mut doc.compare.align, Align::Step, "first step");
-        ui.separator();
-        ui.radio_value(&mut doc.compare.layout, CompareLayout::Overlay, "overlaid");
-        ui.radio_value(&mut doc.compare.layout, CompareLayout::Stacked, "stacked");
-    });
+    controls_ui(ui, doc.id, &mut doc.panels.compare, others, cmds);
     let Some(d) = cached else {
         ui.label("Pick a run to compare with: it is drawn on this timeline and diffed per op.");
         return;
     };
     let b_name = others
         .iter()
-        .find(|(id, ..)| Some(*id) == doc.compare.other)
+        .find(|(id, ..)| Some(*id) == doc.panels.compare.other)
         .map_or("B", |(.., label)| label.as_str());
     ui.label(RichText::new(format!("A = {} · B = {}", doc.label, b_name)).color(palette.weak_text));
     for note in &d.notes {
@@ -114,5 +85,41 @@ fn compare_ui(
     }
     compare_table::devices_ui(ui, d, palette);
     ui.separator();
-    compare_table::ops_ui(ui, doc.id, d, &mut doc.compare.op_sort, palette);
+    compare_table::ops_ui(ui, doc.id, d, &mut doc.panels.compare.op_sort, palette);
+}
+
+/// Which run to compare with, where both clocks start, overlaid or stacked.
+fn controls_ui(
+    ui: &mut Ui,
+    id: u64,
+    state: &mut CompareState,
+    others: &[(u64, Arc<Loaded>, String)],
+    cmds: &mut Vec<Command>,
+) {
+    ui.horizontal(|ui| {
+        let current = others.iter().find(|(id, ..)| Some(*id) == state.other);
+        let text = current.map_or("—".to_owned(), |(.., label)| label.clone());
+        egui::ComboBox::new(("compare-with", id), "compare with")
+            .selected_text(text)
+            .show_ui(ui, |ui| {
+                if ui.selectable_label(state.other.is_none(), "—").clicked() {
+                    cmds.push(Command::CompareWith(None));
+                }
+                for (id, _, label) in others {
+                    if ui
+                        .selectable_label(state.other == Some(*id), label)
+                        .clicked()
+                    {
+                        cmds.push(Command::CompareWith(Some(*id)));
+                    }
+                }
+            });
+        ui.separator();
+        ui.label("align at");
+        ui.radio_value(&mut state.align, Align::Start, "start");
+        ui.radio_value(&mut state.align, Align::Step, "first step");
+        ui.separator();
+        ui.radio_value(&mut state.layout, CompareLayout::Overlay, "overlaid");
+        ui.radio_value(&mut state.layout, CompareLayout::Stacked, "stacked");
+    });
 }

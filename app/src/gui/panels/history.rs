@@ -108,10 +108,11 @@ fn history_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec
 /// Where the cursor moved elsewhere (a click on the timeline), select the last entry at or
 /// before it.
 fn follow_cursor(doc: &mut Document, h: &DeviceHistory) {
-    let Some(target) = doc.inspect.target else {
+    let Some(target) = doc.panels.inspect.target else {
         return;
     };
     let current = doc
+        .panels
         .history
         .selected
         .and_then(|i| h.entries.get(i))
@@ -120,8 +121,8 @@ fn follow_cursor(doc: &mut Document, h: &DeviceHistory) {
         return;
     }
     let after = h.entries.partition_point(|e| e.time_ns <= target.at_ns);
-    doc.history.selected = Some(after.saturating_sub(1));
-    doc.history.reveal = true;
+    doc.panels.history.selected = Some(after.saturating_sub(1));
+    doc.panels.history.reveal = true;
 }
 
 /// ↑/↓ (J/K) step the selection, Home/End go to the ends; the cursor follows.
@@ -139,7 +140,7 @@ fn step_keys(ui: &Ui, doc: &mut Document, h: &DeviceHistory, cmds: &mut Vec<Comm
             pressed(Key::End),
         )
     });
-    let now = doc.history.selected;
+    let now = doc.panels.history.selected;
     let next = match (down, up, home, end) {
         (true, ..) => Some(now.map_or(0, |i| (i + 1).min(last))),
         (_, true, ..) => Some(now.map_or(0, |i| i.saturating_sub(1))),
@@ -149,13 +150,13 @@ fn step_keys(ui: &Ui, doc: &mut Document, h: &DeviceHistory, cmds: &mut Vec<Comm
     };
     if let Some(i) = next {
         select(doc, h, i, cmds);
-        doc.history.reveal = true;
+        doc.panels.history.reveal = true;
     }
 }
 
 /// Select entry `i` and put the cursor at its instant.
 fn select(doc: &mut Document, h: &DeviceHistory, i: usize, cmds: &mut Vec<Command>) {
-    doc.history.selected = Some(i);
+    doc.panels.history.selected = Some(i);
     if let Some(e) = h.entries.get(i) {
         cmds.push(Command::Inspect(e.time_ns));
     }
@@ -183,11 +184,11 @@ fn list_ui(
         .column(Column::auto().at_least(80.0))
         .column(Column::auto().at_least(50.0))
         .column(Column::remainder().clip(true));
-    if doc.history.reveal {
-        if let Some(i) = doc.history.selected {
+    if doc.panels.history.reveal {
+        if let Some(i) = doc.panels.history.selected {
             table = table.scroll_to_row(i, Some(egui::Align::Center));
         }
-        doc.history.reveal = false;
+        doc.panels.history.reveal = false;
     }
     let titles = [
         "#",
@@ -210,7 +211,7 @@ fn list_ui(
             body.rows(ROW_HEIGHT, h.entries.len(), |mut row| {
                 let i = row.index();
                 let Some(e) = h.entries.get(i) else { return };
-                row.set_selected(doc.history.selected == Some(i));
+                row.set_selected(doc.panels.history.selected == Some(i));
                 for text in cells(doc, i, e) {
                     row.col(|ui| {
                         ui.add(
@@ -256,6 +257,7 @@ fn cells(doc: &Document, i: usize, e: &HistoryEntry) -> [RichText; 7] {
 /// at the cursor (the inspector's layout), its block outlined.
 fn side_ui(ui: &mut Ui, doc: &Document, h: &DeviceHistory, palette: &Palette) {
     let Some((i, e)) = doc
+        .panels
         .history
         .selected
         .and_then(|i| h.entries.get(i).map(|e| (i, e)))
@@ -279,7 +281,12 @@ fn side_ui(ui: &mut Ui, doc: &Document, h: &DeviceHistory, palette: &Palette) {
             units::bytes(f as i64)
         ));
     }
-    let layout = doc.inspect.result.as_ref().and_then(|r| r.layout.as_ref());
+    let layout = doc
+        .panels
+        .inspect
+        .result
+        .as_ref()
+        .and_then(|r| r.layout.as_ref());
     if let Some(seg) = layout.and_then(|l| holding(l, e.addr)) {
         segment_ui(ui, seg, e.addr, palette);
     }

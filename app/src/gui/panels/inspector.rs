@@ -95,12 +95,12 @@ fn inspector_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut V
         heading_ui(ui, doc, palette);
         ui.separator();
         jump_buttons_ui(ui, doc, cmds);
-        if doc.inspect.pending.is_some() {
+        if doc.panels.inspect.pending.is_some() {
             ui.spinner();
         }
     });
     ui.separator();
-    let Some(result) = doc.inspect.result.take() else {
+    let Some(result) = doc.panels.inspect.result.take() else {
         ui.label("Click the timeline to see what was live at that instant.");
         return;
     };
@@ -131,11 +131,11 @@ fn inspector_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut V
     egui::CentralPanel::default_margins().show(ui, |ui| {
         groups_ui(ui, doc, &result.groups, palette);
     });
-    doc.inspect.result = Some(result);
+    doc.panels.inspect.result = Some(result);
 }
 
 fn heading_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
-    let Some(target) = doc.inspect.target else {
+    let Some(target) = doc.panels.inspect.target else {
         ui.label(RichText::new("Live at cursor").strong());
         return;
     };
@@ -320,7 +320,7 @@ fn group_row_ui(ui: &mut Ui, doc: &mut Document, g: &LiveGroup, largest: i64, pa
     let beside = ui.available_width() >= GROUP_FIGURES_WIDTH + GROUP_LABEL_MIN_WIDTH;
     let figures = |ui: &mut Ui| group_figures_ui(ui, g, largest, palette);
     let label_ui = |ui: &mut Ui, doc: &mut Document| {
-        let expanded = doc.inspect.expanded.contains(&g.site);
+        let expanded = doc.panels.inspect.expanded.contains(&g.site);
         let label = format!(
             "{} {}",
             if g.frames.is_empty() {
@@ -339,9 +339,9 @@ fn group_row_ui(ui: &mut Ui, doc: &mut Document, g: &LiveGroup, largest: i64, pa
             .inner;
         if r.clicked() && !g.frames.is_empty() {
             if expanded {
-                doc.inspect.expanded.remove(&g.site);
+                doc.panels.inspect.expanded.remove(&g.site);
             } else {
-                doc.inspect.expanded.insert(g.site.clone());
+                doc.panels.inspect.expanded.insert(g.site.clone());
             }
         }
         r.on_hover_text(format!(
@@ -362,7 +362,7 @@ fn group_row_ui(ui: &mut Ui, doc: &mut Document, g: &LiveGroup, largest: i64, pa
             label_ui(ui, doc);
         });
     }
-    if doc.inspect.expanded.contains(&g.site) {
+    if doc.panels.inspect.expanded.contains(&g.site) {
         ui.indent(("frames", &g.site), |ui| {
             for f in &g.frames {
                 ui.label(RichText::new(f).monospace().color(palette.weak_text));

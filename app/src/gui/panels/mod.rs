@@ -3,8 +3,9 @@
 //! and [`PANELS`] is the one list that the tab bar, the dispatch and the tab-switching
 //! rules walk. Adding a panel touches its file and that list.
 //!
-//! Panels are stateless: a panel's view state lives in the [`Document`] (one per open
-//! file), so switching files switches every panel's state with it. As everywhere in the
+//! Panels are stateless: a panel's view state lives in [`PanelStates`] (`state.rs`), one
+//! per open file inside its [`Document`], so switching files switches every panel's state
+//! with it. As everywhere in the
 //! viewer, a panel reads the state and pushes [`Command`]s, applied after the frame
 //! (rerun's view classes and `SystemCommand`, eframe_template).
 
@@ -18,6 +19,7 @@ mod history;
 mod inspector;
 pub(super) mod ops_table;
 mod segments;
+mod state;
 
 use std::sync::Arc;
 
@@ -33,6 +35,10 @@ pub use advice::AdviceState;
 pub use allocations::main_area_ui as allocations_main_area_ui;
 pub use history::HistoryState;
 pub use inspector::jump_buttons_ui;
+pub use state::{
+    CompareLayout, CompareState, InspectTarget, OpColumn, PanelStates, SegmentColor, SegmentOrder,
+    SegmentsView, TableState,
+};
 
 /// The least height a table's rows get (egui's default is 200): four rows of 22 points
 /// and a little; the bottom tabs keep their height, so in tabs dragged shorter the rows

@@ -9,9 +9,10 @@ use egui_extras::{Column, TableBuilder};
 
 use super::super::Command;
 use super::super::data::Loaded;
-use super::super::doc::{Document, OpColumn, TableState};
+use super::super::doc::Document;
 use super::super::theme::Palette;
 use super::super::units;
+use super::{OpColumn, TableState};
 use super::{Panel, PanelContext, PanelId};
 
 impl PanelId {
@@ -58,6 +59,9 @@ const NAME_MIN_WIDTH: f32 = 220.0;
 /// A numeric column's first width where the window has room, and its least.
 const NUMERIC_WIDTH: f32 = 120.0;
 const NUMERIC_MIN_WIDTH: f32 = 70.0;
+/// The width a numeric column needs for its header and sort arrow ("⏷ Self CUDA Mem"):
+/// where fewer fit, the net change's allocated and freed columns are left out.
+const NUMERIC_FIT_WIDTH: f32 = 95.0;
 
 /// Rebuild the filtered, sorted row order if anything changed.
 pub fn refresh_order(table: &mut TableState) {
@@ -88,9 +92,10 @@ pub fn refresh_order(table: &mut TableState) {
 }
 
 /// The columns worth showing: CUDA columns when any row has device memory, CPU columns
-/// when any has host memory (all four when neither has); in a range's table (`ranged`),
-/// its net change per op for the device when any row has device memory, else for the CPU.
-pub fn visible_columns(rows: &[OpRow], ranged: bool) -> Vec<OpColumn> {
+/// when any has host memory (all four when neither has); where the rows carry their net
+/// change (`net`), the device's allocated, freed and net bytes and the CPU's net beside them,
+/// or the CPU's three where no row has device memory.
+pub fn visible_columns(rows: &[OpRow], net: bool) -> Vec<OpColumn> {
     let device = rows
         .iter()
         .any(|r| r.device_memory_usage != 0 || r.self_device_memory_usage != 0);
@@ -102,21 +107,41 @@ pub fn visible_columns(rows: &[OpRow], ranged: bool) -> Vec<OpColumn> {
         .filter(|c| match c {
             OpColumn::SelfDevice | OpColumn::Device => device || !host,
             OpColumn::SelfCpu | OpColumn::Cpu => host || !device,
-            _ => c
-                .net()
-                .is_none_or(|on_device| ranged && on_device == device),
+            OpColumn::DeviceAllocated | OpColumn::DeviceFreed | OpColumn::DeviceNet => {
+                net && device
+            }
+            OpColumn::CpuNet => net && (host || !device),
+            OpColumn::CpuAllocated | OpColumn::CpuFreed => net && !device,
+            OpColumn::Name | OpColumn::Calls => true,
         })
         .collect()
 }
 
+/// `columns` with at most `room` numeric ones where they would not fit otherwise: the
+/// net change's allocated and freed columns give way first, its nets stay.
+pub fn fit_columns(mut columns: Vec<OpColumn>, room: usize) -> Vec<OpColumn> {
+    if columns.len().saturating_sub(1) > room {
+        columns.retain(|c| {
+            !matches!(
+                c,
+                OpColumn::CpuAllocated
+                    | OpColumn::CpuFreed
+                    | OpColumn::DeviceAllocated
+                    | OpColumn::DeviceFreed
+            )
+        });
+    }
+    columns
+}
+
 fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<Command>) {
-    refresh_order(&mut doc.table);
+    refresh_order(&mut doc.panels.table);
     header_line_ui(ui, doc, palette, cmds);
     ui.separator();
-    if doc.table.order.is_empty() && doc.table.pending.is_none() {
-        let why = if !doc.table.filter.is_empty() {
+    if doc.panels.table.order.is_empty() && doc.panels.table.pending.is_none() {
+        let why = if !doc.panels.table.filter.is_empty() {
             "No op name contains the filter."
-        } else if doc.table.window.is_some() {
+        } else if doc.panels.table.window.is_some() {
             "No op ran and no memory was allocated in this range."
         } else {
             "This recording has no ops."
@@ -126,7 +151,7 @@ fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<C
     }
     let (clicked_header, clicked_row) = rows_ui(ui, doc);
     if let Some(c) = clicked_header {
-        let t = &mut doc.table;
+        let t = &mut doc.panels.table;
         if t.sort == c {
             t.descending = !t.descending;
         } else {
@@ -136,16 +161,17 @@ fn table_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<C
         t.dirty = true;
     }
     if let Some(name) = clicked_row {
-        let same = doc.table.highlighted.as_deref() == Some(name.as_str());
+        let same = doc.panels.table.highlighted.as_deref() == Some(name.as_str());
         cmds.push(Command::HighlightOp((!same).then_some(name)));
     }
 }
 
 /// The table itself; returns the header clicked (to sort by) and the row clicked (its op).
 fn rows_ui(ui: &mut Ui, doc: &Document) -> (Option<OpColumn>, Option<String>) {
-    let table = &doc.table;
-    let ranged = table.rows.iter().any(|r| r.net.is_some());
-    let columns = visible_columns(&doc.data.rows, ranged);
+    let table = &doc.panels.table;
+    let net = table.rows.iter().any(|r| r.net.is_some());
+    let room = ((ui.available_width() - NAME_MIN_WIDTH - 20.0) / NUMERIC_FIT_WIDTH) as usize;
+    let columns = fit_columns(visible_columns(&doc.data.rows, net), room);
     let mut clicked_header = None;
     let mut clicked_row = None;
     // The numbers share what the name leaves, at most 120 points each: a range's nine
@@ -154,7 +180,9 @@ fn rows_ui(ui: &mut Ui, doc: &Document) -> (Option<OpColumn>, Option<String>) {
     let width = ((ui.available_width() - NAME_MIN_WIDTH - 20.0) / numeric - 10.0)
         .clamp(NUMERIC_MIN_WIDTH, NUMERIC_WIDTH);
     let mut builder = TableBuilder::new(ui)
-        .id_salt(("ops", doc.id))
+        // Widths start over when the columns or their share change (a window made
+        // narrower): stored wider widths pushed the last columns out of the window.
+        .id_salt(("ops", doc.id, columns.len(), width.round() as i32))
         .striped(true)
         .sense(Sense::click())
         .resizable(true)
@@ -251,7 +279,7 @@ fn cell_ui(ui: &mut Ui, r: &OpRow, c: OpColumn) {
 /// The line above the table: which range it covers, the filter, the row count.
 fn header_line_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<Command>) {
     ui.horizontal(|ui| {
-        match doc.table.window {
+        match doc.panels.table.window {
             Some(w) => {
                 let (a, b) = (doc.rel_ns(w.start_ns), doc.rel_ns(w.end_ns));
                 ui.label(
@@ -279,13 +307,13 @@ fn header_line_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut
                 );
             }
         }
-        if doc.table.pending.is_some() {
+        if doc.panels.table.pending.is_some() {
             ui.spinner();
             ui.label("computing…");
         }
         ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
-            let shown = doc.table.order.len();
-            let total = doc.table.rows.len();
+            let shown = doc.panels.table.order.len();
+            let total = doc.panels.table.rows.len();
             let ops = if total == 1 { "op" } else { "ops" };
             let count = if shown == total {
                 format!("{total} {ops}")
@@ -293,20 +321,20 @@ fn header_line_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut
                 format!("{shown} of {total} {ops}")
             };
             ui.label(RichText::new(count).color(palette.weak_text));
-            if let Some(ms) = doc.table.last_compute_ms {
+            if let Some(ms) = doc.panels.table.last_compute_ms {
                 ui.label(
                     RichText::new(format!("computed in {ms:.0} ms ·")).color(palette.weak_text),
                 );
             }
-            let edit = egui::TextEdit::singleline(&mut doc.table.filter)
+            let edit = egui::TextEdit::singleline(&mut doc.panels.table.filter)
                 .hint_text("filter by name")
                 .desired_width(180.0);
             let r = ui.add(edit);
-            if std::mem::take(&mut doc.focus_search) {
+            if std::mem::take(&mut doc.panels.focus_search) {
                 r.request_focus();
             }
             if r.changed() {
-                doc.table.dirty = true;
+                doc.panels.table.dirty = true;
             }
         });
     });
@@ -360,10 +388,22 @@ mod tests {
                 OpColumn::Calls
             ]
         );
-        // A range's table adds the CPU's net change (no row has device memory).
+        // Rows with their net change add the CPU's (no row has device memory).
         assert_eq!(
             visible_columns(&t.rows, true)[4..],
             [OpColumn::CpuAllocated, OpColumn::CpuFreed, OpColumn::CpuNet]
+        );
+        // Where fewer than its six numbers fit, the net's allocated and freed give way.
+        let all = visible_columns(&t.rows, true);
+        assert_eq!(fit_columns(all.clone(), 6), all);
+        assert_eq!(
+            fit_columns(all, 5)[1..],
+            [
+                OpColumn::SelfCpu,
+                OpColumn::Cpu,
+                OpColumn::Calls,
+                OpColumn::CpuNet
+            ]
         );
     }
 }

@@ -17,10 +17,11 @@ use egui::{Rect, RichText, ScrollArea, Sense, Stroke, Ui, pos2, vec2};
 
 use super::super::Command;
 use super::super::data::Loaded;
-use super::super::doc::{Document, SegmentColor, SegmentOrder, SegmentsView};
+use super::super::doc::Document;
 use super::super::theme::Palette;
 use super::super::units;
 use super::{Panel, PanelContext, PanelId, jump_buttons_ui};
+use super::{SegmentColor, SegmentOrder, SegmentsView};
 
 impl PanelId {
     /// Segments and blocks at the cursor.
@@ -70,7 +71,13 @@ const MIN_BLOCK_WIDTH: f32 = 1.0;
 fn segments_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Vec<Command>) {
     heading_ui(ui, doc, cmds);
     simulated::choice_ui(ui, doc, cmds);
-    let Some(layout) = doc.inspect.result.as_ref().and_then(|r| r.layout.as_ref()) else {
+    let Some(layout) = doc
+        .panels
+        .inspect
+        .result
+        .as_ref()
+        .and_then(|r| r.layout.as_ref())
+    else {
         ui.separator();
         ui.label(
             "No segment geometry at this instant: the source records no segment addresses \
@@ -79,19 +86,20 @@ fn segments_ui(ui: &mut Ui, doc: &mut Document, palette: &Palette, cmds: &mut Ve
         return;
     };
     let owners = doc
+        .panels
         .inspect
         .result
         .as_ref()
         .map_or(&[][..], |r| r.owners.as_slice());
     summary_ui(ui, layout, palette);
-    options_ui(ui, &mut doc.segments);
-    let entries = colors::legend_entries(doc.segments.color, layout, owners);
+    options_ui(ui, &mut doc.panels.segments);
+    let entries = colors::legend_entries(doc.panels.segments.color, layout, owners);
     if !entries.is_empty() {
         colors::legend_ui(ui, &doc.data.rec, &entries, palette);
     }
     ui.separator();
-    let simulation = (doc.segments.simulate)
-        .and(doc.inspect.result.as_ref())
+    let simulation = (doc.panels.segments.simulate)
+        .and(doc.panels.inspect.result.as_ref())
         .and_then(|r| r.simulated.as_ref());
     let Some(simulation) = simulation else {
         let rows = Rows { layout, owners };
@@ -130,7 +138,7 @@ fn rows_ui(ui: &mut Ui, doc: &Document, rows_of: Rows<'_>, salt: &str, palette: 
         color,
         full_width,
         ..
-    } = doc.segments;
+    } = doc.panels.segments;
     let mut rows: Vec<usize> = (0..layout.len()).collect();
     match order {
         SegmentOrder::Address => {}
@@ -168,21 +176,25 @@ fn rows_ui(ui: &mut Ui, doc: &Document, rows_of: Rows<'_>, salt: &str, palette: 
 /// Which instant the segments are of, the buttons that move it, a spinner while pending.
 fn heading_ui(ui: &mut Ui, doc: &Document, cmds: &mut Vec<Command>) {
     ui.horizontal(|ui| {
-        let what = doc.inspect.target.map_or("Segments".to_owned(), |t| {
-            format!(
-                "Segments at {}{}",
-                doc.at_label(t.at_ns),
-                if t.at_snapshot {
-                    " (the snapshot: the allocator's own blocks)"
-                } else {
-                    " (rebuilt from segment and block addresses)"
-                }
-            )
-        });
+        let what = doc
+            .panels
+            .inspect
+            .target
+            .map_or("Segments".to_owned(), |t| {
+                format!(
+                    "Segments at {}{}",
+                    doc.at_label(t.at_ns),
+                    if t.at_snapshot {
+                        " (the snapshot: the allocator's own blocks)"
+                    } else {
+                        " (rebuilt from segment and block addresses)"
+                    }
+                )
+            });
         ui.label(RichText::new(what).strong());
         ui.separator();
         jump_buttons_ui(ui, doc, cmds);
-        if doc.inspect.pending.is_some() {
+        if doc.panels.inspect.pending.is_some() {
             ui.spinner();
         }
     });

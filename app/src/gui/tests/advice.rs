@@ -32,11 +32,11 @@ fn the_advice_panel_estimates_on_the_worker_and_follows_its_controls() {
     settle(&mut h);
     let doc = h.state().active_doc().expect("doc");
     assert_eq!(doc.tab, PanelId::ADVICE);
-    assert_eq!(doc.advice.asked, Some(Options::DEFAULTS));
+    assert_eq!(doc.panels.advice.asked, Some(Options::DEFAULTS));
     // THEN the measured peak is the generator's, and each estimate is the collector's
     h.get_by_label(&format!("measured peak {}", bytes_iec(base_peak_bytes())));
     let want = advise(&doc.data.rec, &doc.data.timeline, &Options::DEFAULTS);
-    let shown = doc.advice.result.clone().expect("an answer");
+    let shown = doc.panels.advice.result.clone().expect("an answer");
     assert_eq!(*shown, want);
     let device = want.first().expect("a device");
     assert_eq!(
@@ -62,15 +62,18 @@ fn the_advice_panel_estimates_on_the_worker_and_follows_its_controls() {
         capacity_bytes: Some(3 << 20),
         ..Options::DEFAULTS
     };
-    h.state_mut().docs_mut()[0].advice.options = asked;
+    h.state_mut().docs_mut()[0].panels.advice.options = asked;
     h.run_steps(2);
     settle(&mut h);
     // THEN the worker answered for them: ZeRO over 4 ranks, ÷4, and the smallest
     // combination that fits 3 MiB (the run peaks at 4.1 MiB)
     let doc = h.state().active_doc().expect("doc");
-    assert_eq!(doc.advice.asked, Some(asked));
+    assert_eq!(doc.panels.advice.asked, Some(asked));
     let want = advise(&doc.data.rec, &doc.data.timeline, &asked);
-    assert_eq!(**doc.advice.result.as_ref().expect("an answer"), want);
+    assert_eq!(
+        **doc.panels.advice.result.as_ref().expect("an answer"),
+        want
+    );
     let device = want.first().expect("a device");
     assert!(base_peak_bytes() > 3 << 20);
     let fit = device.fit.as_ref().expect("a fit for a capacity");
@@ -127,7 +130,7 @@ fn advice_for_a_snapshot_takes_a_typed_capacity_and_says_why_on_the_row() {
         ..Options::DEFAULTS
     };
     let doc = h.state().active_doc().expect("doc");
-    assert_eq!(doc.advice.asked, Some(asked));
+    assert_eq!(doc.panels.advice.asked, Some(asked));
     let want = advise(&doc.data.rec, &doc.data.timeline, &asked);
     let fit = want.first().and_then(|d| d.fit.clone()).expect("a fit");
     assert!(!fit.fits_as_measured, "12.97 GiB does not fit 12 GiB");
@@ -149,7 +152,7 @@ fn the_advice_panel_shows_the_allocator_settings_of_a_snapshot() {
     let settings = &want.first().expect("a device").allocator;
     assert!(!settings.is_empty(), "the snapshot's history replays");
     assert_eq!(
-        doc.advice.result.as_deref().map(|r| &r[0].allocator),
+        doc.panels.advice.result.as_deref().map(|r| &r[0].allocator),
         Some(settings)
     );
     h.get_by_label("Allocator settings");

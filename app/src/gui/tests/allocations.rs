@@ -48,7 +48,7 @@ fn long_lived(h: &Harness<'_, ViewerApp>, freed: bool) -> (usize, Pos2) {
         .bands
         .clone()
         .expect("bands");
-    let frame = doc.allocations.plot.expect("drawn");
+    let frame = doc.panels.allocations.plot.expect("drawn");
     let t = a.alloc_ns + life(a) / 2;
     let offset = bands.layout.offset_at(d, i, t);
     let pos = Pos2::new(
@@ -69,9 +69,9 @@ fn hovering_a_band_reads_out_its_size_op_and_lifetime() {
     h.event(Event::PointerMoved(pos));
     h.run_steps(2);
     let doc = h.state().active_doc().expect("doc");
-    assert_eq!(doc.allocations.hovered, Some(i));
+    assert_eq!(doc.panels.allocations.hovered, Some(i));
     let a = doc.data.timeline.devices[doc.device as usize].allocations[i];
-    let text = doc.allocations.readout.clone().expect("a readout");
+    let text = doc.panels.allocations.readout.clone().expect("a readout");
     assert!(text.starts_with(&units::bytes(a.bytes)), "{text}");
     let life = units::format_duration_ns(a.free_ns.map_or(0, |f| f - a.alloc_ns) as f64);
     assert!(
@@ -89,7 +89,7 @@ fn a_click_selects_a_band_and_shows_its_stacks_and_esc_clears_it() {
     h.event(primary(pos, false));
     h.run_steps(3);
     let doc = h.state().active_doc().expect("doc");
-    assert_eq!(doc.allocations.selected, Some(i));
+    assert_eq!(doc.panels.allocations.selected, Some(i));
     // The details name the allocation's innermost frame, as the recording has it.
     let rec = &doc.data.rec;
     let a = doc.data.timeline.devices[doc.device as usize].allocations[i];
@@ -136,7 +136,12 @@ fn a_click_selects_a_band_and_shows_its_stacks_and_esc_clears_it() {
     });
     h.run_steps(2);
     assert_eq!(
-        h.state().active_doc().expect("doc").allocations.selected,
+        h.state()
+            .active_doc()
+            .expect("doc")
+            .panels
+            .allocations
+            .selected,
         None
     );
     assert_eq!(highlight_strokes(&h), 0, "Esc clears the outline");
@@ -156,12 +161,12 @@ fn highlight_strokes(h: &Harness<'_, ViewerApp>) -> usize {
 fn a_search_dims_the_rest_and_its_curve_is_the_bytes_of_the_matching_allocations() {
     let mut h = opened("Allocations");
     assert_eq!(dimmed_vertices(&h), 0, "nothing dimmed before a search");
-    h.state_mut().docs_mut()[0].allocations.query = "MODEL.py".into();
+    h.state_mut().docs_mut()[0].panels.allocations.query = "MODEL.py".into();
     h.run_steps(3);
     // The bands that do not match are drawn faint (4 vertices a rectangle).
     assert!(dimmed_vertices(&h) >= 4, "the rest dimmed");
     let doc = h.state().active_doc().expect("doc");
-    let s = doc.allocations.search.as_ref().expect("searched");
+    let s = doc.panels.allocations.search.as_ref().expect("searched");
     let rec = &doc.data.rec;
     let d = &doc.data.timeline.devices[doc.device as usize];
     // Independently: allocations with a frame in a file named model.py (any case).
@@ -202,7 +207,7 @@ fn a_search_dims_the_rest_and_its_curve_is_the_bytes_of_the_matching_allocations
 fn the_icicle_spans_the_allocated_bytes_at_the_cursor_and_a_click_zooms() {
     let mut h = opened("Flame");
     let doc = h.state().active_doc().expect("doc");
-    let (_, t, tree) = doc.allocations.flame.clone().expect("a tree");
+    let (_, t, tree) = doc.panels.allocations.flame.clone().expect("a tree");
     let live = live_at(
         &doc.data.rec,
         &doc.data.timeline,
@@ -212,7 +217,7 @@ fn the_icicle_spans_the_allocated_bytes_at_the_cursor_and_a_click_zooms() {
     );
     let allocated = live.allocated_bytes.expect("allocated");
     assert_eq!(tree.root().expect("root").bytes, allocated);
-    let placed = doc.allocations.flame_placed.clone();
+    let placed = doc.panels.allocations.flame_placed.clone();
     let root = placed
         .iter()
         .find(|(id, _)| *id == 0)
@@ -239,6 +244,7 @@ fn the_icicle_spans_the_allocated_bytes_at_the_cursor_and_a_click_zooms() {
         h.state()
             .active_doc()
             .expect("doc")
+            .panels
             .allocations
             .flame_hovered,
         Some(child)
@@ -247,8 +253,9 @@ fn the_icicle_spans_the_allocated_bytes_at_the_cursor_and_a_click_zooms() {
     h.event(primary(rect.center(), false));
     h.run_steps(3);
     let doc = h.state().active_doc().expect("doc");
-    assert_eq!(doc.allocations.flame_zoom, Some(child));
+    assert_eq!(doc.panels.allocations.flame_zoom, Some(child));
     let now = doc
+        .panels
         .allocations
         .flame_placed
         .iter()
@@ -299,7 +306,7 @@ fn drawn_band_colors(h: &Harness<'_, ViewerApp>) -> Vec<(usize, egui::Color32)> 
         .bands
         .clone()
         .expect("bands");
-    let frame = doc.allocations.plot.expect("drawn");
+    let frame = doc.panels.allocations.plot.expect("drawn");
     let origin = doc.data.rec.meta.start_ns;
     let mut last = Vec::new();
     for clipped in &h.output().shapes {
@@ -432,7 +439,7 @@ fn a_bands_readout_is_legible_in_the_light_theme() {
     let text = h
         .state()
         .active_doc()
-        .and_then(|d| d.allocations.readout.clone())
+        .and_then(|d| d.panels.allocations.readout.clone())
         .expect("a readout");
     // The readout as painted: its text colour against the plot's background.
     let colour = h
@@ -456,16 +463,16 @@ fn the_allocation_view_takes_the_main_area_on_the_timelines_axis() {
     // GIVEN the sample snapshot on the Allocations tab, the timeline's plot where it is
     let mut h = opened("Allocations");
     let d = h.state().active_doc().expect("doc");
-    let timeline = d.last_plot_rect.expect("the timeline drawn");
-    let bottom = d.allocations.plot.expect("bands drawn").rect;
+    let timeline = d.timeline.last_plot_rect.expect("the timeline drawn");
+    let bottom = d.panels.allocations.plot.expect("bands drawn").rect;
     // WHEN "main area" is ticked
     h.get_by_label("main area").click();
     h.run_steps(4);
     // THEN the bands take the timeline's place: its left edge, its time view, and at least
     // the timeline's height (more than the bottom tab's)
     let d = h.state().active_doc().expect("doc");
-    assert!(d.allocations.main);
-    let main = d.allocations.plot.expect("bands drawn");
+    assert!(d.panels.allocations.main);
+    let main = d.panels.allocations.plot.expect("bands drawn");
     assert!(
         (main.rect.left() - timeline.left()).abs() <= 1.0,
         "{main:?} vs {timeline:?}"
@@ -488,13 +495,13 @@ fn the_allocation_view_takes_the_main_area_on_the_timelines_axis() {
         .expect("a toggle")
         .click();
     h.run_steps(3);
-    assert!(!h.state().active_doc().expect("doc").allocations.main);
+    assert!(!h.state().active_doc().expect("doc").panels.allocations.main);
 }
 
 /// The frame's rectangle where the icicle last drew node `id`.
 fn flame_rect(h: &Harness<'_, ViewerApp>, id: u32) -> egui::Rect {
     let doc = h.state().active_doc().expect("doc");
-    (doc.allocations.flame_placed.iter())
+    (doc.panels.allocations.flame_placed.iter())
         .find(|(n, _)| *n == id)
         .expect("drawn")
         .1
@@ -517,7 +524,13 @@ fn click_frame(h: &mut Harness<'_, ViewerApp>, id: u32) {
 #[test]
 fn the_flame_view_shows_a_breadcrumb_whose_frames_zoom_back_out() {
     let mut h = opened("Flame");
-    let tree = (h.state().active_doc().expect("doc").allocations.flame)
+    let tree = (h
+        .state()
+        .active_doc()
+        .expect("doc")
+        .panels
+        .allocations
+        .flame)
         .clone()
         .expect("a tree")
         .2;
@@ -530,7 +543,13 @@ fn the_flame_view_shows_a_breadcrumb_whose_frames_zoom_back_out() {
     click_frame(&mut h, child);
     let grandchild = tree.nodes[child as usize].children[0];
     click_frame(&mut h, grandchild);
-    let zoom = h.state().active_doc().expect("doc").allocations.flame_zoom;
+    let zoom = h
+        .state()
+        .active_doc()
+        .expect("doc")
+        .panels
+        .allocations
+        .flame_zoom;
     assert_eq!(zoom, Some(grandchild));
     assert_eq!(tree.path_to(grandchild), vec![0, child, grandchild]);
     let short = |id: u32| {
@@ -550,15 +569,45 @@ fn the_flame_view_shows_a_breadcrumb_whose_frames_zoom_back_out() {
     h.get_by_label(&short(child)).click();
     h.run_steps(3);
     let doc = h.state().active_doc().expect("doc");
-    assert_eq!(doc.allocations.flame_zoom, Some(child));
+    assert_eq!(doc.panels.allocations.flame_zoom, Some(child));
     assert!(h.query_by_label(&short(grandchild)).is_none());
     // The root's, to the whole tree.
     h.get_by_label(&root.name).click();
     h.run_steps(3);
     assert_eq!(
-        h.state().active_doc().expect("doc").allocations.flame_zoom,
+        h.state()
+            .active_doc()
+            .expect("doc")
+            .panels
+            .allocations
+            .flame_zoom,
         None
     );
     assert!(h.query_by_label(&root.name).is_none());
     assert!(flame_rect(&h, 0).width() >= flame_rect(&h, child).width());
+}
+
+#[test]
+fn in_the_main_area_a_selected_band_keeps_the_width_and_its_details_fill_the_tab() {
+    // GIVEN the allocation view in the main area
+    let mut h = opened("Allocations");
+    h.get_by_label("main area").click();
+    h.run_steps(4);
+    let wide = h.state().active_doc().expect("doc").panels.allocations.plot;
+    let wide = wide.expect("bands drawn").rect;
+    // WHEN a band is clicked
+    let (i, pos) = long_lived(&h, true);
+    h.event(Event::PointerMoved(pos));
+    h.event(primary(pos, true));
+    h.event(primary(pos, false));
+    h.run_steps(3);
+    // THEN it is selected, the bands keep the main area's width (the details took 380
+    // points beside them), and the details are in the tab under them, not only a note
+    let doc = h.state().active_doc().expect("doc");
+    assert_eq!(doc.panels.allocations.selected, Some(i));
+    let plot = doc.panels.allocations.plot.expect("bands drawn").rect;
+    assert_eq!(plot.width(), wide.width());
+    let stack = h.get_by_label("allocation stack");
+    let top = stack.rect().top();
+    assert!(top > plot.bottom(), "{top} under {plot:?}");
 }

@@ -28,8 +28,8 @@ fn the_capacity_line_is_on_where_the_device_s_memory_is_known() {
     let mut h = harness(vec![path]);
     settle(&mut h);
     let d = h.state().active_doc().expect("doc");
-    assert!(d.show_total, "on by default");
-    let (plot, (y0, y1)) = (d.last_plot_rect.expect("plot"), d.last_y);
+    assert!(d.timeline.show_total, "on by default");
+    let (plot, (y0, y1)) = (d.timeline.last_plot_rect.expect("plot"), d.timeline.last_y);
     // The run's peak (96.6 MiB) is 0.12 % of 80 GB: scaled to the capacity the curves
     // would lie on the floor, so the axis fits them and the toolbar says so.
     assert!(
@@ -59,7 +59,7 @@ fn the_capacity_line_is_on_where_the_device_s_memory_is_known() {
     h.get_by_label("device total").click();
     h.run_steps(3);
     let d = h.state().active_doc().expect("doc");
-    assert!(!d.show_total);
+    assert!(!d.timeline.show_total);
     assert!(!texts(&h).iter().any(|t| t.text == note));
 }
 
@@ -75,7 +75,7 @@ fn a_capacity_near_the_curves_is_a_line_the_axis_reaches() {
         .total_bytes
         .expect("deviceProperties");
     let label = format!("device total {}", collector::units::bytes_iec(total as i64));
-    let (plot, (y0, y1)) = (d.last_plot_rect.expect("plot"), d.last_y);
+    let (plot, (y0, y1)) = (d.timeline.last_plot_rect.expect("plot"), d.timeline.last_y);
     assert!(
         y1 >= total as f64 && y0 == 0.0,
         "the y axis reaches the capacity: {y1}"
@@ -97,6 +97,10 @@ fn a_capacity_near_the_curves_is_a_line_the_axis_reaches() {
     h.get_by_label("device total").click();
     h.run_steps(3);
     let d = h.state().active_doc().expect("doc");
-    assert!(d.last_y.1 < total as f64, "{}", d.last_y.1);
+    assert!(
+        d.timeline.last_y.1 < total as f64,
+        "{}",
+        d.timeline.last_y.1
+    );
     assert!(!texts(&h).iter().any(|t| t.text == label));
 }

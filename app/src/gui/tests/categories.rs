@@ -21,12 +21,18 @@ const TRACE: &str = "categories/c03_mlp_adam.json.gz";
 fn the_toggle_stacks_the_allocated_memory_by_category() {
     let mut h = harness(vec![fixture(TRACE)]);
     settle(&mut h);
-    assert!(!h.state().active_doc().expect("doc").show_categories);
+    assert!(
+        !h.state()
+            .active_doc()
+            .expect("doc")
+            .timeline
+            .show_categories
+    );
     // WHEN the timeline's toggle is clicked
     h.get_by_label("by category").click();
     h.run_steps(3);
     let doc = h.state().active_doc().expect("doc");
-    assert!(doc.show_categories);
+    assert!(doc.timeline.show_categories);
     let curves = doc.data.curves.get(doc.device as usize).expect("curves");
     let stacked = curves.categories.as_ref().expect("categories");
     // THEN the legend names each stacked category
@@ -82,7 +88,7 @@ fn the_categories_panel_shows_the_composition_at_the_peak_and_at_the_cursor() {
     h.get_by_label_contains("at the peak");
     // WHEN the timeline is clicked at 30% of its width
     let (plot, view, start) = (
-        doc.last_plot_rect.expect("plot"),
+        doc.timeline.last_plot_rect.expect("plot"),
         doc.view,
         doc.data.rec.meta.start_ns,
     );
@@ -95,7 +101,7 @@ fn the_categories_panel_shows_the_composition_at_the_peak_and_at_the_cursor() {
     // THEN the panel stays and shows the series at that instant, from the collector
     let doc = h.state().active_doc().expect("doc");
     assert_eq!(doc.tab, PanelId::CATEGORIES);
-    let t = doc.inspect.target.expect("inspected").at_ns;
+    let t = doc.panels.inspect.target.expect("inspected").at_ns;
     let expected_t = start + (view.t0_ns + 0.3 * view.span_ns()).round() as i64;
     assert!((t - expected_t).abs() <= (view.span_ns() / plot.width() as f64) as i64 + 1);
     let d = doc

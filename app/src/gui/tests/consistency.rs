@@ -16,8 +16,9 @@ use serde_json::Value;
 
 use super::super::categories::composition_at;
 use super::super::data::Loaded;
-use super::super::doc::{Document, OpColumn};
+use super::super::doc::Document;
 use super::super::jobs::inspect;
+use super::super::panels::OpColumn;
 use super::super::panels::ops_table::refresh_order;
 use super::repo;
 use crate::cli::{Cli, run};
@@ -198,11 +199,11 @@ fn the_cli_the_report_and_the_viewer_give_the_same_numbers() {
             "{input}"
         );
         let mut doc = Document::new(1, std::sync::Arc::new(data));
-        assert_eq!(doc.table.sort, OpColumn::of(key), "{input}");
-        refresh_order(&mut doc.table);
+        assert_eq!(doc.panels.table.sort, OpColumn::of(key), "{input}");
+        refresh_order(&mut doc.panels.table);
         let top_value = |i: usize| {
-            let r = &doc.table.rows[doc.table.order[i]];
-            doc.table.sort.value(r)
+            let r = &doc.panels.table.rows[doc.panels.table.order[i]];
+            doc.panels.table.sort.value(r)
         };
         let cli_sorted = cli_json(&["table", path_text, "--format", "json"]);
         let column = match key {

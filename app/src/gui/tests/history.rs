@@ -42,9 +42,9 @@ fn the_allocator_history_lists_every_entry_and_steps_with_the_keys() {
         crate::output::text::group(truth.entries.len() as u64)
     ));
     // The selection starts at the cursor (the peak): the last entry at or before it.
-    let peak = doc.inspect.target.expect("the peak inspected").at_ns;
+    let peak = doc.panels.inspect.target.expect("the peak inspected").at_ns;
     let at = truth.entries.partition_point(|e| e.time_ns <= peak) - 1;
-    assert_eq!(doc.history.selected, Some(at));
+    assert_eq!(doc.panels.history.selected, Some(at));
     // WHEN ↓ is pressed twice
     for _ in 0..2 {
         h.key_press(Key::ArrowDown);
@@ -54,8 +54,8 @@ fn the_allocator_history_lists_every_entry_and_steps_with_the_keys() {
     // THEN the next-but-one entry is selected, the cursor at its time, its row shown
     let doc = h.state().active_doc().expect("doc");
     let e = truth.entries[at + 2];
-    assert_eq!(doc.history.selected, Some(at + 2));
-    assert_eq!(doc.inspect.target.map(|t| t.at_ns), Some(e.time_ns));
+    assert_eq!(doc.panels.history.selected, Some(at + 2));
+    assert_eq!(doc.panels.inspect.target.map(|t| t.at_ns), Some(e.time_ns));
     let heading = format!(
         "#{} {} {} at {:#x} on stream {}",
         at + 2,
@@ -67,7 +67,12 @@ fn the_allocator_history_lists_every_entry_and_steps_with_the_keys() {
     h.get_by_label(&heading);
     assert!(h.query_all_by_label(&format!("{:#x}", e.addr)).count() >= 1);
     // and the segment holding its address, as the inspector lays it out then, beside it
-    let layout = doc.inspect.result.as_ref().and_then(|r| r.layout.clone());
+    let layout = doc
+        .panels
+        .inspect
+        .result
+        .as_ref()
+        .and_then(|r| r.layout.clone());
     let seg = layout
         .iter()
         .flatten()
@@ -78,7 +83,7 @@ fn the_allocator_history_lists_every_entry_and_steps_with_the_keys() {
     h.key_press(Key::ArrowUp);
     h.run_steps(2);
     assert_eq!(
-        h.state().active_doc().expect("doc").history.selected,
+        h.state().active_doc().expect("doc").panels.history.selected,
         Some(at + 1)
     );
 }

@@ -41,7 +41,7 @@ fn a_key_press_moves_the_view_by_a_fifth_of_its_span() {
     let plot = h
         .state()
         .active_doc()
-        .and_then(|d| d.last_plot_rect)
+        .and_then(|d| d.timeline.last_plot_rect)
         .expect("plot");
     let at = plot.left_center() + vec2(plot.width() * 0.3, 0.0);
     h.event(Event::PointerMoved(at));
@@ -186,7 +186,7 @@ fn panning_stops_at_the_start_of_the_recording() {
     let plot = h
         .state()
         .active_doc()
-        .and_then(|d| d.last_plot_rect)
+        .and_then(|d| d.timeline.last_plot_rect)
         .expect("plot");
     super::drag(
         &mut h,
@@ -229,7 +229,10 @@ fn ctrl_f_focuses_the_search_of_the_panel_shown() {
     h.event(egui::Event::Text("mm".into()));
     h.run_steps(2);
     // THEN the op table's filter has it
-    assert_eq!(h.state().active_doc().expect("doc").table.filter, "mm");
+    assert_eq!(
+        h.state().active_doc().expect("doc").panels.table.filter,
+        "mm"
+    );
     // GIVEN the sample snapshot (no op table) on Live at cursor
     let mut h = harness(vec![super::labels::snapshot_sample()]);
     settle(&mut h);
@@ -240,7 +243,7 @@ fn ctrl_f_focuses_the_search_of_the_panel_shown() {
     // THEN the allocation view comes forward with its search focused
     let d = h.state().active_doc().expect("doc");
     assert_eq!(d.tab, super::super::panels::PanelId::ALLOCATIONS);
-    assert_eq!(d.allocations.query, "softmax");
+    assert_eq!(d.panels.allocations.query, "softmax");
 }
 
 /// Alt+1 … Alt+9 pick the bottom tabs in the order the tab bar shows them (issue 37: the

@@ -38,7 +38,14 @@ fn live_group_labels_are_whole_at_the_smallest_window() {
     settle(&mut h);
     let d = h.state().active_doc().expect("a document");
     assert_eq!(d.tab, PanelId::INSPECTOR);
-    let groups = d.inspect.result.as_ref().expect("inspected").groups.clone();
+    let groups = d
+        .panels
+        .inspect
+        .result
+        .as_ref()
+        .expect("inspected")
+        .groups
+        .clone();
     let with_stacks: Vec<_> = groups.iter().filter(|g| !g.frames.is_empty()).collect();
     assert!(with_stacks.len() >= 3, "{} groups", with_stacks.len());
     // THEN each group's label says its whole stack: drawn in full, never elided
@@ -214,7 +221,7 @@ fn a_snapshot_without_ops_shows_no_op_rows_nor_an_ops_table() {
     let largest = (0..allocations.len())
         .max_by_key(|&i| allocations[i].bytes)
         .expect("allocations");
-    h.state_mut().docs_mut()[0].allocations.selected = Some(largest);
+    h.state_mut().docs_mut()[0].panels.allocations.selected = Some(largest);
     h.run_steps(3);
     // THEN its details and readout name no op: no "(outside any op)" on every band
     let drawn = galleys(&h);
@@ -242,7 +249,7 @@ fn a_trace_without_stacks_is_not_coloured_by_stack() {
     let d = h.state().active_doc().expect("doc");
     assert!(d.data.rec.stacks.is_empty(), "the trace has no stacks");
     // THEN its bands are coloured by op (one colour by stack), and "stack" is greyed
-    assert_eq!(d.allocations.color_by, ColorBy::Op);
+    assert_eq!(d.panels.allocations.color_by, ColorBy::Op);
     let stack = h.get_by_label("stack");
     assert!(stack.accesskit_node().is_disabled(), "'stack' offered");
 }
@@ -256,7 +263,7 @@ fn no_bands_drawn_says_why_and_what_shows_them() {
     doc.view.t1_ns = -200.0;
     h.run_steps(4);
     let d = h.state().active_doc().expect("doc");
-    assert_eq!(d.allocations.last_frame.drawn, 0);
+    assert_eq!(d.panels.allocations.last_frame.drawn, 0);
     // THEN the count comes with a hint, not a bare "0 bands drawn"
     let drawn = galleys(&h);
     assert!(
@@ -274,7 +281,7 @@ fn hover_lists_every_level_of_the_op_stack() {
     settle(&mut h);
     let d = h.state().active_doc().expect("doc");
     let (peak, _) = d.peak().expect("a peak");
-    let plot = d.last_plot_rect.expect("drawn");
+    let plot = d.timeline.last_plot_rect.expect("drawn");
     let frac = (d.rel_ns(peak) - d.view.t0_ns) / d.view.span_ns();
     let x = plot.left() + frac as f32 * plot.width();
     let at = egui::pos2(x, plot.center().y);

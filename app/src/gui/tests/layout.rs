@@ -149,7 +149,7 @@ fn window_faults(h: &Harness<'_, ViewerApp>, size: Vec2) -> Vec<String> {
     faults
 }
 
-fn assert_fits(h: &Harness<'_, ViewerApp>, what: &str) {
+pub(super) fn assert_fits(h: &Harness<'_, ViewerApp>, what: &str) {
     let faults = layout_faults(h, SMALL);
     assert!(
         faults.is_empty(),
@@ -209,6 +209,30 @@ fn the_comparison_fits_1000x700() {
     show_tab(&mut h, PanelId::COMPARE);
     settle(&mut h);
     assert_fits(&h, "the Compare tab");
+    // The two files' tabs share one row (the second's close button wrapped under the
+    // first's), each label cut in its middle: its directory and its file name's end kept.
+    let closes: Vec<f32> = (h.get_all_by_label("×"))
+        .map(|n| n.rect().center().y)
+        .collect();
+    assert_eq!(closes.len(), 2, "{closes:?}");
+    assert!(
+        (closes[0] - closes[1]).abs() < 1.0,
+        "the tabs wrap: {closes:?}"
+    );
+    let labels: Vec<String> = texts(&h)
+        .into_iter()
+        .filter(|t| t.text.starts_with("tracelens-") && t.full.top() < 60.0)
+        .map(|t| t.text)
+        .collect();
+    assert!(
+        labels
+            .iter()
+            .any(|l| l.starts_with("tracelens-h100") && l.ends_with(".json.gz"))
+            && labels
+                .iter()
+                .any(|l| l.starts_with("tracelens-mi300") && l.contains('…')),
+        "{labels:?}"
+    );
 }
 
 #[test]
@@ -220,7 +244,7 @@ fn tables_follow_a_window_made_narrower() {
     let b = real.join("tracelens-mi300-bert-small").join(mi300_bert());
     let mut h = harness_sized(vec![a, b], LARGE);
     settle(&mut h);
-    assert_fits_shrunk(&mut h, "# of Calls", "the Ops tab");
+    assert_fits_shrunk(&mut h, "CUDA Net", "the Ops tab");
     h.set_size(LARGE);
     show_tab(&mut h, PanelId::COMPARE);
     settle(&mut h);
@@ -281,9 +305,9 @@ fn every_device_of_an_nsight_export_is_a_multiple_at_both_sizes() {
         let d = &h.state().docs()[0];
         let shown = &d.data.shown_devices;
         assert_eq!(shown.len(), 5, "{shown:?}");
-        let (area, fit) = d.last_multiples.expect("multiples drawn");
+        let (area, fit) = d.timeline.last_multiples.expect("multiples drawn");
         assert_eq!(fit.rows, shown.len(), "at {size:?}");
-        let plot = d.last_plot_rect.expect("plot drawn");
+        let plot = d.timeline.last_plot_rect.expect("plot drawn");
         assert!(area.bottom() <= plot.top(), "{area:?} over {plot:?}");
         assert!(plot.height() >= 60.0, "the main plot keeps room: {plot:?}");
         let faults = layout_faults(&h, size);

@@ -12,8 +12,9 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
 use super::super::ViewerApp;
-use super::super::doc::{Document, SegmentColor};
+use super::super::doc::Document;
 use super::super::panels::PanelId;
+use super::super::panels::SegmentColor;
 use super::super::timeline::LANE_MIN_ROW_HEIGHT;
 use super::layout::{LARGE, SMALL, harness_sized, layout_faults, texts};
 use super::{fixture, harness, primary, repo, settle};
@@ -30,7 +31,7 @@ fn doc<'a>(h: &'a Harness<'_, ViewerApp>) -> &'a Document {
 
 /// The screen x of absolute time `at_ns` on the main plot.
 fn x_of(d: &Document, at_ns: i64) -> f32 {
-    let plot = d.last_plot_rect.expect("plot drawn");
+    let plot = d.timeline.last_plot_rect.expect("plot drawn");
     let f = (d.rel_ns(at_ns) - d.view.t0_ns) / d.view.span_ns();
     plot.left() + f as f32 * plot.width()
 }
@@ -68,7 +69,7 @@ fn segments_at_the_snapshot_are_coloured_by_owner_and_private_pools_named() {
     settle(&mut h);
     let d = doc(&h);
     assert_eq!(d.tab, PanelId::SEGMENTS);
-    let result = d.inspect.result.as_ref().expect("inspected");
+    let result = d.panels.inspect.result.as_ref().expect("inspected");
     let layout = result.layout.as_ref().expect("segments");
     // THEN every segment of the generator is there, its private pool's ones named so
     assert_eq!(layout.len(), truth.segments);
@@ -85,12 +86,12 @@ fn segments_at_the_snapshot_are_coloured_by_owner_and_private_pools_named() {
     );
     // and, coloured by stack (the default), the legend names the graph's allocation site
     // (the generator's frames_for(site 10): fn_10_0 in model.py, line 80)
-    assert_eq!(doc(&h).segments.color, SegmentColor::Stack);
+    assert_eq!(doc(&h).panels.segments.color, SegmentColor::Stack);
     assert!(h.query_all_by_label_contains("model.py:80 fn_10_0").count() >= 1);
     // WHEN colouring by category THEN the legend names categories instead
     h.get_by_label("category").click();
     h.run_steps(3);
-    assert_eq!(doc(&h).segments.color, SegmentColor::Category);
+    assert_eq!(doc(&h).panels.segments.color, SegmentColor::Category);
     assert_eq!(
         h.query_all_by_label_contains("model.py:80 fn_10_0").count(),
         0
@@ -125,7 +126,7 @@ fn the_allocator_history_and_the_programs_notes_are_markers_with_their_text() {
     // WHEN the pointer rests on the first note's marker THEN its text shows
     let at = pos2(
         x_of(d, truth.notes[0].0 * 1000),
-        d.last_plot_rect.expect("plot").top() + 7.0,
+        d.timeline.last_plot_rect.expect("plot").top() + 7.0,
     );
     hover(&mut h, at);
     assert!(
@@ -187,7 +188,7 @@ fn nsight_memory_rows_are_charted_and_nvtx_ranges_are_lanes() {
     h.run_steps(3);
     let d = doc(&h);
     // The lanes where they were drawn, rows of the drawn height after a 2-point margin.
-    let (lanes, fit) = d.last_lanes.expect("lanes drawn");
+    let (lanes, fit) = d.timeline.last_lanes.expect("lanes drawn");
     let row = d
         .data
         .lanes
@@ -220,7 +221,7 @@ fn every_nvtx_lane_row_is_drawn_at_1000x700() {
             if let Some(rows) = rows {
                 assert_eq!(lanes.len(), rows, "{}", path.display());
             }
-            let (area, fit) = d.last_lanes.expect("lanes drawn");
+            let (area, fit) = d.timeline.last_lanes.expect("lanes drawn");
             assert_eq!(
                 fit.rows,
                 lanes.len(),
@@ -258,14 +259,14 @@ fn lanes_that_do_not_fit_scroll_under_the_wheel_and_the_time_axis_keeps_its_zoom
     for height in (400..=680).rev().step_by(20) {
         let mut h = harness_sized(vec![path.clone()], vec2(1000.0, height as f32));
         settle(&mut h);
-        let (_, fit) = doc(&h).last_lanes.expect("lanes drawn");
+        let (_, fit) = doc(&h).timeline.last_lanes.expect("lanes drawn");
         if fit.rows < doc(&h).data.lanes.len() {
             short = Some(h);
             break;
         }
     }
     let mut h = short.expect("a window height where the rows do not all fit");
-    let (area, fit) = doc(&h).last_lanes.expect("lanes drawn");
+    let (area, fit) = doc(&h).timeline.last_lanes.expect("lanes drawn");
     let (total, view) = (doc(&h).data.lanes.len(), doc(&h).view);
     // THEN the note says which rows are drawn
     let says = |h: &Harness<'_, ViewerApp>, note: &str| {
@@ -294,7 +295,7 @@ fn lanes_that_do_not_fit_scroll_under_the_wheel_and_the_time_axis_keeps_its_zoom
     // and the time axis kept its zoom
     let first = total - fit.rows;
     let d = doc(&h);
-    assert_eq!(d.lanes_scroll_rows.round() as usize, first);
+    assert_eq!(d.timeline.lanes_scroll_rows.round() as usize, first);
     assert_eq!(d.view, view);
     let name = thread_name(&d.data.rec, d.data.lanes[first].thread);
     assert!(
@@ -306,7 +307,7 @@ fn lanes_that_do_not_fit_scroll_under_the_wheel_and_the_time_axis_keeps_its_zoom
     assert!(says(&h, &format!("rows {}–{total} of {total}", first + 1)));
     // WHEN the wheel turns back THEN the first rows again
     wheel(&mut h, 50.0);
-    assert_eq!(doc(&h).lanes_scroll_rows, 0.0);
+    assert_eq!(doc(&h).timeline.lanes_scroll_rows, 0.0);
     assert_eq!(doc(&h).view, view);
     assert!(says(&h, &format!("rows 1–{} of {total}", fit.rows)));
 }
@@ -338,8 +339,8 @@ fn every_device_is_a_small_multiple_and_a_click_selects_it() {
         let n = devices.iter().position(|&x| x == other).expect("listed");
         // WHEN the other device's multiple is clicked (multiples sit above the plot, a
         // row each, under the toolbar)
-        let plot = d.last_plot_rect.expect("plot");
-        let (area, fit) = d.last_multiples.expect("multiples drawn");
+        let plot = d.timeline.last_plot_rect.expect("plot");
+        let (area, fit) = d.timeline.last_multiples.expect("multiples drawn");
         assert_eq!(fit.rows, devices.len(), "{}", path.display());
         let at = pos2(
             plot.center().x,

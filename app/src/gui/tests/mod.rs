@@ -13,7 +13,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
 use super::ViewerApp;
-use super::doc::OpColumn;
+use super::panels::OpColumn;
 use super::panels::PanelId;
 
 mod advice;
@@ -32,7 +32,10 @@ mod layout;
 mod loading;
 mod memviz;
 mod net;
+mod op_lanes;
+mod overview;
 mod ranks;
+mod scroll;
 mod simulate;
 mod timeline;
 
@@ -94,10 +97,11 @@ pub(super) fn primary_with(pos: Pos2, pressed: bool, modifiers: Modifiers) -> Ev
 
 fn ordered_names(app: &ViewerApp) -> Vec<String> {
     let doc = app.active_doc().expect("a document");
-    doc.table
+    doc.panels
+        .table
         .order
         .iter()
-        .map(|&i| doc.table.rows[i].name.clone())
+        .map(|&i| doc.panels.table.rows[i].name.clone())
         .collect()
 }
 
@@ -151,7 +155,7 @@ fn a_sample_loads_and_a_header_click_sorts_the_table() {
     h.run_steps(3);
     // THEN the rows follow torch's call counts, most calls first
     let doc = h.state().active_doc().expect("doc");
-    assert_eq!(doc.table.sort, OpColumn::Calls);
+    assert_eq!(doc.panels.table.sort, OpColumn::Calls);
     let calls = |name: &str| {
         torch
             .key_averages
@@ -204,11 +208,18 @@ pub(super) fn drag(h: &mut Harness<'_, ViewerApp>, from: Pos2, to: Pos2, modifie
 fn selecting_a_range_recomputes_the_table_for_it() {
     let mut h = harness(vec![sample()]);
     settle(&mut h);
-    let before = h.state().active_doc().expect("doc").table.rows.clone();
+    let before = h
+        .state()
+        .active_doc()
+        .expect("doc")
+        .panels
+        .table
+        .rows
+        .clone();
     let plot = h
         .state()
         .active_doc()
-        .and_then(|d| d.last_plot_rect)
+        .and_then(|d| d.timeline.last_plot_rect)
         .expect("plot drawn");
     let (view, start_ns) = {
         let d = h.state().active_doc().expect("doc");
@@ -224,7 +235,7 @@ fn selecting_a_range_recomputes_the_table_for_it() {
     settle(&mut h);
     // THEN the table covers that range (to the ns the pointer positions map to)
     let doc = h.state().active_doc().expect("doc");
-    let w = doc.table.window.expect("a range");
+    let w = doc.panels.table.window.expect("a range");
     let t_at = |x: f32| {
         start_ns
             + (view.t0_ns + (x - plot.left()) as f64 / plot.width() as f64 * view.span_ns()).round()
@@ -239,17 +250,17 @@ fn selecting_a_range_recomputes_the_table_for_it() {
     );
     assert!((w.end_ns - t_at(x1)).abs() <= tolerance);
     // and its rows are key_averages for that window, not the whole run's
-    let expected = key_averages_with_net(&doc.data.rec, w);
-    assert_eq!(*doc.table.rows, expected);
-    assert_ne!(*doc.table.rows, *before);
+    let expected = key_averages_with_net(&doc.data.rec, Some(w));
+    assert_eq!(*doc.panels.table.rows, expected);
+    assert_ne!(*doc.panels.table.rows, *before);
     // and it says which range it covers
     h.get_by_label_contains("Range ");
     // Clearing the range brings the whole-run table back.
     h.get_by_label("× whole recording").click();
     h.run_steps(3);
     let doc = h.state().active_doc().expect("doc");
-    assert!(doc.table.window.is_none());
-    assert_eq!(*doc.table.rows, *before);
+    assert!(doc.panels.table.window.is_none());
+    assert_eq!(*doc.panels.table.rows, *before);
 }
 
 #[test]
@@ -271,7 +282,7 @@ fn the_inspector_shows_what_was_live_at_the_peak() {
         .iter()
         .find(|d| Some(d.device) == doc.data.device_id(doc.device))
         .expect("device");
-    let result = doc.inspect.result.as_ref().expect("inspected");
+    let result = doc.panels.inspect.result.as_ref().expect("inspected");
     assert_eq!(result.allocated_bytes, peak.peak_allocated_bytes);
     assert_eq!(Some(result.at_ns), peak.peak_allocated_at_ns);
     let by = collector::analysis::live::GroupBy::Site;
@@ -306,6 +317,7 @@ fn the_segment_view_and_oom_verdicts_of_a_snapshot() {
     // one freed before the 60 MiB request: five full segments and five empty ones.
     let doc = h.state().active_doc().expect("doc");
     let layout = doc
+        .panels
         .inspect
         .result
         .as_ref()
@@ -401,7 +413,7 @@ fn two_files_compare_per_op() {
     let step = |d: &super::doc::Document| d.data.rec.steps.first().expect("steps").start_ns;
     let start_rel = super::compare::other_source(da, db.id, &db.data).origin_ns;
     assert_eq!(start_rel, db.data.rec.meta.start_ns);
-    h.state_mut().docs_mut()[0].compare.align = collector::analysis::diff::Align::Step;
+    h.state_mut().docs_mut()[0].panels.compare.align = collector::analysis::diff::Align::Step;
     h.run_steps(2);
     let app = h.state();
     let (da, db) = (&app.docs()[0], &app.docs()[1]);
@@ -427,6 +439,6 @@ fn a_window_outside_the_recording_gives_an_empty_table() {
     h.state_mut().apply(&ctx, super::Command::Select(Some(w)));
     settle(&mut h);
     let doc = h.state().active_doc().expect("doc");
-    assert!(doc.table.rows.is_empty());
-    assert_eq!(doc.table.window, Some(w));
+    assert!(doc.panels.table.rows.is_empty());
+    assert_eq!(doc.panels.table.window, Some(w));
 }

@@ -216,7 +216,10 @@ fn clicking_a_rank_opens_it_at_that_time() {
         std::fs::canonicalize(&files[3]).ok()
     );
     let start = doc.data.rec.meta.start_ns;
-    assert_eq!(doc.inspect.target.map(|t| t.at_ns), Some(start + at_rel));
+    assert_eq!(
+        doc.panels.inspect.target.map(|t| t.at_ns),
+        Some(start + at_rel)
+    );
     assert!(!h.state().rank_grid().expect("grid").shown);
     std::fs::remove_dir_all(&dir).expect("clean");
 }
@@ -239,7 +242,7 @@ fn the_grid_and_its_rank_tabs_share_one_cursor_on_their_own_starts() {
     let (rank6, start6, plot) = (
         doc6.id,
         doc6.data.rec.meta.start_ns,
-        doc6.last_plot_rect.expect("plot"),
+        doc6.timeline.last_plot_rect.expect("plot"),
     );
     assert_ne!(rank1, rank6);
     // WHEN the cursor moves in rank 6's timeline
@@ -250,7 +253,7 @@ fn the_grid_and_its_rank_tabs_share_one_cursor_on_their_own_starts() {
     let target6 = h
         .state()
         .active_doc()
-        .and_then(|d| d.inspect.target)
+        .and_then(|d| d.panels.inspect.target)
         .expect("moved")
         .at_ns;
     // THEN the grid's cursor and rank 1's are at the same time since their own starts
@@ -270,7 +273,7 @@ fn the_grid_and_its_rank_tabs_share_one_cursor_on_their_own_starts() {
         "the ranks' clocks differ"
     );
     assert_eq!(
-        doc1.inspect.target.map(|t| t.at_ns),
+        doc1.panels.inspect.target.map(|t| t.at_ns),
         Some(doc1.data.rec.meta.start_ns + rel)
     );
     // WHEN the grid's ruler is clicked at 80% THEN both tabs follow
@@ -305,7 +308,7 @@ fn the_grid_and_its_rank_tabs_share_one_cursor_on_their_own_starts() {
     );
     for d in h.state().docs() {
         assert_eq!(
-            d.inspect.target.map(|t| t.at_ns),
+            d.panels.inspect.target.map(|t| t.at_ns),
             Some(d.data.rec.meta.start_ns + rel)
         );
     }

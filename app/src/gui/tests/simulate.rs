@@ -28,8 +28,8 @@ fn the_segment_view_shows_the_segments_simulated_under_another_setting() {
     settle(&mut h);
     h.run_steps(2);
     let doc = h.state().active_doc().expect("doc");
-    let target = doc.inspect.target.expect("an instant inspected");
-    let shown = (doc.inspect.result.as_ref())
+    let target = doc.panels.inspect.target.expect("an instant inspected");
+    let shown = (doc.panels.inspect.result.as_ref())
         .and_then(|r| r.simulated.clone())
         .expect("the simulated segments");
     let conf = AllocatorConfig::parse("expandable_segments:True").expect("conf");

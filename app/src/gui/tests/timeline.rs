@@ -11,7 +11,7 @@ fn the_wheel_zooms_around_the_pointer_and_a_double_click_resets() {
     let mut h = harness(vec![sample()]);
     settle(&mut h);
     let doc = h.state().active_doc().expect("doc");
-    let (full, plot) = (doc.view, doc.last_plot_rect.expect("plot"));
+    let (full, plot) = (doc.view, doc.timeline.last_plot_rect.expect("plot"));
     let at = plot.left_center() + vec2(plot.width() * 0.3, 0.0);
     let t_at = full.t0_ns + 0.3 * full.span_ns();
     // WHEN the wheel turns (content moving down = zoom in) over 30% of the plot
@@ -57,7 +57,7 @@ fn a_click_inspects_that_instant() {
     let doc = h.state().active_doc().expect("doc");
     let (view, plot, start) = (
         doc.view,
-        doc.last_plot_rect.expect("plot"),
+        doc.timeline.last_plot_rect.expect("plot"),
         doc.data.rec.meta.start_ns,
     );
     let at = plot.left_center() + vec2(plot.width() * 0.6, 0.0);
@@ -67,7 +67,7 @@ fn a_click_inspects_that_instant() {
     h.step();
     settle(&mut h);
     let doc = h.state().active_doc().expect("doc");
-    let target = doc.inspect.target.expect("inspected");
+    let target = doc.panels.inspect.target.expect("inspected");
     let expected = start + (view.t0_ns + 0.6 * view.span_ns()).round() as i64;
     let ns_per_point = (view.span_ns() / plot.width() as f64) as i64 + 1;
     assert!(
@@ -76,7 +76,7 @@ fn a_click_inspects_that_instant() {
         target.at_ns
     );
     // The inspection is the collector's, for that instant.
-    let result = doc.inspect.result.as_ref().expect("result");
+    let result = doc.panels.inspect.result.as_ref().expect("result");
     assert_eq!(result.at_ns, target.at_ns);
     let d = &doc.data.timeline.devices[doc.device as usize];
     assert_eq!(
@@ -93,8 +93,8 @@ fn a_table_row_click_marks_when_its_op_ran() {
     h.run_steps(2);
     settle(&mut h);
     let doc = h.state().active_doc().expect("doc");
-    assert_eq!(doc.table.highlighted.as_deref(), Some("aten::mm"));
-    let spans = doc.table.spans.as_ref().expect("spans");
+    assert_eq!(doc.panels.table.highlighted.as_deref(), Some("aten::mm"));
+    let spans = doc.panels.table.spans.as_ref().expect("spans");
     let rec = &doc.data.rec;
     let mut expected: Vec<(i64, i64)> = rec
         .ops
@@ -120,6 +120,7 @@ fn a_table_row_click_marks_when_its_op_ran() {
         h.state()
             .active_doc()
             .expect("doc")
+            .panels
             .table
             .highlighted
             .is_none()
@@ -148,10 +149,10 @@ fn the_device_selector_switches_the_timeline_and_the_inspector() {
     // THEN the timeline and the inspector follow it, at the same instant
     let doc = h.state().active_doc().expect("doc");
     assert_eq!(doc.data.device_name(doc.device), "cuda:3");
-    let target = doc.inspect.target.expect("inspected");
+    let target = doc.panels.inspect.target.expect("inspected");
     assert_eq!(doc.data.device_name(target.device), "cuda:3");
     let d = &doc.data.timeline.devices[doc.device as usize];
-    let result = doc.inspect.result.as_ref().expect("result");
+    let result = doc.panels.inspect.result.as_ref().expect("result");
     assert_eq!(
         result.allocated_bytes,
         d.at(target.at_ns).map(|p| p.allocated_bytes)

@@ -23,10 +23,10 @@ pub fn hover_ui(
     let frame = *frame;
     let pointer = response.hover_pos();
     let mut hover = markers::markers_ui(painter, doc, &frame, pointer, palette);
-    doc.last_lanes = (lanes_rect.height() > 0.0).then(|| {
+    doc.timeline.last_lanes = (lanes_rect.height() > 0.0).then(|| {
         (
             lanes_rect,
-            lanes::fit(lanes_rect.height(), doc.data.lanes.len()),
+            lanes::fit(lanes_rect.height(), lanes::rows(doc).len()),
         )
     });
     if lanes_rect.height() > 0.0 {

@@ -6,7 +6,8 @@ use collector::analysis::TimeWindow;
 use egui::{PointerButton, Rect, Response, Ui};
 
 use super::super::Command;
-use super::super::doc::{Document, DragMode, TimeView};
+use super::super::doc::{Document, TimeView};
+use super::DragMode;
 use super::keys::keys;
 
 /// Zoom per point of wheel scrolling: one notch of a mouse wheel (egui: 50 points) zooms
@@ -96,7 +97,7 @@ fn drags(
         let (origin, modifiers) = ui.input(|i| (i.pointer.press_origin(), i.modifiers));
         let origin = origin.unwrap_or(plot.center());
         let secondary = response.drag_started_by(PointerButton::Secondary);
-        doc.drag = Some(if modifiers.shift {
+        doc.timeline.drag = Some(if modifiers.shift {
             DragMode::Select(map.t_at(origin.x))
         } else if modifiers.command || modifiers.ctrl || secondary {
             DragMode::BoxZoom(origin)
@@ -104,7 +105,7 @@ fn drags(
             DragMode::Pan
         });
     }
-    if response.dragged() && doc.drag == Some(DragMode::Pan) {
+    if response.dragged() && doc.timeline.drag == Some(DragMode::Pan) {
         doc.view
             .pan(-(response.drag_delta().x as f64) * map.ns_per_point);
     }
@@ -114,7 +115,7 @@ fn drags(
     let end = response
         .interact_pointer_pos()
         .or(ui.input(|i| i.pointer.latest_pos()));
-    match (doc.drag.take(), end) {
+    match (doc.timeline.drag.take(), end) {
         (Some(DragMode::Select(from)), Some(end)) => {
             let to = map.t_at(end.x);
             if (to - from).abs() >= MIN_SELECTION_POINTS * map.ns_per_point {
@@ -131,10 +132,10 @@ fn drags(
             }
             doc.view = TimeView::between(map.t_at(r.left()), map.t_at(r.right()));
             if r.height() >= 4.0 && plot.contains(origin) {
-                let (y0, y1) = doc.last_y;
+                let (y0, y1) = doc.timeline.last_y;
                 let bytes_at =
                     |y: f32| y0 + ((plot.bottom() - y) / plot.height().max(1.0)) as f64 * (y1 - y0);
-                doc.y_range = Some((bytes_at(r.bottom()).max(0.0), bytes_at(r.top())));
+                doc.timeline.y_range = Some((bytes_at(r.bottom()).max(0.0), bytes_at(r.top())));
             }
         }
         _ => {}

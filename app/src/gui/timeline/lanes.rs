@@ -1,9 +1,13 @@
-//! NVTX ranges as lanes under the timeline, on its time axis: one lane per thread, nested
-//! ranges one row deeper (as Nsight Systems draws them), each range named where it is
-//! wide enough. Hovering a range shows its name and duration. The rows come from
+//! NVTX ranges, or the op stack (View › Op stack lanes: module → op → kernel launch,
+//! as Perfetto nests slices), as lanes under the timeline, on its time axis: one lane per
+//! thread, nested ranges one row deeper (as Nsight Systems draws them), each range named
+//! where it is wide enough; spans under a point already drawn are skipped by a binary
+//! search, so a row of a million ops costs the points it covers. Hovering a range shows its name and duration. The rows come from
 //! `collector::analysis::lanes`, computed once at load.
 
 use egui::{Align2, FontId, Pos2, Rect, Stroke, pos2, vec2};
+
+use collector::analysis::lanes::LaneRow;
 
 use super::super::axis::ellipsize;
 use super::super::doc::Document;
@@ -26,10 +30,19 @@ const MIN_WIDTH: f32 = 1.0;
 /// Ranges wider than this many points carry their name.
 const LABEL_MIN_WIDTH: f32 = 28.0;
 
+/// The rows the lanes show: the op stack where asked for, else the NVTX ranges.
+pub fn rows(doc: &Document) -> &[LaneRow] {
+    if doc.timeline.show_op_lanes {
+        &doc.data.op_lanes
+    } else {
+        &doc.data.lanes
+    }
+}
+
 /// The height the lanes of `doc` take where there is room (0 when it has none); where
 /// there is less, their rows shrink ([`fit`]).
 pub fn height(doc: &Document) -> f32 {
-    let rows = doc.data.lanes.len().min(MAX_ROWS);
+    let rows = rows(doc).len().min(MAX_ROWS);
     if rows == 0 {
         0.0
     } else {
@@ -70,17 +83,17 @@ pub fn first_row(scrolled: f32, total: usize, fit: usize) -> usize {
 /// pointer is over them or their names and their rows do not all fit; whether the wheel
 /// was taken (else it zooms the time axis as anywhere on the timeline).
 pub fn scroll(doc: &mut Document, pointer: Pos2, dy: f32) -> bool {
-    let Some((area, fit)) = doc.last_lanes else {
+    let Some((area, fit)) = doc.timeline.last_lanes else {
         return false;
     };
-    let total = doc.data.lanes.len();
+    let total = rows(doc).len();
     let over = area.expand2(vec2(Y_LABEL_ROOM, 0.0)).contains(pointer);
     if dy == 0.0 || fit.rows >= total || !over {
         return false;
     }
     let last = total.saturating_sub(fit.rows) as f32;
-    let rows = doc.lanes_scroll_rows.clamp(0.0, last) - dy / fit.row_height.max(1.0);
-    doc.lanes_scroll_rows = rows.clamp(0.0, last);
+    let rows = doc.timeline.lanes_scroll_rows.clamp(0.0, last) - dy / fit.row_height.max(1.0);
+    doc.timeline.lanes_scroll_rows = rows.clamp(0.0, last);
     true
 }
 
@@ -103,10 +116,10 @@ pub fn lanes_ui(
     let Fit {
         rows: fit,
         row_height,
-    } = fit(area.height(), doc.data.lanes.len());
-    let total = doc.data.lanes.len();
-    let first = first_row(doc.lanes_scroll_rows, total, fit);
-    for (n, row) in doc.data.lanes.iter().skip(first).take(fit).enumerate() {
+    } = fit(area.height(), rows(doc).len());
+    let total = rows(doc).len();
+    let first = first_row(doc.timeline.lanes_scroll_rows, total, fit);
+    for (n, row) in rows(doc).iter().skip(first).take(fit).enumerate() {
         let y0 = area.top() + MARGIN / 2.0 + n as f32 * row_height;
         // A thread's name beside its first row, and beside the top row when scrolled into
         // the middle of a thread's nested rows.
@@ -179,13 +192,25 @@ fn spans_ui(
     let mut hovered = None;
     // A row's ranges do not overlap: in start order, they are in end order too.
     let first = spans.partition_point(|&i| rec.ops.get(i as usize).is_none_or(|o| o.end_ns < from));
+    let end_of = |i: u32| rec.ops.get(i as usize).map_or(i64::MIN, |o| o.end_ns);
     let mut last_x = f32::NEG_INFINITY;
-    for &i in &spans[first..] {
+    let mut k = first;
+    while let Some(&i) = spans.get(k) {
+        k += 1;
         let Some(o) = rec.ops.get(i as usize) else {
             continue;
         };
         if o.start_ns > to {
             break;
+        }
+        // Wholly under what is drawn already (even at its least width): go on from the
+        // first span that ends past that.
+        if frame.x(doc.rel_ns(o.end_ns)) + MIN_WIDTH < last_x {
+            let past = doc.abs_ns(frame.t_at(last_x - MIN_WIDTH));
+            k += spans
+                .get(k..)
+                .map_or(0, |rest| rest.partition_point(|&j| end_of(j) < past));
+            continue;
         }
         let x0 = frame.x(doc.rel_ns(o.start_ns)).max(area.left());
         let x1 = frame

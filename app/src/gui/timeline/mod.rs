@@ -19,6 +19,7 @@ mod keys;
 mod lanes;
 mod markers;
 mod overlay;
+mod state;
 mod toolbar;
 
 use std::sync::Arc;
@@ -28,8 +29,9 @@ use egui::{Align2, Color32, FontId, Rect, Sense, Ui, pos2, vec2};
 
 use super::Command;
 use super::data::Loaded;
-use super::doc::{CompareLayout, Document, TimeView};
+use super::doc::{Document, TimeView};
 use super::paint::{self, Columns, PlotFrame};
+use super::panels::CompareLayout;
 use super::theme::Palette;
 use super::units;
 use areas::layout;
@@ -42,8 +44,11 @@ pub use keys::KEY_STEP;
 pub use keys::{escape_for_views, note_popups};
 pub use lanes::Fit as LanesFit;
 #[cfg(test)]
+pub use lanes::MAX_ROWS as LANES_MAX_ROWS;
+#[cfg(test)]
 pub use lanes::MIN_ROW_HEIGHT as LANE_MIN_ROW_HEIGHT;
 use overlay::decorations_ui;
+pub use state::{DragMode, TimelineState};
 use toolbar::toolbar_ui;
 
 /// A recording drawn on the plot: which device, and where its clock's zero is.
@@ -80,11 +85,8 @@ pub fn timeline_ui(
     toolbar_ui(ui, doc, other.as_ref(), palette, cmds);
     let multiples_hovered = super::multiples::multiples_ui(ui, doc, palette, cmds);
     let full = ui.available_rect_before_wrap();
-    let has_cache = doc
-        .data
-        .curves
-        .get(doc.device as usize)
-        .is_some_and(|c| c.cache.is_some());
+    let curves = doc.data.curves.get(doc.device as usize);
+    let has_cache = curves.is_some_and(|c| c.cache.is_some());
     let (plot_area, strip_rect, lanes_rect, axis_rect) =
         layout(full, has_cache, lanes::height(doc));
     let response = ui.allocate_rect(
@@ -100,14 +102,15 @@ pub fn timeline_ui(
         origin_ns: doc.data.rec.meta.start_ns,
     };
     let plots = plot_rects(plot_area, me, other.as_ref());
-    let queried = query_columns(&mut doc.columns, doc.view, &plots);
+    let queried = query_columns(&mut doc.timeline.columns, doc.view, &plots);
     let painter = ui.painter_at(full);
     // Stacked runs share one y scale, so their heights compare at a glance.
     let shared_top = queried.iter().map(|(_, c, _)| c.max()).max().unwrap_or(0);
     // The stack by category replaces the first plot's allocated fill when toggled on.
-    let layers = (doc.show_categories)
-        .then(|| queried.first().map(|q| doc.columns.layers(&me, &q.0)))
-        .flatten();
+    let state = &mut doc.timeline;
+    let first_probe = queried.first().map(|q| &q.0);
+    let layers =
+        (first_probe.filter(|_| state.show_categories)).map(|p| state.columns.layers(&me, p));
     let mut first = None;
     for (i, ((_, src, _), (probe, cols, over))) in plots.iter().zip(queried).enumerate() {
         let color = if i == 0 {
@@ -129,12 +132,12 @@ pub fn timeline_ui(
         );
         if i == 0 {
             first = Some((frame, cols));
-            doc.capacity_off_scale = off_scale;
+            doc.timeline.capacity_off_scale = off_scale;
         }
     }
     let Some((frame, cols)) = first else { return };
-    doc.last_y = (frame.y0, frame.y1);
-    doc.last_plot_rect = Some(plot_area);
+    doc.timeline.last_y = (frame.y0, frame.y1);
+    doc.timeline.last_plot_rect = Some(plot_area);
     if has_cache {
         strip_ui(&painter, &frame, strip_rect, &cols.cache, palette);
     }
@@ -226,12 +229,15 @@ fn plot_ui(
         .max()
         .max(over.map_or(0, SourceColumns::max))
         .max(scale.at_least_bytes);
-    let total = total.filter(|_| doc.show_total);
+    let total = total.filter(|_| doc.timeline.show_total);
     let on_scale = total.filter(|&t| capacity::on_scale(t, top));
     if let Some(t) = on_scale {
         top = top.max(t as i64);
     }
-    let (y0, y1) = doc.y_range.unwrap_or((0.0, (top.max(1024) as f64) * 1.12));
+    let (y0, y1) = doc
+        .timeline
+        .y_range
+        .unwrap_or((0.0, (top.max(1024) as f64) * 1.12));
     let frame = PlotFrame { y0, y1, ..probe };
     let p = painter.with_clip_rect(rect.expand(1.0));
     p.rect_filled(*rect, 2.0, palette.plot_bg);

@@ -7,11 +7,12 @@ use egui::{Color32, FontId, Pos2, Rect, Stroke, pos2, vec2};
 use collector::analysis::pyramid::CurvePyramid;
 
 use super::super::axis::ellipsize;
-use super::super::doc::{Document, DragMode};
+use super::super::doc::Document;
 use super::super::jobs::OpSpans;
 use super::super::paint::{self, PlotFrame};
 use super::super::theme::Palette;
 use super::super::units;
+use super::DragMode;
 use super::Other;
 
 /// Levels of the op stack the hover readout lists (module scopes nest a trace's ops some
@@ -29,7 +30,7 @@ pub fn decorations_ui(
     let full = Rect::from_min_max(frame.rect.min, strip.max);
     let p = painter.with_clip_rect(full.expand(1.0));
     selection_ui(&p, doc, frame, full, palette);
-    if let Some(spans) = &doc.table.spans {
+    if let Some(spans) = &doc.panels.table.spans {
         op_spans_ui(&p, doc, frame, spans, palette);
     }
     markers_ui(&p, doc, frame, palette);
@@ -58,13 +59,13 @@ fn selection_ui(
         }
     }
     if let (Some(DragMode::Select(from)), Some(pos)) =
-        (doc.drag, p.ctx().input(|i| i.pointer.latest_pos()))
+        (doc.timeline.drag, p.ctx().input(|i| i.pointer.latest_pos()))
     {
         let to = frame.t_at(pos.x);
         p.rect_filled(band(from.min(to), from.max(to)), 0.0, palette.selection);
     }
     if let (Some(DragMode::BoxZoom(origin)), Some(pos)) =
-        (doc.drag, p.ctx().input(|i| i.pointer.latest_pos()))
+        (doc.timeline.drag, p.ctx().input(|i| i.pointer.latest_pos()))
     {
         p.rect_stroke(
             Rect::from_two_pos(origin, pos),
@@ -131,7 +132,7 @@ fn markers_ui(p: &egui::Painter, doc: &Document, frame: &PlotFrame, palette: &Pa
     if let Some((at, label)) = peak_marker(doc, frame) {
         paint::marker(p, frame, at, &label, palette.alert);
     }
-    if let Some(target) = doc.inspect.target {
+    if let Some(target) = doc.panels.inspect.target {
         paint::vertical(
             p,
             frame,
@@ -232,7 +233,7 @@ fn readout_lines(
     let category_lines = data
         .curves
         .get(doc.device as usize)
-        .filter(|_| doc.show_categories)
+        .filter(|_| doc.timeline.show_categories)
         .map(|c| super::categories::readout_lines(c, abs, palette));
     let value = |c: Option<&CurvePyramid>, at: i64| c.and_then(|c| c.value_at(at));
     let mut push = |color: Color32, name: &str, v: Option<i64>| {
@@ -285,7 +286,7 @@ fn readout_lines(
 #[cfg(test)]
 mod tests {
     use super::super::super::compare::other_source;
-    use super::super::super::doc::CompareLayout;
+    use super::super::super::panels::CompareLayout;
     use super::super::super::tests::{fixture, harness, settle};
     use super::super::super::theme::{Palette, ThemeChoice};
     use super::*;

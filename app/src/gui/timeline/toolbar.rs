@@ -36,7 +36,7 @@ pub fn toolbar_ui(
         .curves
         .get(doc.device as usize)
         .and_then(|c| c.categories.as_ref())
-        .filter(|_| doc.show_categories);
+        .filter(|_| doc.timeline.show_categories);
     if let Some(c) = layers {
         let shown: Vec<_> = c.layers.iter().map(|l| l.category).collect();
         categories::legend_ui(ui, &shown, palette);
@@ -89,23 +89,28 @@ fn controls_ui(
     {
         cmds.push(Command::ResetView);
     }
-    if doc.y_range.is_some() && ui.button("Fit y").clicked() {
-        doc.y_range = None;
+    if doc.timeline.y_range.is_some() && ui.button("Fit y").clicked() {
+        doc.timeline.y_range = None;
     }
     if curves.is_some_and(|c| c.total_bytes.is_some()) {
         let hover = "The device's memory, from the trace (deviceProperties) or NVML: a dashed \
                      line, or said here when it is more than 4× the curves' top (drawn to \
                      scale it would flatten them)";
         // Right to left: the note reads after the checkbox.
-        if let Some(note) = doc.capacity_off_scale.as_ref().filter(|_| doc.show_total) {
+        if let Some(note) = doc
+            .timeline
+            .capacity_off_scale
+            .as_ref()
+            .filter(|_| doc.timeline.show_total)
+        {
             ui.label(egui::RichText::new(note).color(palette.weak_text))
                 .on_hover_text(hover);
         }
-        ui.checkbox(&mut doc.show_total, "device total")
+        ui.checkbox(&mut doc.timeline.show_total, "device total")
             .on_hover_text(hover);
     }
     if curves.is_some_and(|c| c.categories.is_some()) {
-        ui.checkbox(&mut doc.show_categories, "by category")
+        ui.checkbox(&mut doc.timeline.show_categories, "by category")
             .on_hover_text(
                 "Stack the allocated memory by what it held: parameters, gradients, \
                  optimizer state, activations… (torch's memory profiler's categories)",

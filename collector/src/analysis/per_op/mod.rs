@@ -67,8 +67,8 @@ pub struct OpRow {
     /// Whether the row is a `record_function` range.
     #[serde(skip)]
     pub user_annotation: bool,
-    /// In a range's table ([`key_averages_with_net`]), the bytes the row's ops allocated
-    /// and freed themselves in the range; `None` in key_averages' own table.
+    /// With [`key_averages_with_net`], the bytes the row's ops allocated and freed
+    /// themselves (in the window, or the whole run); `None` in key_averages' own table.
     #[serde(skip)]
     pub net: Option<RangeNet>,
 }

@@ -59,10 +59,9 @@ fn by_class(rec: &Recording, e: &MemEvent, bytes: i64) -> (i64, i64) {
     }
 }
 
-/// [`key_averages`](super::key_averages) of `window` with each row's [`RangeNet`]: the
-/// Ops table of a selected range.
-pub fn key_averages_with_net(rec: &Recording, window: TimeWindow) -> Vec<OpRow> {
-    let window = Some(window);
+/// [`key_averages`](super::key_averages) of `window` (the whole run for `None`) with each
+/// row's [`RangeNet`]: the viewer's Ops table.
+pub fn key_averages_with_net(rec: &Recording, window: Option<TimeWindow>) -> Vec<OpRow> {
     let mut rows = key_averages_in_chunks(rec, window, chunks::CHUNK_OPS, events::split);
     let alloc = key_averages_in_chunks(rec, window, chunks::CHUNK_OPS, allocated);
     let free = key_averages_in_chunks(rec, window, chunks::CHUNK_OPS, freed);
@@ -104,7 +103,7 @@ mod tests {
             start_ns: start + (end - start) / 4,
             end_ns: start + (end - start) / 2,
         };
-        let rows = key_averages_with_net(&rec, window);
+        let rows = key_averages_with_net(&rec, Some(window));
         let plain = super::super::key_averages(&rec, Some(window));
         assert_eq!(rows.len(), plain.len());
         let (mut sum, mut allocated, mut freed) = (0i64, 0i64, 0i64);
@@ -127,5 +126,41 @@ mod tests {
             allocated > 1 << 20 && freed > 1 << 20,
             "{allocated} {freed}"
         );
+    }
+
+    /// The cost of a range's table against key_averages alone, on the trace named by
+    /// `VRAMSCOPE_BIG_TRACE` (a range of its middle half, and the whole run):
+    /// `VRAMSCOPE_BIG_TRACE=/tmp/vramscope-shapes/current.json cargo test --release -p
+    /// vramscope-collector range_table_timings -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "needs a big trace; prints timings"]
+    fn range_table_timings() {
+        let Some(path) = std::env::var_os("VRAMSCOPE_BIG_TRACE") else {
+            return;
+        };
+        let rec = load(Path::new(&path), LoadOptions::default()).expect("the trace reads");
+        let (start, end) = (rec.meta.start_ns, rec.meta.end_ns);
+        let half = TimeWindow {
+            start_ns: start + (end - start) / 4,
+            end_ns: start + 3 * (end - start) / 4,
+        };
+        let whole = TimeWindow {
+            start_ns: start,
+            end_ns: end,
+        };
+        for (what, w) in [("middle half", half), ("whole run", whole)] {
+            let t = std::time::Instant::now();
+            let plain = super::super::key_averages(&rec, Some(w));
+            let plain_s = t.elapsed().as_secs_f64();
+            let t = std::time::Instant::now();
+            let rows = key_averages_with_net(&rec, Some(w));
+            let net_s = t.elapsed().as_secs_f64();
+            println!(
+                "{what}: {} ops, {} records; key_averages {plain_s:.3} s, with net {net_s:.3} s ({} rows)",
+                rec.ops.len(),
+                rec.mem_events.len(),
+                plain.len().max(rows.len())
+            );
+        }
     }
 }

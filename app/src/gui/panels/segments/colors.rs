@@ -11,9 +11,9 @@ use collector::model::Frame;
 use egui::{Color32, Sense, Ui, vec2};
 
 use super::super::super::axis::ellipsize;
-use super::super::super::doc::SegmentColor;
 use super::super::super::theme::Palette;
 use super::super::super::units;
+use super::super::SegmentColor;
 
 /// Owners the legend names at most, largest first (each costs a line of the panel); the
 /// rest are summed.

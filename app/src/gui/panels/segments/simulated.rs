@@ -7,8 +7,9 @@ use collector::analysis::simulate::SimulatedLayout;
 use egui::{ComboBox, RichText, Ui};
 
 use super::super::super::Command;
-use super::super::super::doc::{Document, SegmentsView};
+use super::super::super::doc::Document;
 use super::super::super::units;
+use super::super::SegmentsView;
 use crate::output::text::plural;
 
 /// The settings offered (each replay costs about a second per million history entries,
@@ -26,12 +27,13 @@ pub const SIMULATE_LABEL: &str = "the allocator setting simulated beside the rec
 /// The setting to simulate beside the recorded segments; a change inspects the same
 /// instant again with it.
 pub fn choice_ui(ui: &mut Ui, doc: &mut Document, cmds: &mut Vec<Command>) {
-    let before = doc.segments.simulate;
+    let before = doc.panels.segments.simulate;
     ui.horizontal(|ui| {
-        preset_combo(ui, &mut doc.segments, doc.id);
-        let missing = doc.segments.simulate.is_some()
-            && doc.inspect.pending.is_none()
+        preset_combo(ui, &mut doc.panels.segments, doc.id);
+        let missing = doc.panels.segments.simulate.is_some()
+            && doc.panels.inspect.pending.is_none()
             && doc
+                .panels
                 .inspect
                 .result
                 .as_ref()
@@ -43,8 +45,8 @@ pub fn choice_ui(ui: &mut Ui, doc: &mut Document, cmds: &mut Vec<Command>) {
             );
         }
     });
-    if doc.segments.simulate != before
-        && let Some(target) = doc.inspect.target
+    if doc.panels.segments.simulate != before
+        && let Some(target) = doc.panels.inspect.target
     {
         cmds.push(match target.at_snapshot {
             true => Command::InspectSnapshot,

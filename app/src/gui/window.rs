@@ -25,7 +25,10 @@ pub fn menu_bar_ui(
     egui::MenuBar::new().ui(ui, |ui| {
         ui.menu_button("File", |ui| file_menu_ui(ui, doc, recent, cmds));
         ui.menu_button("View", |ui| {
-            view_menu_ui(ui, doc.is_some(), tabs, theme, cmds)
+            let op_lanes = doc
+                .filter(|d| !d.data.op_lanes.is_empty())
+                .map(|d| d.timeline.show_op_lanes);
+            view_menu_ui(ui, (doc.is_some(), op_lanes), tabs, theme, cmds)
         });
         ui.menu_button("Help", help_menu_ui);
         let Some(doc) = doc else { return };
@@ -115,7 +118,7 @@ fn file_menu_ui(ui: &mut Ui, doc: Option<&Document>, recent: &Recent, cmds: &mut
 /// View: the theme, resetting the timeline.
 fn view_menu_ui(
     ui: &mut Ui,
-    has_doc: bool,
+    (has_doc, op_lanes): (bool, Option<bool>),
     tabs: usize,
     theme: ThemeChoice,
     cmds: &mut Vec<Command>,
@@ -127,6 +130,22 @@ fn view_menu_ui(
         cmds.push(Command::SetTheme(t));
     }
     ui.separator();
+    // In the menu, not the timeline's toolbar: at 1000 points the toolbar has no room.
+    if let Some(on) = op_lanes {
+        let mut shown = on;
+        if ui
+            .checkbox(&mut shown, "Op stack lanes")
+            .on_hover_text(
+                "Lanes under the timeline with every level of the op stack per thread: \
+                 module scopes, record_function ranges, ops and the runtime calls that \
+                 launch kernels, each nested under what holds it",
+            )
+            .clicked()
+        {
+            cmds.push(Command::ShowOpLanes(shown));
+            ui.close();
+        }
+    }
     if has_doc && ui.button("Reset timeline view").clicked() {
         cmds.push(Command::ResetView);
         ui.close();
@@ -177,6 +196,26 @@ fn device_selector_ui(ui: &mut Ui, doc: &Document, cmds: &mut Vec<Command>) {
         });
 }
 
+/// Room a file's tab takes besides its label: the close button and the separator.
+const TAB_CHROME_WIDTH: f32 = 40.0;
+/// Width of a character of a tab's label (14-point bold), a little over its average.
+const TAB_CHAR_WIDTH: f32 = 8.0;
+/// The fewest characters a tab's label is cut to.
+const TAB_MIN_CHARS: f32 = 12.0;
+
+/// `s` in at most `max` characters, its middle replaced by "…" where it is longer.
+fn middle_ellipsis(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_owned();
+    }
+    let head = max.saturating_sub(1) / 2;
+    let tail = max.saturating_sub(1) - head;
+    let start: String = s.chars().take(head).collect();
+    let end: String = s.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
+}
+
 /// One tab per open file and per file being loaded.
 pub fn tabs_ui(
     ui: &mut Ui,
@@ -187,9 +226,14 @@ pub fn tabs_ui(
     cmds: &mut Vec<Command>,
 ) {
     ui.horizontal_wrapped(|ui| {
+        // The open files share the row: a label longer than its share loses its middle
+        // (the directory that tells it apart and the file name's end stay).
+        let share = ui.available_width() / docs.len().max(1) as f32 - TAB_CHROME_WIDTH;
+        let chars = (share / TAB_CHAR_WIDTH).max(TAB_MIN_CHARS) as usize;
         for d in docs {
             let selected = Some(d.id) == active;
-            let r = ui.selectable_label(selected, RichText::new(&d.label).strong());
+            let label = middle_ellipsis(&d.label, chars);
+            let r = ui.selectable_label(selected, RichText::new(label).strong());
             if r.clicked() {
                 cmds.push(Command::Activate(d.id));
             }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use collector::analysis::{OpRow, SortKey, TimeWindow};
 
-use super::super::jobs::OpSpans;
+use super::super::super::jobs::OpSpans;
 
 /// The per-op table's columns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,22 +21,22 @@ pub enum OpColumn {
     Cpu,
     /// "# of Calls".
     Calls,
-    /// In a range: CPU bytes the row's ops allocated themselves.
+    /// In the range (the whole run without one): CPU bytes the row's ops allocated themselves.
     CpuAllocated,
-    /// In a range: CPU bytes they freed.
+    /// In the range (the whole run without one): CPU bytes they freed.
     CpuFreed,
-    /// In a range: CPU bytes allocated − freed.
+    /// In the range (the whole run without one): CPU bytes allocated − freed.
     CpuNet,
-    /// In a range: device bytes the row's ops allocated themselves.
+    /// In the range (the whole run without one): device bytes the row's ops allocated themselves.
     DeviceAllocated,
-    /// In a range: device bytes they freed.
+    /// In the range (the whole run without one): device bytes they freed.
     DeviceFreed,
-    /// In a range: device bytes allocated − freed.
+    /// In the range (the whole run without one): device bytes allocated − freed.
     DeviceNet,
 }
 
 impl OpColumn {
-    /// All columns: torch's in its order, then a range's net change (TensorBoard's).
+    /// All columns: torch's in its order, then the net change (TensorBoard's).
     pub const ALL: [OpColumn; 12] = [
         OpColumn::Name,
         OpColumn::SelfCpu,
@@ -52,27 +52,18 @@ impl OpColumn {
         OpColumn::DeviceNet,
     ];
 
-    /// Whether the column is one of a range's net change columns, CPU or device.
-    pub fn net(self) -> Option<bool> {
-        match self {
-            OpColumn::CpuAllocated | OpColumn::CpuFreed | OpColumn::CpuNet => Some(false),
-            OpColumn::DeviceAllocated | OpColumn::DeviceFreed | OpColumn::DeviceNet => Some(true),
-            _ => None,
-        }
-    }
-
     /// What the header's tooltip says.
     pub fn hint(self) -> &'static str {
         match self {
             OpColumn::CpuAllocated | OpColumn::DeviceAllocated => {
-                "Bytes the op allocated itself in the range (not in the ops it calls)"
+                "Bytes the op allocated itself in the range or the run (not in the ops it calls)"
             }
             OpColumn::CpuFreed | OpColumn::DeviceFreed => {
-                "Bytes the op freed itself in the range (not in the ops it calls)"
+                "Bytes the op freed itself in the range or the run (not in the ops it calls)"
             }
             OpColumn::CpuNet | OpColumn::DeviceNet => {
-                "Allocated − freed in the range: what the op left allocated. \
-                 The rows add up to the change of allocated memory over the range"
+                "Allocated − freed in the range or the run: what the op left allocated. \
+                 The rows add up to the change of allocated memory over it"
             }
             _ => "Sort by this column",
         }
@@ -108,7 +99,7 @@ impl OpColumn {
     }
 
     /// The column's numeric value in a row (`None` for the name, and for the net change
-    /// columns in a table that is not a range's).
+    /// columns of rows without it).
     pub fn value(self, r: &OpRow) -> Option<i64> {
         let net = r.net;
         match self {
