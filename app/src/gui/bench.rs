@@ -20,7 +20,7 @@ use egui::{Event, Modifiers, MouseWheelSource, MouseWheelUnit, Rect, TouchPhase,
 use egui_kittest::Harness;
 
 use super::ViewerApp;
-use super::data::Loaded;
+use super::loaded::Loaded;
 use super::tests::primary;
 
 /// Repetitions per zoom level of the query benchmark.

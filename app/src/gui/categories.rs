@@ -14,7 +14,7 @@ use collector::model::DeviceIdx;
 use collector::timeline::DeviceTimeline;
 use collector::{Recording, Timeline};
 
-use super::data::Loaded;
+use super::loaded::Loaded;
 use crate::output::charts::categories::stacked;
 
 /// One stacked layer: its category and the curve of its top (the sum of it and every

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use collector::analysis::diff::{Align, Diff, RunFacts, diff};
 
-use super::data::Loaded;
 use super::doc::Document;
+use super::loaded::Loaded;
 use super::timeline::{Other, Source};
 
 /// Run B against run A.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use collector::analysis::TimeWindow;
 use collector::model::DeviceIdx;
 
-use super::data::Loaded;
+use super::loaded::Loaded;
 use super::panels::{self, PanelId, PanelStates};
 use super::timeline::TimelineState;
 use super::units;

@@ -13,8 +13,8 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, TryRecvError, bounded};
 use egui::{RichText, Ui};
 
-use super::data::Loaded;
 use super::files::portal_available;
+use super::loaded::Loaded;
 use crate::output::file::{self, Overwrite, Policy};
 use crate::output::{perfetto, report};
 

@@ -23,7 +23,7 @@ use collector::analysis::{OpRow, TimeWindow, key_averages_with_net, row_spans};
 use collector::model::DeviceIdx;
 use crossbeam_channel::{Receiver, Sender, bounded};
 
-use super::data::Loaded;
+use super::loaded::Loaded;
 
 /// Requests waiting for the worker; a full queue makes the UI skip a request, never block.
 const QUEUE: usize = 64;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use collector::{LoadOptions, LoadProgress};
 use crossbeam_channel::{Receiver, TryRecvError, bounded};
 
-use super::data::Loaded;
+use super::loaded::Loaded;
 
 /// What a load is doing now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

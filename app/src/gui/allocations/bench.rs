@@ -16,8 +16,8 @@ use collector::model::{DeviceId, MemEvent, MemEventKind};
 use collector::parse::SourceFormat;
 use egui::{Rect, pos2};
 
-use super::super::data::Loaded;
 use super::super::doc::{Document, TimeView};
+use super::super::loaded::Loaded;
 use super::super::theme::{Palette, ThemeChoice};
 use super::bands_ui;
 

@@ -84,7 +84,7 @@ pub(super) fn pointer_ui(
 
 /// The hover readout of band `i`: size, op, lifetime.
 fn readout(
-    data: &super::super::data::Loaded,
+    data: &super::super::loaded::Loaded,
     d: &collector::timeline::DeviceTimeline,
     i: usize,
     a: &Allocation,

@@ -15,11 +15,11 @@ use collector::LoadOptions;
 use collector::analysis::diff::{Align, Diff};
 use egui::{CentralPanel, Panel, Ui};
 
-use super::data::Loaded;
 use super::doc::Document;
 use super::export::ExportWindow;
 use super::files::{FileBrowser, NativeDialog, Recent};
 use super::jobs::{self, Outcome, Worker};
+use super::loaded::Loaded;
 use super::loader::PendingLoad;
 use super::panels::{self, PanelContext};
 use super::ranks::{self as rank_grid, FolderDialog, RankGrid};

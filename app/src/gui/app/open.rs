@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::super::data::Loaded;
 use super::super::doc::Document;
 use super::super::files::{NativeDialog, portal_available};
+use super::super::loaded::Loaded;
 use super::super::loader::{LoadOutcome, Order, PendingLoad};
 use super::ViewerApp;
 use super::commands::inspect_request;

@@ -16,7 +16,7 @@ use collector::parse::recording::{
     DeviceHeader, GpuReading, Header, Line, RecordingTail, RecordingWriter,
 };
 
-use super::super::data::Loaded;
+use super::super::loaded::Loaded;
 
 /// Samples of 8 hours at 100 ms.
 const SAMPLES_8H: i64 = 8 * 3600 * 10;

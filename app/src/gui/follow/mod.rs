@@ -21,8 +21,8 @@ use collector::parse::recording::{RecordingTail, is_unfinished};
 use crossbeam_channel::{Receiver, TryRecvError, bounded};
 use egui::{RichText, Ui};
 
-use super::data::Loaded;
 use super::doc::{Document, TimeView};
+use super::loaded::Loaded;
 use super::theme::Palette;
 
 /// How often the file's size is looked at: the viewer is at most this much plus one read

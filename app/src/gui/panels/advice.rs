@@ -14,8 +14,8 @@ use collector::units::bytes_iec;
 use egui::{DragValue, Grid, RichText, Ui};
 
 use super::super::Command;
-use super::super::data::Loaded;
 use super::super::doc::Document;
+use super::super::loaded::Loaded;
 use super::{Panel, PanelContext, PanelId};
 use crate::output::advise::{fit_sentence, label};
 

@@ -9,8 +9,8 @@ use egui::{Rect, RichText, Ui, pos2};
 use super::super::Command;
 use super::super::allocations::{SearchResult, bands_ui, details_ui};
 
-use super::super::data::Loaded;
 use super::super::doc::Document;
+use super::super::loaded::Loaded;
 use super::super::theme::Palette;
 use super::super::units;
 use super::{Panel, PanelContext, PanelId};

@@ -8,8 +8,8 @@ use egui::{Grid, RichText, Sense, Ui, vec2};
 
 use super::super::Command;
 use super::super::categories::{ShownComposition, composition_at};
-use super::super::data::Loaded;
 use super::super::doc::Document;
+use super::super::loaded::Loaded;
 use super::super::theme::Palette;
 use super::super::units;
 use super::{Panel, PanelContext, PanelId, jump_buttons_ui};

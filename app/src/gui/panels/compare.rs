@@ -8,8 +8,8 @@ use collector::analysis::diff::{Align, Diff};
 use egui::{RichText, Ui};
 
 use super::super::Command;
-use super::super::data::Loaded;
 use super::super::doc::Document;
+use super::super::loaded::Loaded;
 use super::super::theme::Palette;
 use super::{CompareLayout, CompareState};
 use super::{Panel, PanelContext, PanelId, compare_table};

@@ -4,8 +4,8 @@ use egui::Ui;
 
 use super::super::Command;
 use super::super::allocations::icicle_ui;
-use super::super::data::Loaded;
 use super::super::doc::Document;
+use super::super::loaded::Loaded;
 use super::{Panel, PanelContext, PanelId};
 
 impl PanelId {

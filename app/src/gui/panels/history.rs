@@ -14,8 +14,8 @@ use egui::{Color32, Key, RichText, Sense, Stroke, Ui, vec2};
 use egui_extras::{Column, TableBuilder};
 
 use super::super::Command;
-use super::super::data::Loaded;
 use super::super::doc::Document;
+use super::super::loaded::Loaded;
 use super::super::theme::Palette;
 use super::super::units;
 use super::{Panel, PanelContext, PanelId};

@@ -10,9 +10,9 @@ use egui::{Grid, RichText, ScrollArea, Sense, Ui, vec2};
 
 use super::super::Command;
 use super::super::axis::ellipsize;
-use super::super::data::Loaded;
 use super::super::doc::Document;
 use super::super::jobs::Inspection;
+use super::super::loaded::Loaded;
 use super::super::oom::{oom_at_cursor, verdicts_ui};
 use super::super::theme::Palette;
 use super::super::units;

@@ -27,8 +27,8 @@ use collector::analysis::diff::Diff;
 use egui::{RichText, Ui};
 
 use super::Command;
-use super::data::Loaded;
 use super::doc::Document;
+use super::loaded::Loaded;
 use super::theme::Palette;
 
 pub use advice::AdviceState;

@@ -8,8 +8,8 @@ use egui::{Align, Layout, RichText, Sense, Ui};
 use egui_extras::{Column, TableBuilder};
 
 use super::super::Command;
-use super::super::data::Loaded;
 use super::super::doc::Document;
+use super::super::loaded::Loaded;
 use super::super::theme::Palette;
 use super::super::units;
 use super::{OpColumn, TableState};

@@ -16,8 +16,8 @@ use collector::model::SegmentPool;
 use egui::{Rect, RichText, ScrollArea, Sense, Stroke, Ui, pos2, vec2};
 
 use super::super::Command;
-use super::super::data::Loaded;
 use super::super::doc::Document;
+use super::super::loaded::Loaded;
 use super::super::theme::Palette;
 use super::super::units;
 use super::{Panel, PanelContext, PanelId, jump_buttons_ui};

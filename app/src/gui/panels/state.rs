@@ -13,8 +13,8 @@ use collector::analysis::diff::Align;
 use collector::model::DeviceIdx;
 
 use super::super::allocations::AllocationsState;
-use super::super::data::Loaded;
 use super::super::jobs::Inspection;
+use super::super::loaded::Loaded;
 use super::{AdviceState, HistoryState, compare_table};
 
 mod table;

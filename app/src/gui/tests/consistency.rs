@@ -15,9 +15,9 @@ use collector::units::bytes_iec;
 use serde_json::Value;
 
 use super::super::categories::composition_at;
-use super::super::data::Loaded;
 use super::super::doc::Document;
 use super::super::jobs::inspect;
+use super::super::loaded::Loaded;
 use super::super::panels::OpColumn;
 use super::super::panels::ops_table::refresh_order;
 use super::repo;

@@ -6,7 +6,7 @@ use collector::analysis::categories::Category;
 use egui::{Color32, Mesh, Painter, Rect, Sense, Shape, Ui, pos2, vec2};
 
 use super::super::categories::largest_first;
-use super::super::data::DeviceCurves;
+use super::super::loaded::DeviceCurves;
 use super::super::paint::{Columns, PlotFrame};
 use super::super::theme::Palette;
 use super::super::units;

@@ -28,8 +28,8 @@ use collector::model::DeviceIdx;
 use egui::{Align2, Color32, FontId, Rect, Sense, Ui, pos2, vec2};
 
 use super::Command;
-use super::data::Loaded;
 use super::doc::{Document, TimeView};
+use super::loaded::Loaded;
 use super::paint::{self, Columns, PlotFrame};
 use super::panels::CompareLayout;
 use super::theme::Palette;

@@ -6,8 +6,8 @@
 use egui::{Color32, Sense, Ui, vec2};
 
 use super::super::Command;
-use super::super::data::DeviceCurves;
 use super::super::doc::Document;
+use super::super::loaded::DeviceCurves;
 use super::super::theme::Palette;
 use super::{Other, categories};
 
