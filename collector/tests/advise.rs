@@ -215,3 +215,36 @@ fn micro_batching_an_optimizer_bound_step_is_within_2_percent_of_the_reruns() {
         "{checked} micro-batched re-runs of optimizer-bound bases"
     );
 }
+
+/// A real allocator snapshot whose history holds an annotation range (CS336 bcrafton: one
+/// `Optimizer.step#AdamW.step` span) is still a snapshot to the rules that read module
+/// scopes: they send it to the profiler rather than ask for the stacks it has.
+#[test]
+fn a_snapshot_with_an_annotation_is_sent_to_the_profiler_for_blocks() {
+    use collector::analysis::advise::{Basis, Found};
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/traces/real/snapshot-cs336-bcrafton/memory_snapshot.pickle");
+    let rec = load(&path, LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rec.ops.len(), 1, "the annotation");
+    let timeline = Timeline::build(&rec);
+    let advice = advise(&rec, &timeline, &Options::DEFAULTS);
+    let basis = |name: &str| {
+        advice[0]
+            .estimates
+            .iter()
+            .find(|e| e.technique.as_str() == name)
+            .map(|e| e.basis)
+    };
+    assert_eq!(
+        basis("activation_checkpointing"),
+        Some(Basis::ActivationCheckpointing {
+            blocks: Found::NoneInSnapshot
+        })
+    );
+    assert_eq!(
+        basis("selective_checkpointing"),
+        Some(Basis::SelectiveCheckpointing {
+            cores: Found::NoneInSnapshot
+        })
+    );
+}

@@ -53,8 +53,9 @@ pub(super) struct Run {
     pub root_unit_bytes: i64,
     /// Per iteration, when its accumulated gradients can begin ([`super::micro`]).
     accumulation_starts: Vec<i64>,
-    /// Call stacks without op spans (an allocator snapshot): the rules that read module
-    /// scopes say a trace is needed, not that stacks are.
+    /// Call stacks without operator or Python spans (an allocator snapshot, whose
+    /// annotations may add a few ranges): the rules that read module scopes say a trace is
+    /// needed, not that stacks are.
     pub stacks_without_spans: bool,
     /// Attention cores, logits, what tensor parallelism splits ([`super::structure`]).
     pub structure: Structure,
@@ -112,7 +113,10 @@ impl Run {
             accumulation_starts,
             structure,
             frozen,
-            stacks_without_spans: rec.ops.is_empty()
+            stacks_without_spans: !rec
+                .ops
+                .iter()
+                .any(|op| matches!(op.category, OpCategory::CpuOp | OpCategory::PythonFunction))
                 && rec.mem_events.iter().any(|e| e.stack.is_some()),
         }
     }
