@@ -25,10 +25,7 @@ fn read(dir: &str) -> (i64, Option<BeforeTrace>) {
     let rec = load(&path, LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     let timeline = Timeline::build(&rec);
     let d = (timeline.devices.iter())
-        .find(|d| {
-            let info = rec.devices.get(d.device as usize);
-            d.allocated_known && info.is_some_and(|i| i.key.is_accelerator())
-        })
+        .find(|d| d.allocated_known && rec.is_accelerator(d.device))
         .expect("an accelerator with allocations");
     let c = composition_at_peak(&rec, &timeline, d).expect("composition");
     (c.bytes[Category::BeforeTrace.index()], c.before_trace)

@@ -174,12 +174,7 @@ impl Loaded {
 
     /// The device shown first: the accelerator (else any device) with the largest peak.
     pub fn default_device(&self) -> Option<DeviceIdx> {
-        let accelerator = |d: DeviceIdx| {
-            self.rec
-                .devices
-                .get(d as usize)
-                .is_some_and(|i| i.key.is_accelerator())
-        };
+        let accelerator = |d: DeviceIdx| self.rec.is_accelerator(d);
         let peak = |d: DeviceIdx| {
             self.curves
                 .get(d as usize)

@@ -135,6 +135,13 @@ impl Recording {
         }
     }
 
+    /// Whether device `idx` is an accelerator (a GPU), not the host.
+    pub fn is_accelerator(&self, idx: DeviceIdx) -> bool {
+        self.devices
+            .get(idx as usize)
+            .is_some_and(|i| i.key.is_accelerator())
+    }
+
     /// The index of a device, if the recording has it.
     pub fn find_device(&self, key: DeviceId) -> Option<DeviceIdx> {
         self.devices

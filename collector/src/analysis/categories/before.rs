@@ -46,10 +46,7 @@ pub(super) fn reading(
     phases: &Phases<'_>,
     bytes: &CategoryBytes,
 ) -> Option<BeforeTrace> {
-    let accelerator = rec
-        .devices
-        .get(d.device as usize)
-        .is_some_and(|i| i.key.is_accelerator());
+    let accelerator = rec.is_accelerator(d.device);
     let at_peak = bytes[Category::BeforeTrace.index()];
     if !accelerator || d.totals != TotalsSource::Trace || at_peak <= 0 {
         return None;

@@ -31,11 +31,7 @@ pub(super) fn unseen_weights(
         .devices
         .get(d.device as usize)
         .is_some_and(|i| !i.key.is_accelerator());
-    let cpu_run = !rec.mem_events.iter().any(|e| {
-        rec.devices
-            .get(e.device as usize)
-            .is_some_and(|i| i.key.is_accelerator())
-    });
+    let cpu_run = !rec.mem_events.iter().any(|e| rec.is_accelerator(e.device));
     let counted_while_profiling = rec.meta.format == SourceFormat::TorchChromeTrace
         && d.totals == TotalsSource::Trace
         && host
