@@ -1,7 +1,8 @@
 //! The Ops panel: torch's key_averages() memory columns for the whole recording or the
 //! range selected on the timeline, sortable by any column, filterable by name; rows are
 //! virtualised, so a table of 100,000 ops costs only the rows on screen. Clicking a row
-//! highlights when that op ran.
+//! highlights when that op ran. One idea in one file: about 340 lines of the panel (its
+//! columns, their fit to the window, the rows, the header line), then its tests.
 
 use collector::analysis::OpRow;
 use egui::{Align, Layout, RichText, Sense, Ui};
