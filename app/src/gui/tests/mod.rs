@@ -204,6 +204,36 @@ pub(super) fn drag(h: &mut Harness<'_, ViewerApp>, from: Pos2, to: Pos2, modifie
     h.step();
 }
 
+/// Shift-drag across the second quarter of the plot (a range selection), at its middle
+/// height; returns the plot's rect as drawn before the drag.
+pub(super) fn select_second_quarter(h: &mut Harness<'_, ViewerApp>) -> egui::Rect {
+    let plot = (h.state().active_doc())
+        .and_then(|d| d.timeline.last_plot_rect)
+        .expect("plot drawn");
+    let y = plot.center().y;
+    let (x0, x1) = (
+        plot.left() + plot.width() * 0.25,
+        plot.left() + plot.width() * 0.5,
+    );
+    drag(h, pos2(x0, y), pos2(x1, y), Modifiers::SHIFT);
+    settle(h);
+    plot
+}
+
+/// gen_snapshots.py's OOM snapshot, its first OOM inspected from the summary strip, with the
+/// Segments panel open.
+pub(super) fn oom_snapshot_segments() -> Harness<'static, ViewerApp> {
+    let mut h = harness(vec![fixture("snapshot/oom.pickle")]);
+    settle(&mut h);
+    h.get_by_label_contains("2 × · first: fragmentation")
+        .click();
+    h.run_steps(2);
+    settle(&mut h);
+    h.get_by_label("Segments").click();
+    h.run_steps(3);
+    h
+}
+
 #[test]
 fn selecting_a_range_recomputes_the_table_for_it() {
     let mut h = harness(vec![sample()]);
@@ -216,23 +246,16 @@ fn selecting_a_range_recomputes_the_table_for_it() {
         .table
         .rows
         .clone();
-    let plot = h
-        .state()
-        .active_doc()
-        .and_then(|d| d.timeline.last_plot_rect)
-        .expect("plot drawn");
     let (view, start_ns) = {
         let d = h.state().active_doc().expect("doc");
         (d.view, d.data.rec.meta.start_ns)
     };
     // WHEN the second quarter of the plot is shift-dragged
-    let y = plot.center().y;
+    let plot = select_second_quarter(&mut h);
     let (x0, x1) = (
         plot.left() + plot.width() * 0.25,
         plot.left() + plot.width() * 0.5,
     );
-    drag(&mut h, pos2(x0, y), pos2(x1, y), Modifiers::SHIFT);
-    settle(&mut h);
     // THEN the table covers that range (to the ns the pointer positions map to)
     let doc = h.state().active_doc().expect("doc");
     let w = doc.panels.table.window.expect("a range");
@@ -304,15 +327,8 @@ fn the_inspector_shows_what_was_live_at_the_peak() {
 
 #[test]
 fn the_segment_view_and_oom_verdicts_of_a_snapshot() {
-    let mut h = harness(vec![fixture("snapshot/oom.pickle")]);
-    settle(&mut h);
     // The summary strip names the OOMs; its link inspects the first one.
-    h.get_by_label_contains("2 × · first: fragmentation")
-        .click();
-    h.run_steps(2);
-    settle(&mut h);
-    h.get_by_label("Segments").click();
-    h.run_steps(3);
+    let mut h = oom_snapshot_segments();
     // gen_snapshots.py: ten 18 MiB tensors, each in its own 18 MiB segment, every other
     // one freed before the 60 MiB request: five full segments and five empty ones.
     let doc = h.state().active_doc().expect("doc");

@@ -5,12 +5,11 @@
 
 use collector::analysis::key_averages_with_net;
 use collector::model::DeviceId;
-use egui::{Modifiers, pos2};
 use egui_kittest::kittest::Queryable;
 
 use super::super::panels::OpColumn;
 use super::super::units;
-use super::{drag, harness, sample, settle};
+use super::{harness, sample, select_second_quarter, settle};
 
 /// GIVEN the CPU sample with the second quarter of the plot shift-dragged, THEN each row of
 /// the range's table carries the collector's allocated and freed bytes, its net is
@@ -31,16 +30,7 @@ fn a_range_shows_each_ops_allocated_freed_and_net_change() {
         r.net
             .is_some_and(|n| n.host.net() == r.self_cpu_memory_usage)
     }));
-    let plot = (h.state().active_doc())
-        .and_then(|d| d.timeline.last_plot_rect)
-        .expect("plot drawn");
-    let y = plot.center().y;
-    let (x0, x1) = (
-        plot.left() + plot.width() * 0.25,
-        plot.left() + plot.width() * 0.5,
-    );
-    drag(&mut h, pos2(x0, y), pos2(x1, y), Modifiers::SHIFT);
-    settle(&mut h);
+    select_second_quarter(&mut h);
     let doc = h.state().active_doc().expect("doc");
     let w = doc.panels.table.window.expect("a range");
     let rec = &doc.data.rec;

@@ -5,19 +5,12 @@
 use collector::analysis::simulate::{AllocatorConfig, simulated_layout_at};
 use egui_kittest::kittest::Queryable;
 
-use super::{fixture, harness, settle};
+use super::{oom_snapshot_segments, settle};
 
 #[test]
 fn the_segment_view_shows_the_segments_simulated_under_another_setting() {
     // gen_snapshots.py's OOM snapshot (kept with its history: it recorded an OOM).
-    let mut h = harness(vec![fixture("snapshot/oom.pickle")]);
-    settle(&mut h);
-    h.get_by_label_contains("2 × · first: fragmentation")
-        .click();
-    h.run_steps(2);
-    settle(&mut h);
-    h.get_by_label("Segments").click();
-    h.run_steps(3);
+    let mut h = oom_snapshot_segments();
     // Nothing simulated until asked: one column.
     assert!(h.query_by_label_contains("Simulated:").is_none());
     h.get_by_label("the allocator setting simulated beside the recorded segments")
