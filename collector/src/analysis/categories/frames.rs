@@ -3,7 +3,8 @@
 //! and `zero_grad`, the leaf from the innermost Python frame.
 
 use super::Phase;
-use super::phase::{LeafKind, Site, makes_weights};
+use super::leaf::LeafKind;
+use super::phase::{Site, makes_weights};
 use crate::model::{Frame, Recording, StrId};
 
 /// A snapshot block's site from its stack (innermost frame first).

@@ -14,7 +14,9 @@
 
 mod before;
 mod evidence;
+mod forwards;
 mod frames;
+mod leaf;
 mod phase;
 mod precapture;
 mod rules;

@@ -5,6 +5,8 @@
 
 use std::cell::RefCell;
 
+use super::forwards::is_loss;
+use super::leaf::{LeafKind, SHAPE_ONLY_OPS, leaf_kind};
 use crate::model::python::{module_scope, python_call};
 use crate::model::{MemEvent, OpCategory, Recording, StrId, ThreadIdx};
 use crate::timeline::{OpIndex, Timeline};
@@ -39,51 +41,6 @@ impl Phase {
     }
 }
 
-/// What a leaf op's name says, for the few rules that need it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum LeafKind {
-    /// `aten::sqrt`.
-    Sqrt,
-    /// `aten::div`.
-    Div,
-    /// An op that makes a batch from nothing (random numbers, ranges, copies in).
-    Factory,
-    /// Any other op.
-    Other,
-}
-
-/// Ops that create a batch: torch calls their results inputs when nothing else tells.
-/// (`ones` and `zeros` too: synthetic batches and targets, a recurrent net's first state.)
-const FACTORY_OPS: [&str; 10] = [
-    "aten::ones",
-    "aten::zeros",
-    "aten::randint",
-    "aten::randn",
-    "aten::rand",
-    "aten::randperm",
-    "aten::arange",
-    "aten::full",
-    "aten::lift_fresh",
-    "aten::from_file",
-];
-
-/// Ops that take no tensor in (or only another tensor's shape): an allocation that only
-/// such ops follow before its free was never handed to an op, so torch has no tensor
-/// identity for it (`aten::native_batch_norm`'s unused outputs, max-pool indices nobody
-/// reads).
-const SHAPE_ONLY_OPS: [&str; 10] = [
-    "aten::empty",
-    "aten::empty_strided",
-    "aten::empty_like",
-    "aten::zeros",
-    "aten::ones",
-    "aten::full",
-    "aten::scalar_tensor",
-    "aten::randn",
-    "aten::rand",
-    "aten::randint",
-];
-
 /// Where one memory event happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Site {
@@ -117,6 +74,9 @@ struct Role {
     module: bool,
     /// A Python frame that makes a module's weights (`with_stack=True`).
     makes_weights: bool,
+    /// A Python frame of autograd's entry (`torch.autograd.backward` or `.grad`): a
+    /// backward pass begins (`with_stack=True`).
+    runs_backward: bool,
 }
 
 fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
@@ -139,6 +99,7 @@ fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
         leaf: cpu_op && (name.starts_with("aten::") || (backward_node && !engine)),
         module: python && module_scope(name).is_some(),
         makes_weights: python && span_makes_weights(name),
+        runs_backward: python && span_runs_backward(name),
     }
 }
 
@@ -164,6 +125,15 @@ fn span_makes_weights(name: &str) -> bool {
     python_call(name).is_some_and(|c| makes_weights(c.function, c.file))
 }
 
+/// Whether a trace's Python function span is autograd's entry: `torch.autograd.backward`
+/// (what `loss.backward()` calls) or `torch.autograd.grad`.
+fn span_runs_backward(name: &str) -> bool {
+    python_call(name).is_some_and(|c| {
+        matches!(c.function, "backward" | "grad")
+            && super::frames::in_path(c.file, "torch/autograd/__init__.py")
+    })
+}
+
 /// The phase a span's name marks whatever its category (`Optimizer.step#…`,
 /// `Optimizer.zero_grad#…`, `autograd::engine::evaluate_function…`).
 fn phase_of_name(name: &str) -> Option<Phase> {
@@ -184,23 +154,15 @@ pub fn names_a_phase(name: &str) -> bool {
     phase_of_name(name).is_some()
 }
 
-/// Whether [`Phases::build`] reads a span of `category` named `name`: an optimizer step's
-/// or a module's frame.
+/// Whether [`Phases::build`] reads a span of `category` named `name`: an optimizer step's,
+/// a module's frame or autograd's entry frame.
 /// (What [`role_of`] says of the phase and the module without its look for a backward
 /// node, which can only make a phase `Backward`: this is asked of every span.)
 pub fn marks_phases(rec: &Recording, category: OpCategory, name: StrId) -> bool {
     let name = rec.strings.get(name);
     phase_of_name(name) == Some(Phase::Optimizer)
-        || (category == OpCategory::PythonFunction && module_scope(name).is_some())
-}
-
-fn leaf_kind(name: &str) -> LeafKind {
-    match name {
-        "aten::sqrt" => LeafKind::Sqrt,
-        "aten::div" => LeafKind::Div,
-        n if FACTORY_OPS.contains(&n) => LeafKind::Factory,
-        _ => LeafKind::Other,
-    }
+        || (category == OpCategory::PythonFunction
+            && (module_scope(name).is_some() || span_runs_backward(name)))
 }
 
 /// The recording's phase structure, built once.
@@ -213,6 +175,8 @@ pub(super) struct Phases<'a> {
     step_ends: Vec<i64>,
     /// Starts of `nn.Module` frames, sorted.
     module_starts: Vec<i64>,
+    /// The outermost module forwards that start an iteration (not evaluations).
+    training_forwards: super::forwards::TrainingForwards,
     /// Whether a span marks a backward pass (`autograd::engine::evaluate_function…`).
     backward_seen: bool,
     /// The storages the program tagged (`record --torch-memory`), which the rules defer to.
@@ -226,18 +190,26 @@ impl<'a> Phases<'a> {
     /// Classify every op span once: O(ops).
     pub fn build(rec: &'a Recording, timeline: &'a Timeline) -> Phases<'a> {
         let mut optimizer_steps = Vec::new();
+        let mut modules = Vec::new();
         let mut module_starts = Vec::new();
+        let mut backward_starts = Vec::new();
         let mut backward_seen = false;
         for op in &rec.ops {
             let role = role_of(rec, op.category, op.name);
             backward_seen |= role.phase == Some(Phase::Backward);
+            if role.runs_backward {
+                backward_starts.push(op.start_ns);
+            }
             if role.phase == Some(Phase::Optimizer) {
                 optimizer_steps.push((op.start_ns, op.end_ns));
             }
             if role.module {
                 module_starts.push(op.start_ns);
+                let loss = module_scope(rec.op_name(op)).is_some_and(is_loss);
+                modules.push((op.start_ns, op.end_ns, loss));
             }
         }
+        let training_forwards = super::forwards::TrainingForwards::build(modules, backward_starts);
         optimizer_steps.sort_unstable();
         module_starts.sort_unstable();
         let mut step_ends: Vec<i64> = optimizer_steps.iter().map(|s| s.1).collect();
@@ -248,6 +220,7 @@ impl<'a> Phases<'a> {
             ops: &timeline.ops,
             optimizer_steps,
             module_starts,
+            training_forwards,
             backward_seen,
             tags: super::tags::TagIndex::build(rec),
             asked: None,
@@ -297,6 +270,12 @@ impl<'a> Phases<'a> {
     pub fn module_began(&self, after_ns: i64, until_ns: i64) -> bool {
         let from = self.module_starts.partition_point(|&t| t <= after_ns);
         self.module_starts.get(from).is_some_and(|&t| t <= until_ns)
+    }
+
+    /// Whether a training forward (not an evaluation, [`super::forwards`]) began in
+    /// (after_ns, until_ns].
+    pub fn training_forward_began(&self, after_ns: i64, until_ns: i64) -> bool {
+        self.training_forwards.began(after_ns, until_ns)
     }
 
     /// The optimizer step whose span holds `time_ns`, if one does.

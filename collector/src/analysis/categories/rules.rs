@@ -5,7 +5,8 @@
 /// Address maps, seeded per process as the timeline's are.
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
-use super::phase::{LeafKind, Phases, Site};
+use super::leaf::LeafKind;
+use super::phase::{Phases, Site};
 use super::precapture::PreCapture;
 use super::{Category, Classified, Evidence, Phase};
 use crate::model::{MemEventKind, Recording, ThreadIdx};
@@ -296,8 +297,8 @@ fn optimizer(
 /// torch's inputs: tensors that feed the model but depend on no gradient — the batch.
 /// Read from a trace as: made outside any module by an op that creates data (a batch, or
 /// targets made after the forward), or with module frames, by any op before the
-/// iteration's first module forward (the iteration starts after the previous optimizer
-/// step).
+/// iteration's first training forward (the iteration starts after the previous optimizer
+/// step; an evaluation's forward, which no backward follows, does not start one).
 fn is_input(phases: &Phases, alloc: &Site, alloc_ns: i64) -> bool {
     if alloc.in_module {
         return false;
@@ -306,5 +307,5 @@ fn is_input(phases: &Phases, alloc: &Site, alloc_ns: i64) -> bool {
         return alloc.leaf_kind == LeafKind::Factory;
     }
     let since = phases.previous_step_end(alloc_ns).unwrap_or(i64::MIN);
-    !phases.module_began(since, alloc_ns)
+    !phases.training_forward_began(since, alloc_ns)
 }

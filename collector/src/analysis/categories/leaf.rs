@@ -1,0 +1,57 @@
+//! What a leaf op's name says: the few op kinds the category rules treat apart (the
+//! batch makers, the ops that take no tensor in, Adam's `sqrt` and `div`).
+
+/// What a leaf op's name says, for the few rules that need it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum LeafKind {
+    /// `aten::sqrt`.
+    Sqrt,
+    /// `aten::div`.
+    Div,
+    /// An op that makes a batch from nothing (random numbers, ranges, copies in).
+    Factory,
+    /// Any other op.
+    Other,
+}
+
+/// Ops that create a batch: torch calls their results inputs when nothing else tells.
+/// (`ones` and `zeros` too: synthetic batches and targets, a recurrent net's first state.)
+const FACTORY_OPS: [&str; 10] = [
+    "aten::ones",
+    "aten::zeros",
+    "aten::randint",
+    "aten::randn",
+    "aten::rand",
+    "aten::randperm",
+    "aten::arange",
+    "aten::full",
+    "aten::lift_fresh",
+    "aten::from_file",
+];
+
+/// Ops that take no tensor in (or only another tensor's shape): an allocation that only
+/// such ops follow before its free was never handed to an op, so torch has no tensor
+/// identity for it (`aten::native_batch_norm`'s unused outputs, max-pool indices nobody
+/// reads).
+pub(super) const SHAPE_ONLY_OPS: [&str; 10] = [
+    "aten::empty",
+    "aten::empty_strided",
+    "aten::empty_like",
+    "aten::zeros",
+    "aten::ones",
+    "aten::full",
+    "aten::scalar_tensor",
+    "aten::randn",
+    "aten::rand",
+    "aten::randint",
+];
+
+/// What the leaf op named `name` is, for the rules.
+pub(super) fn leaf_kind(name: &str) -> LeafKind {
+    match name {
+        "aten::sqrt" => LeafKind::Sqrt,
+        "aten::div" => LeafKind::Div,
+        n if FACTORY_OPS.contains(&n) => LeafKind::Factory,
+        _ => LeafKind::Other,
+    }
+}
