@@ -1,15 +1,18 @@
 //! What a leaf op's name says: the few op kinds the category rules treat apart (the
-//! batch makers, the ops that take no tensor in, Adam's `sqrt` and `div`).
+//! batch makers, the ops that take no tensor in, a magnitude).
 
 /// What a leaf op's name says, for the few rules that need it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum LeafKind {
-    /// `aten::sqrt`.
-    Sqrt,
+    /// `aten::sqrt` or `aten::abs`: in an optimizer step, a magnitude taken of a state
+    /// tensor or a gradient (Adam's `sqrt(v)`, Adamax's `|g|`).
+    Magnitude,
     /// `aten::div`.
     Div,
     /// An op that makes a batch from nothing (random numbers, ranges, copies in).
     Factory,
+    /// An op over a list of tensors (`aten::_foreach_sqrt`): a foreach optimizer's.
+    Foreach,
     /// Any other op.
     Other,
 }
@@ -49,9 +52,10 @@ pub(super) const SHAPE_ONLY_OPS: [&str; 10] = [
 /// What the leaf op named `name` is, for the rules.
 pub(super) fn leaf_kind(name: &str) -> LeafKind {
     match name {
-        "aten::sqrt" => LeafKind::Sqrt,
+        "aten::sqrt" | "aten::abs" => LeafKind::Magnitude,
         "aten::div" => LeafKind::Div,
         n if FACTORY_OPS.contains(&n) => LeafKind::Factory,
+        n if n.starts_with("aten::_foreach_") => LeafKind::Foreach,
         _ => LeafKind::Other,
     }
 }

@@ -77,6 +77,9 @@ struct Role {
     /// A Python frame of autograd's entry (`torch.autograd.backward` or `.grad`): a
     /// backward pass begins (`with_stack=True`).
     runs_backward: bool,
+    /// A Python frame of an optimizer's constructor: state made there (Adagrad's sums) is
+    /// the optimizer's, though no step is running.
+    builds_optimizer: bool,
 }
 
 fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
@@ -100,6 +103,7 @@ fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
         module: python && module_scope(name).is_some(),
         makes_weights: python && span_makes_weights(name),
         runs_backward: python && span_runs_backward(name),
+        builds_optimizer: python && span_builds_optimizer(name),
     }
 }
 
@@ -131,6 +135,16 @@ fn span_runs_backward(name: &str) -> bool {
     python_call(name).is_some_and(|c| {
         matches!(c.function, "backward" | "grad")
             && super::frames::in_path(c.file, "torch/autograd/__init__.py")
+    })
+}
+
+/// Whether a trace's Python function span is an optimizer's `__init__` (`torch/optim/…`;
+/// a learning-rate scheduler's makes no state).
+fn span_builds_optimizer(name: &str) -> bool {
+    python_call(name).is_some_and(|c| {
+        c.function == "__init__"
+            && super::frames::in_path(c.file, "torch/optim/")
+            && !c.file.ends_with("lr_scheduler.py")
     })
 }
 
@@ -346,10 +360,14 @@ impl<'a> Phases<'a> {
             }
             site.in_module |= role.module;
             site.makes_weights |= role.makes_weights;
-            let r = phase_rank(role.phase);
+            // An optimizer's constructor is its phase but not a step.
+            let phase = role
+                .phase
+                .or(role.builds_optimizer.then_some(Phase::Optimizer));
+            let r = phase_rank(phase);
             if r > rank {
                 rank = r;
-                site.phase = role.phase.unwrap_or(site.phase);
+                site.phase = phase.unwrap_or(site.phase);
                 if role.phase == Some(Phase::Optimizer) {
                     let key = (op.start_ns, op.end_ns);
                     site.step = self.optimizer_steps.binary_search(&key).ok();

@@ -124,7 +124,10 @@ pub(super) fn classify_one(
     else {
         return Classified::unknown();
     };
-    let site = phases.site(e);
+    let mut site = phases.site(e);
+    if site.leaf_kind == LeafKind::Magnitude && magnitude_of_a_temporary(phases, rec, d, i) {
+        site.leaf_kind = LeafKind::Other;
+    }
     let decided = |category, evidence| Classified {
         category,
         phase: site.phase,
@@ -150,6 +153,38 @@ pub(super) fn classify_one(
         Evidence::Scopes
     };
     decided(classify(phases, &alloc, free, last_step), evidence)
+}
+
+/// Whether optimizer-step allocation `i`, a magnitude ([`LeafKind::Magnitude`]), was taken
+/// of the temporary made just before it rather than of a state tensor or gradient: the
+/// device's previous allocation, of the same size (an elementwise op's input), made on the
+/// same thread in the optimizer by another kind of op, was freed after it was made and
+/// before anything else was allocated (NAdam's `v.div(c).sqrt()`; Adam's `v.sqrt()`
+/// follows no such temporary).
+fn magnitude_of_a_temporary(
+    phases: &Phases,
+    rec: &Recording,
+    d: &DeviceTimeline,
+    i: usize,
+) -> bool {
+    let (Some(prev), Some(a)) = (
+        i.checked_sub(1).and_then(|p| d.allocations.get(p)),
+        d.allocations.get(i),
+    ) else {
+        return false;
+    };
+    let next_ns = d.allocations.get(i + 1).map_or(i64::MAX, |n| n.alloc_ns);
+    let consumed = prev
+        .free_ns
+        .is_some_and(|f| a.alloc_ns <= f && f <= next_ns.min(a.free_ns.unwrap_or(i64::MAX)));
+    consumed
+        && prev.bytes == a.bytes
+        && prev.thread == a.thread
+        && rec
+            .mem_events
+            .get(prev.alloc_event as usize)
+            .map(|e| phases.site(e))
+            .is_some_and(|s| s.phase == Phase::Optimizer && s.leaf_kind != LeafKind::Magnitude)
 }
 
 /// Where, when and on which thread an allocation was made.
@@ -254,10 +289,13 @@ fn kept_from_before_training(phases: &Phases, made: &Made, free: Option<(Site, i
 
 /// An allocation of an optimizer step: state if it outlives the step; else a step-local
 /// result, which torch names by tensor identity only. Its identity tracking merges tensors
-/// whose C++ objects reuse an address, so in every step but the trace's last it calls
-/// single-tensor Adam's denominator `sqrt(v)` a parameter and `sqrt(v) / c` an activation
-/// (seen on every Adam/AdamW run of tests/fixtures/categories); in the last step, and for
-/// anything else, it has no name.
+/// whose C++ objects reuse an address, so in every step but the trace's last it calls a
+/// magnitude of a state tensor or gradient a parameter (Adam's and AdamW's `sqrt(v)`,
+/// RMSprop's and Adagrad's roots, Adamax's `|g|`) and a single-tensor optimizer's other step-local results activations (Adam's
+/// `sqrt(v) / c`, RAdam's and NAdam's products and quotients); a foreach optimizer's list
+/// results, and anything in the last step, have no name. (NAdam's `sqrt(v / c)`, a root of
+/// a temporary, torch calls an activation: vramscope says parameter, see
+/// docs/CATEGORIES.md.)
 fn optimizer(
     phases: &Phases,
     alloc: &Site,
@@ -288,9 +326,9 @@ fn optimizer(
         return Category::Unknown;
     }
     match alloc.leaf_kind {
-        LeafKind::Sqrt => Category::Parameter,
-        LeafKind::Div => Category::Activation,
-        _ => Category::Unknown,
+        LeafKind::Magnitude => Category::Parameter,
+        LeafKind::Foreach => Category::Unknown,
+        _ => Category::Activation,
     }
 }
 
