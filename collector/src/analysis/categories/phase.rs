@@ -109,12 +109,15 @@ fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
 
 /// The functions whose allocations are a module's weights: a `torch.nn` module's
 /// `__init__` or `reset_parameters` (the weights of a model built inside the capture), a
-/// lazy module's `initialize_parameters` (its first forward), and `load_state_dict`.
-const WEIGHT_MAKERS: [&str; 4] = [
+/// lazy module's `initialize_parameters` (its first forward), `load_state_dict`, and
+/// `Module._apply`, which `.to()`, `.cuda()`, `.half()`, `.bfloat16()` and `to_empty()` run
+/// to make every weight again (a model moved to the GPU after the capture began).
+const WEIGHT_MAKERS: [&str; 5] = [
     "__init__",
     "reset_parameters",
     "initialize_parameters",
     "load_state_dict",
+    "_apply",
 ];
 
 /// Whether a function of a `torch.nn` module's source file makes weights
