@@ -250,10 +250,10 @@ fn weights_made_before_profiling_are_said_to_be_uncounted() {
     }
     eprintln!("weights made before profiling, not said: {missed:?}");
     if std::env::var_os("VRAMSCOPE_CATEGORIES_DIR").is_none() {
-        assert_eq!((before, inside), (19, 20));
-        // c06 only: torch itself labels a weight-sized block of its second profiled window
-        // `parameter` (1,024,000 B beside 1,029,360 B of gradients), which hides the
+        assert_eq!((before, inside), (20, 21));
+        // Every one, c06 and c30 included: their peaks sit in an optimizer step, where
+        // torch's name for Adam's `sqrt(v)` (`parameter`, a weight's size) once hid the
         // uncounted weights.
-        assert!(missed.len() <= 1, "{missed:?}");
+        assert!(missed.is_empty(), "{missed:?}");
     }
 }

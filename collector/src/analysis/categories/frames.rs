@@ -48,6 +48,7 @@ pub(super) fn site_from_frames(rec: &Recording, frames: &[Frame]) -> Site {
         in_module: any(&|_, file| in_path(file, MODULES)),
         step: None,
         makes_weights: any(&makes_weights),
+        loads_checkpoint: any(&|_, file| in_path(file, super::phase::CHECKPOINTS)),
         in_op,
         from_frames: true,
     }

@@ -246,7 +246,7 @@ pub fn composition_at_peak(
     // hundreds of thousands, so `summary` pays for the categories of what it shows.
     let phases = phase::Phases::build(rec, timeline);
     let pre = precapture::find(rec, d, &phases, None);
-    let mut evidence = live_by_evidence(rec, d, &phases, &pre, peak_pos);
+    let (mut evidence, step_results_bytes) = live_by_evidence(rec, d, &phases, &pre, peak_pos);
     let residual_to = match d.totals {
         TotalsSource::Trace => Category::BeforeTrace,
         TotalsSource::Reconstructed => Category::Unknown,
@@ -262,29 +262,35 @@ pub fn composition_at_peak(
         bytes,
         evidence,
         outside_pytorch: outside_pytorch(rec, d.device, peak.reserved_bytes, peak.time_ns),
-        unseen_weights: unseen::unseen_weights(rec, d, &phases, &bytes),
+        unseen_weights: unseen::unseen_weights(rec, d, &phases, &bytes, step_results_bytes),
         before_trace: before::reading(rec, d, &phases, &bytes),
     })
 }
 
-/// Bytes per category and evidence of the allocations live right after curve point `pos`.
+/// Bytes per category and evidence of the allocations live right after curve point `pos`,
+/// and of those the `parameter` bytes an optimizer step made (torch's name for a step's
+/// `sqrt(v)`, no weight).
 fn live_by_evidence(
     rec: &Recording,
     d: &DeviceTimeline,
     phases: &phase::Phases,
     pre: &precapture::PreCapture,
     pos: usize,
-) -> EvidenceBytes {
+) -> (EvidenceBytes, i64) {
     let mut bytes: EvidenceBytes = [[0; Evidence::ALL.len()]; Category::ALL.len()];
+    let mut step_results_bytes = 0;
     for (i, free) in rules::live_at_position(rec, d, pos) {
         if let Some(alloc) = d.allocations.get(i) {
             let c = rules::classify_one(rec, d, phases, pre, i, free);
             if let Some(row) = bytes.get_mut(c.category.index()) {
                 row[c.evidence as usize] += alloc.bytes;
             }
+            if c.category == Category::Parameter && c.phase == Phase::Optimizer {
+                step_results_bytes += alloc.bytes;
+            }
         }
     }
-    bytes
+    (bytes, step_results_bytes)
 }
 
 /// After [`balance`] moved bytes between categories (`before` → `after`), the evidence

@@ -60,6 +60,8 @@ pub(super) struct Site {
     /// Whether a `torch.nn` module's `__init__` (or `reset_parameters`, `load_state_dict`)
     /// encloses it: a weight being made.
     pub makes_weights: bool,
+    /// Whether `torch.load` (`torch/serialization.py`) encloses it: a checkpoint being read.
+    pub loads_checkpoint: bool,
     /// (Frames only) whether it happened inside an ATen op below the leaf's Python frame.
     pub in_op: bool,
     /// Whether the site was read from the event's call stack rather than op scopes.
@@ -77,9 +79,12 @@ struct Role {
     /// A Python frame of autograd's entry (`torch.autograd.backward` or `.grad`): a
     /// backward pass begins (`with_stack=True`).
     runs_backward: bool,
-    /// A Python frame of an optimizer's constructor: state made there (Adagrad's sums) is
-    /// the optimizer's, though no step is running.
+    /// A Python frame of an optimizer's constructor or `load_state_dict`: state made there
+    /// (Adagrad's sums, a checkpoint's state moved to the device) is the optimizer's,
+    /// though no step is running.
     builds_optimizer: bool,
+    /// A Python frame of `torch/serialization.py` (`torch.load`).
+    loads_checkpoint: bool,
 }
 
 fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
@@ -104,6 +109,8 @@ fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
         makes_weights: python && span_makes_weights(name),
         runs_backward: python && span_runs_backward(name),
         builds_optimizer: python && span_builds_optimizer(name),
+        loads_checkpoint: python
+            && python_call(name).is_some_and(|c| super::frames::in_path(c.file, CHECKPOINTS)),
     }
 }
 
@@ -141,11 +148,14 @@ fn span_runs_backward(name: &str) -> bool {
     })
 }
 
-/// Whether a trace's Python function span is an optimizer's `__init__` (`torch/optim/…`;
-/// a learning-rate scheduler's makes no state).
+/// The file whose frames read a checkpoint (`torch.load`).
+pub(super) const CHECKPOINTS: &str = "torch/serialization.py";
+
+/// Whether a trace's Python function span is an optimizer's `__init__` or
+/// `load_state_dict` (`torch/optim/…`; a learning-rate scheduler's makes no state).
 fn span_builds_optimizer(name: &str) -> bool {
     python_call(name).is_some_and(|c| {
-        c.function == "__init__"
+        matches!(c.function, "__init__" | "load_state_dict")
             && super::frames::in_path(c.file, "torch/optim/")
             && !c.file.ends_with("lr_scheduler.py")
     })
@@ -342,6 +352,7 @@ impl<'a> Phases<'a> {
             in_module: false,
             step: None,
             makes_weights: false,
+            loads_checkpoint: false,
             in_op: false,
             from_frames: false,
         };
@@ -363,6 +374,7 @@ impl<'a> Phases<'a> {
             }
             site.in_module |= role.module;
             site.makes_weights |= role.makes_weights;
+            site.loads_checkpoint |= role.loads_checkpoint;
             // An optimizer's constructor is its phase but not a step.
             let phase = role
                 .phase

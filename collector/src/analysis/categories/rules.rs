@@ -240,6 +240,15 @@ pub(super) fn classify(
     {
         return Category::Parameter;
     }
+    // Read from a checkpoint and kept across an optimizer step: the optimizer's state it
+    // adopted as loaded (a model copies its checkpoint into its own weights; the loaded
+    // copies go when the checkpoint does).
+    if alloc.loads_checkpoint
+        && alloc.phase == Phase::Forward
+        && phases.step_began_between(made.time_ns, free.map_or(i64::MAX, |f| f.1))
+    {
+        return Category::OptimizerState;
+    }
     match alloc.phase {
         Phase::Optimizer => optimizer(phases, alloc, made.time_ns, free, last_step),
         Phase::Backward => match free_site {

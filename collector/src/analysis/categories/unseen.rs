@@ -20,12 +20,14 @@ pub struct UnseenWeights {
 /// What the peak's `bytes` say of weights made before profiling, on the host device of a
 /// profiler trace of a CPU run (no accelerator allocates in it): fewer weights than the
 /// gradients and optimizer state imply (training), or no weights while the run calls
-/// modules (inference).
+/// modules (inference). `step_results_bytes` of the peak's `parameter` are an optimizer
+/// step's results that torch calls so (Adam's `sqrt(v)`), not weights.
 pub(super) fn unseen_weights(
     rec: &Recording,
     d: &DeviceTimeline,
     phases: &Phases<'_>,
     bytes: &CategoryBytes,
+    step_results_bytes: i64,
 ) -> Option<UnseenWeights> {
     let host = rec
         .devices
@@ -39,7 +41,7 @@ pub(super) fn unseen_weights(
     if !counted_while_profiling {
         return None;
     }
-    let weights = bytes[Category::Parameter.index()];
+    let weights = bytes[Category::Parameter.index()] - step_results_bytes;
     let implied = implied_weights_bytes(bytes);
     // Counted weights would be at least what the gradients and state imply, less
     // [`IMPLIED_SLACK`].
