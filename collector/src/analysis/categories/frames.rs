@@ -4,7 +4,8 @@
 
 use super::Phase;
 use super::leaf::LeafKind;
-use super::phase::{Site, makes_weights};
+use super::phase::Site;
+use super::python_frames::{CHECKPOINTS, makes_weights};
 use crate::model::{Frame, Recording, StrId};
 
 /// A snapshot block's site from its stack (innermost frame first).
@@ -48,7 +49,7 @@ pub(super) fn site_from_frames(rec: &Recording, frames: &[Frame]) -> Site {
         in_module: any(&|_, file| in_path(file, MODULES)),
         step: None,
         makes_weights: any(&makes_weights),
-        loads_checkpoint: any(&|_, file| in_path(file, super::phase::CHECKPOINTS)),
+        loads_checkpoint: any(&|_, file| in_path(file, CHECKPOINTS)),
         in_op,
         from_frames: true,
     }

@@ -19,6 +19,7 @@ mod frames;
 mod leaf;
 mod phase;
 mod precapture;
+mod python_frames;
 mod rules;
 mod series;
 mod tags;

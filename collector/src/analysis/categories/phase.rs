@@ -7,6 +7,9 @@ use std::cell::RefCell;
 
 use super::forwards::is_loss;
 use super::leaf::{LeafKind, SHAPE_ONLY_OPS, leaf_kind};
+use super::python_frames::{
+    CHECKPOINTS, span_builds_optimizer, span_makes_weights, span_runs_backward,
+};
 use crate::model::python::{module_scope, python_call};
 use crate::model::{MemEvent, OpCategory, Recording, StrId, ThreadIdx};
 use crate::timeline::{OpIndex, Timeline};
@@ -112,53 +115,6 @@ fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
         loads_checkpoint: python
             && python_call(name).is_some_and(|c| super::frames::in_path(c.file, CHECKPOINTS)),
     }
-}
-
-/// The functions whose allocations are a module's weights: a `torch.nn` module's
-/// `__init__` or `reset_parameters` (the weights of a model built inside the capture), a
-/// lazy module's `initialize_parameters` (its first forward), `load_state_dict`, and
-/// `Module._apply`, which `.to()`, `.cuda()`, `.half()`, `.bfloat16()` and `to_empty()` run
-/// to make every weight again (a model moved to the GPU after the capture began).
-const WEIGHT_MAKERS: [&str; 5] = [
-    "__init__",
-    "reset_parameters",
-    "initialize_parameters",
-    "load_state_dict",
-    "_apply",
-];
-
-/// Whether a function of a `torch.nn` module's source file makes weights
-/// ([`WEIGHT_MAKERS`]): asked of a snapshot's frames and a trace's Python spans alike.
-pub(super) fn makes_weights(function: &str, file: &str) -> bool {
-    WEIGHT_MAKERS.contains(&function) && super::frames::in_path(file, super::frames::MODULES)
-}
-
-/// [`makes_weights`] of a trace's Python function span, named `file(line): function`
-/// (`torch/nn/modules/linear.py(96): __init__`).
-fn span_makes_weights(name: &str) -> bool {
-    python_call(name).is_some_and(|c| makes_weights(c.function, c.file))
-}
-
-/// Whether a trace's Python function span is autograd's entry: `torch.autograd.backward`
-/// (what `loss.backward()` calls) or `torch.autograd.grad`.
-fn span_runs_backward(name: &str) -> bool {
-    python_call(name).is_some_and(|c| {
-        matches!(c.function, "backward" | "grad")
-            && super::frames::in_path(c.file, "torch/autograd/__init__.py")
-    })
-}
-
-/// The file whose frames read a checkpoint (`torch.load`).
-pub(super) const CHECKPOINTS: &str = "torch/serialization.py";
-
-/// Whether a trace's Python function span is an optimizer's `__init__` or
-/// `load_state_dict` (`torch/optim/…`; a learning-rate scheduler's makes no state).
-fn span_builds_optimizer(name: &str) -> bool {
-    python_call(name).is_some_and(|c| {
-        matches!(c.function, "__init__" | "load_state_dict")
-            && super::frames::in_path(c.file, "torch/optim/")
-            && !c.file.ends_with("lr_scheduler.py")
-    })
 }
 
 /// The phase a span's name marks whatever its category (`Optimizer.step#…`,

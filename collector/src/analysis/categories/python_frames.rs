@@ -1,0 +1,53 @@
+//! What a Python frame says of the memory made under it, by its function and file: a
+//! module making its weights, autograd's entry (a backward begins), an optimizer being
+//! built or loaded, a checkpoint being read. Asked of a trace's Python function spans
+//! (`file(line): function`) and of a snapshot's frames alike.
+
+use super::frames::in_path;
+use crate::model::python::python_call;
+
+/// The functions whose allocations are a module's weights: a `torch.nn` module's
+/// `__init__` or `reset_parameters` (the weights of a model built inside the capture), a
+/// lazy module's `initialize_parameters` (its first forward), `load_state_dict`, and
+/// `Module._apply`, which `.to()`, `.cuda()`, `.half()`, `.bfloat16()` and `to_empty()` run
+/// to make every weight again (a model moved to the GPU after the capture began).
+const WEIGHT_MAKERS: [&str; 5] = [
+    "__init__",
+    "reset_parameters",
+    "initialize_parameters",
+    "load_state_dict",
+    "_apply",
+];
+
+/// Whether a function of a `torch.nn` module's source file makes weights
+/// ([`WEIGHT_MAKERS`]): asked of a snapshot's frames and a trace's Python spans alike.
+pub(super) fn makes_weights(function: &str, file: &str) -> bool {
+    WEIGHT_MAKERS.contains(&function) && in_path(file, super::frames::MODULES)
+}
+
+/// [`makes_weights`] of a trace's Python function span, named `file(line): function`
+/// (`torch/nn/modules/linear.py(96): __init__`).
+pub(super) fn span_makes_weights(name: &str) -> bool {
+    python_call(name).is_some_and(|c| makes_weights(c.function, c.file))
+}
+
+/// Whether a trace's Python function span is autograd's entry: `torch.autograd.backward`
+/// (what `loss.backward()` calls) or `torch.autograd.grad`.
+pub(super) fn span_runs_backward(name: &str) -> bool {
+    python_call(name).is_some_and(|c| {
+        matches!(c.function, "backward" | "grad") && in_path(c.file, "torch/autograd/__init__.py")
+    })
+}
+
+/// The file whose frames read a checkpoint (`torch.load`).
+pub(super) const CHECKPOINTS: &str = "torch/serialization.py";
+
+/// Whether a trace's Python function span is an optimizer's `__init__` or
+/// `load_state_dict` (`torch/optim/…`; a learning-rate scheduler's makes no state).
+pub(super) fn span_builds_optimizer(name: &str) -> bool {
+    python_call(name).is_some_and(|c| {
+        matches!(c.function, "__init__" | "load_state_dict")
+            && in_path(c.file, "torch/optim/")
+            && !c.file.ends_with("lr_scheduler.py")
+    })
+}
