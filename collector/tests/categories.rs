@@ -7,7 +7,8 @@
 //! inference run of a model built before profiling (c18), validation passes between steps
 //! (c20, c21), and the programs of PyTorch's own
 //! memory-profiler tests (t02–t16 made by `gen_torch_tests.py`; t01, t04, t05, t13, which
-//! torch's definitions set apart, are kept in `known_disagreements/`, out of this count).
+//! torch's definitions set apart, are kept in `known_disagreements/`, out of this count, with
+//! a `torch.compile` run whose own reading is checked apart).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -256,4 +257,28 @@ fn weights_made_before_profiling_are_said_to_be_uncounted() {
         // uncounted weights.
         assert!(missed.is_empty(), "{missed:?}");
     }
+}
+
+/// A `torch.compile`d model (TorchInductor, CPU): its compiled forward makes its outputs
+/// and the tensors it saves for backward with no ATen op, inside one
+/// `## Call CompiledFxGraph ##` range, which is then their leaf op: forward results,
+/// `activation`, as the loss's. (torch's own labels there — `parameter`, `input`,
+/// `unknown` for the same kind of tensor — are its identity bookkeeping losing track
+/// inside the graph: `known_disagreements/`, docs/CATEGORIES.md.)
+#[test]
+fn a_compiled_graphs_outputs_are_activations() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/categories/known_disagreements");
+    let (_, trace, rec, timeline) = open(&dir.join("m01_mlp_adamw_compile.truth.json"));
+    let c = composition_at_peak(&rec, &timeline, device(&timeline)).expect("composition");
+    let bytes = |k: Category| c.bytes[k.index()];
+    assert_eq!(bytes(Category::Unknown), 0, "{trace}");
+    // The peak is in the backward: the forward's saved outputs, the logits and the loss's
+    // log-softmax are live, beside the backward's own autograd detail and the batch.
+    assert_eq!(
+        bytes(Category::Activation) + bytes(Category::AutogradDetail) + bytes(Category::Input),
+        c.total_bytes,
+        "{trace}"
+    );
+    assert!(bytes(Category::Activation) * 2 > c.total_bytes, "{trace}");
 }

@@ -107,7 +107,8 @@ fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
     let engine = by_name == Some(Phase::Backward);
     Role {
         phase,
-        leaf: cpu_op && (name.starts_with("aten::") || (backward_node && !engine)),
+        leaf: (cpu_op && (name.starts_with("aten::") || (backward_node && !engine)))
+            || runs_a_compiled_graph(category, name),
         module: python && module_scope(name).is_some(),
         makes_weights: python && span_makes_weights(name),
         runs_backward: python && span_runs_backward(name),
@@ -115,6 +116,13 @@ fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
         loads_checkpoint: python
             && python_call(name).is_some_and(|c| super::frames::in_path(c.file, CHECKPOINTS)),
     }
+}
+
+/// Whether a span is a call of a compiled graph (`torch.compile`: TorchInductor's
+/// `## Call CompiledFxGraph … ##` range): from outside, one operator, whose code makes its
+/// outputs and scratch with no ATen op, so it is the leaf of what it allocates.
+fn runs_a_compiled_graph(category: OpCategory, name: &str) -> bool {
+    category == OpCategory::UserAnnotation && name.starts_with("## Call CompiledFxGraph")
 }
 
 /// The phase a span's name marks whatever its category (`Optimizer.step#…`,
