@@ -9,6 +9,7 @@ use super::forwards::is_loss;
 use super::leaf::{LeafKind, SHAPE_ONLY_OPS, leaf_kind};
 use super::python_frames::{
     CHECKPOINTS, span_builds_optimizer, span_makes_weights, span_runs_backward,
+    span_wraps_parameter,
 };
 use crate::model::python::{module_scope, python_call};
 use crate::model::{MemEvent, OpCategory, Recording, StrId, ThreadIdx};
@@ -88,6 +89,8 @@ struct Role {
     builds_optimizer: bool,
     /// A Python frame of `torch/serialization.py` (`torch.load`).
     loads_checkpoint: bool,
+    /// `nn.Parameter`'s constructor: the tensor made just before is a weight.
+    wraps_parameter: bool,
 }
 
 fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
@@ -113,6 +116,7 @@ fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
         makes_weights: python && span_makes_weights(name),
         runs_backward: python && span_runs_backward(name),
         builds_optimizer: python && span_builds_optimizer(name),
+        wraps_parameter: python && span_wraps_parameter(name),
         loads_checkpoint: python
             && python_call(name).is_some_and(|c| super::frames::in_path(c.file, CHECKPOINTS)),
     }
@@ -153,7 +157,9 @@ pub fn marks_phases(rec: &Recording, category: OpCategory, name: StrId) -> bool 
     let name = rec.strings.get(name);
     phase_of_name(name) == Some(Phase::Optimizer)
         || (category == OpCategory::PythonFunction
-            && (module_scope(name).is_some() || span_runs_backward(name)))
+            && (module_scope(name).is_some()
+                || span_runs_backward(name)
+                || span_wraps_parameter(name)))
 }
 
 /// The recording's phase structure, built once.
@@ -164,6 +170,8 @@ pub(super) struct Phases<'a> {
     pub optimizer_steps: Vec<(i64, i64)>,
     /// Ends of the optimizer steps, sorted.
     step_ends: Vec<i64>,
+    /// Where `nn.Parameter` wrapped a tensor: (thread, start) of its constructor, sorted.
+    parameter_wraps: Vec<(ThreadIdx, i64)>,
     /// Starts of `nn.Module` frames, sorted.
     module_starts: Vec<i64>,
     /// The outermost module forwards that start an iteration (not evaluations).
@@ -185,11 +193,15 @@ impl<'a> Phases<'a> {
         let mut module_starts = Vec::new();
         let mut backward_starts = Vec::new();
         let mut backward_seen = false;
+        let mut parameter_wraps = Vec::new();
         for op in &rec.ops {
             let role = role_of(rec, op.category, op.name);
             backward_seen |= role.phase == Some(Phase::Backward);
             if role.runs_backward {
                 backward_starts.push(op.start_ns);
+            }
+            if role.wraps_parameter {
+                parameter_wraps.push((op.thread, op.start_ns));
             }
             if role.phase == Some(Phase::Optimizer) {
                 optimizer_steps.push((op.start_ns, op.end_ns));
@@ -203,6 +215,7 @@ impl<'a> Phases<'a> {
         let training_forwards = super::forwards::TrainingForwards::build(modules, backward_starts);
         optimizer_steps.sort_unstable();
         module_starts.sort_unstable();
+        parameter_wraps.sort_unstable();
         let mut step_ends: Vec<i64> = optimizer_steps.iter().map(|s| s.1).collect();
         step_ends.sort_unstable();
         Phases {
@@ -211,6 +224,7 @@ impl<'a> Phases<'a> {
             ops: &timeline.ops,
             optimizer_steps,
             module_starts,
+            parameter_wraps,
             training_forwards,
             backward_seen,
             tags: super::tags::TagIndex::build(rec),
@@ -267,6 +281,17 @@ impl<'a> Phases<'a> {
     /// (after_ns, until_ns].
     pub fn training_forward_began(&self, after_ns: i64, until_ns: i64) -> bool {
         self.training_forwards.began(after_ns, until_ns)
+    }
+
+    /// When `nn.Parameter` next wrapped a tensor on `thread` after `time_ns`.
+    pub fn parameter_wrap_after(&self, thread: ThreadIdx, time_ns: i64) -> Option<i64> {
+        let n = self
+            .parameter_wraps
+            .partition_point(|&w| w < (thread, time_ns));
+        self.parameter_wraps
+            .get(n)
+            .filter(|w| w.0 == thread)
+            .map(|w| w.1)
     }
 
     /// The optimizer step whose span holds `time_ns`, if one does.

@@ -51,3 +51,11 @@ pub(super) fn span_builds_optimizer(name: &str) -> bool {
             && !c.file.ends_with("lr_scheduler.py")
     })
 }
+
+/// Whether a trace's Python function span is `nn.Parameter`'s constructor
+/// (`torch/nn/parameter.py`: `__new__`): the tensor made just before becomes a module's
+/// own weight (custom layers, transformers' `Conv1D`, an RMSNorm's scale).
+pub(super) fn span_wraps_parameter(name: &str) -> bool {
+    python_call(name)
+        .is_some_and(|c| c.function == "__new__" && in_path(c.file, "torch/nn/parameter.py"))
+}

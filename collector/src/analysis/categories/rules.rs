@@ -146,6 +146,7 @@ pub(super) fn classify_one(
         site,
         time_ns: a.alloc_ns,
         thread: e.thread,
+        wrapped_as_parameter: wrapped_as_parameter(phases, d, i),
     };
     let evidence = if site.from_frames {
         Evidence::Frames
@@ -187,6 +188,38 @@ fn magnitude_of_a_temporary(
             .is_some_and(|s| s.phase == Phase::Optimizer && s.leaf_kind != LeafKind::Magnitude)
 }
 
+/// How many later allocations [`wrapped_as_parameter`] looks through for one still live
+/// when `nn.Parameter` wraps: each a comparison, asked once per allocation.
+const MAX_WRAP_LOOKAHEAD: usize = 16;
+
+/// Whether `nn.Parameter` wrapped allocation `i` of the device: its constructor began on
+/// the allocating thread while the block was live, and no block made after it on that
+/// thread was live then (the wrapped tensor is the latest result: `Parameter(randn(…) *
+/// s)` wraps the product, the `randn` already freed).
+fn wrapped_as_parameter(phases: &Phases, d: &DeviceTimeline, i: usize) -> bool {
+    let Some(a) = d.allocations.get(i) else {
+        return false;
+    };
+    let Some(wrap_ns) = phases.parameter_wrap_after(a.thread, a.alloc_ns) else {
+        return false;
+    };
+    let live_at_wrap = |b: &crate::timeline::Allocation| b.free_ns.is_none_or(|f| f > wrap_ns);
+    if !live_at_wrap(a) {
+        return false;
+    }
+    // The blocks made after it and before the wrap: none may be live on its thread then.
+    for b in d.allocations.iter().skip(i + 1).take(MAX_WRAP_LOOKAHEAD) {
+        if b.alloc_ns >= wrap_ns {
+            return true;
+        }
+        if b.thread == a.thread && live_at_wrap(b) {
+            return false;
+        }
+    }
+    // Looked through them all (none left), or gave up at the cap.
+    d.allocations.len() <= i + 1 + MAX_WRAP_LOOKAHEAD
+}
+
 /// Where, when and on which thread an allocation was made.
 pub(super) struct Made {
     /// Its site.
@@ -195,6 +228,8 @@ pub(super) struct Made {
     pub time_ns: i64,
     /// The allocating thread.
     pub thread: ThreadIdx,
+    /// Whether `nn.Parameter` wrapped it ([`wrapped_as_parameter`]).
+    pub wrapped_as_parameter: bool,
 }
 
 /// One allocation's category from where it was made, its free (site and time) and the
@@ -234,7 +269,7 @@ pub(super) fn classify(
     }
     // Made while a module made its weights and kept past its first forward: a weight (a
     // model built inside the capture). A buffer or scratch freed sooner is not.
-    if alloc.makes_weights
+    if (alloc.makes_weights || made.wrapped_as_parameter)
         && alloc.phase == Phase::Forward
         && !freed_before_a_step(phases, made, free)
     {
