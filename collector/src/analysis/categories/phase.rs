@@ -7,11 +7,8 @@ use std::cell::RefCell;
 
 use super::forwards::is_loss;
 use super::leaf::{LeafKind, SHAPE_ONLY_OPS, leaf_kind};
-use super::python_frames::{
-    CHECKPOINTS, span_builds_optimizer, span_makes_weights, span_runs_backward,
-    span_wraps_parameter,
-};
-use crate::model::python::{module_scope, python_call};
+use super::python_frames::{FrameSays, frame_says};
+use crate::model::python::module_scope;
 use crate::model::{MemEvent, OpCategory, Recording, StrId, ThreadIdx};
 use crate::timeline::{OpIndex, Timeline};
 
@@ -78,19 +75,8 @@ struct Role {
     phase: Option<Phase>,
     leaf: bool,
     module: bool,
-    /// A Python frame that makes a module's weights (`with_stack=True`).
-    makes_weights: bool,
-    /// A Python frame of autograd's entry (`torch.autograd.backward` or `.grad`): a
-    /// backward pass begins (`with_stack=True`).
-    runs_backward: bool,
-    /// A Python frame of an optimizer's constructor or `load_state_dict`: state made there
-    /// (Adagrad's sums, a checkpoint's state moved to the device) is the optimizer's,
-    /// though no step is running.
-    builds_optimizer: bool,
-    /// A Python frame of `torch/serialization.py` (`torch.load`).
-    loads_checkpoint: bool,
-    /// `nn.Parameter`'s constructor: the tensor made just before is a weight.
-    wraps_parameter: bool,
+    /// What a Python frame's function and file say (`with_stack=True`).
+    frame: FrameSays,
 }
 
 fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
@@ -113,12 +99,11 @@ fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
         leaf: (cpu_op && (name.starts_with("aten::") || (backward_node && !engine)))
             || runs_a_compiled_graph(category, name),
         module: python && module_scope(name).is_some(),
-        makes_weights: python && span_makes_weights(name),
-        runs_backward: python && span_runs_backward(name),
-        builds_optimizer: python && span_builds_optimizer(name),
-        wraps_parameter: python && span_wraps_parameter(name),
-        loads_checkpoint: python
-            && python_call(name).is_some_and(|c| super::frames::in_path(c.file, CHECKPOINTS)),
+        frame: if python {
+            frame_says(name)
+        } else {
+            FrameSays::default()
+        },
     }
 }
 
@@ -157,9 +142,10 @@ pub fn marks_phases(rec: &Recording, category: OpCategory, name: StrId) -> bool 
     let name = rec.strings.get(name);
     phase_of_name(name) == Some(Phase::Optimizer)
         || (category == OpCategory::PythonFunction
-            && (module_scope(name).is_some()
-                || span_runs_backward(name)
-                || span_wraps_parameter(name)))
+            && (module_scope(name).is_some() || {
+                let says = frame_says(name);
+                says.runs_backward || says.wraps_parameter
+            }))
 }
 
 /// The recording's phase structure, built once.
@@ -197,10 +183,10 @@ impl<'a> Phases<'a> {
         for op in &rec.ops {
             let role = role_of(rec, op.category, op.name);
             backward_seen |= role.phase == Some(Phase::Backward);
-            if role.runs_backward {
+            if role.frame.runs_backward {
                 backward_starts.push(op.start_ns);
             }
-            if role.wraps_parameter {
+            if role.frame.wraps_parameter {
                 parameter_wraps.push((op.thread, op.start_ns));
             }
             if role.phase == Some(Phase::Optimizer) {
@@ -362,12 +348,12 @@ impl<'a> Phases<'a> {
                 site.leaf_kind = leaf_kind(self.rec.op_name(op));
             }
             site.in_module |= role.module;
-            site.makes_weights |= role.makes_weights;
-            site.loads_checkpoint |= role.loads_checkpoint;
+            site.makes_weights |= role.frame.makes_weights;
+            site.loads_checkpoint |= role.frame.loads_checkpoint;
             // An optimizer's constructor is its phase but not a step.
             let phase = role
                 .phase
-                .or(role.builds_optimizer.then_some(Phase::Optimizer));
+                .or(role.frame.builds_optimizer.then_some(Phase::Optimizer));
             let r = phase_rank(phase);
             if r > rank {
                 rank = r;

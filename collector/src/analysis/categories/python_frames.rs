@@ -25,37 +25,43 @@ pub(super) fn makes_weights(function: &str, file: &str) -> bool {
     WEIGHT_MAKERS.contains(&function) && in_path(file, super::frames::MODULES)
 }
 
-/// [`makes_weights`] of a trace's Python function span, named `file(line): function`
-/// (`torch/nn/modules/linear.py(96): __init__`).
-pub(super) fn span_makes_weights(name: &str) -> bool {
-    python_call(name).is_some_and(|c| makes_weights(c.function, c.file))
-}
-
-/// Whether a trace's Python function span is autograd's entry: `torch.autograd.backward`
-/// (what `loss.backward()` calls) or `torch.autograd.grad`.
-pub(super) fn span_runs_backward(name: &str) -> bool {
-    python_call(name).is_some_and(|c| {
-        matches!(c.function, "backward" | "grad") && in_path(c.file, "torch/autograd/__init__.py")
-    })
-}
-
 /// The file whose frames read a checkpoint (`torch.load`).
 pub(super) const CHECKPOINTS: &str = "torch/serialization.py";
 
-/// Whether a trace's Python function span is an optimizer's `__init__` or
-/// `load_state_dict` (`torch/optim/…`; a learning-rate scheduler's makes no state).
-pub(super) fn span_builds_optimizer(name: &str) -> bool {
-    python_call(name).is_some_and(|c| {
-        matches!(c.function, "__init__" | "load_state_dict")
-            && in_path(c.file, "torch/optim/")
-            && !c.file.ends_with("lr_scheduler.py")
-    })
+/// What a trace's Python function span, named `file(line): function`
+/// (`torch/nn/modules/linear.py(96): __init__`), says of the memory made under it: its
+/// name parsed once, every question answered.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct FrameSays {
+    /// A module making its weights ([`makes_weights`]).
+    pub makes_weights: bool,
+    /// autograd's entry, `torch.autograd.backward` (what `loss.backward()` calls) or
+    /// `torch.autograd.grad`: a backward begins.
+    pub runs_backward: bool,
+    /// An optimizer's `__init__` or `load_state_dict` (`torch/optim/…`; a learning-rate
+    /// scheduler makes no state).
+    pub builds_optimizer: bool,
+    /// `nn.Parameter`'s constructor (`torch/nn/parameter.py`: `__new__`): the tensor made
+    /// just before becomes a module's own weight (custom layers, transformers' `Conv1D`,
+    /// an RMSNorm's scale).
+    pub wraps_parameter: bool,
+    /// `torch.load` ([`CHECKPOINTS`]): a checkpoint being read.
+    pub loads_checkpoint: bool,
 }
 
-/// Whether a trace's Python function span is `nn.Parameter`'s constructor
-/// (`torch/nn/parameter.py`: `__new__`): the tensor made just before becomes a module's
-/// own weight (custom layers, transformers' `Conv1D`, an RMSNorm's scale).
-pub(super) fn span_wraps_parameter(name: &str) -> bool {
-    python_call(name)
-        .is_some_and(|c| c.function == "__new__" && in_path(c.file, "torch/nn/parameter.py"))
+/// [`FrameSays`] of the span named `name`; nothing for a name that is no Python call.
+pub(super) fn frame_says(name: &str) -> FrameSays {
+    let Some(c) = python_call(name) else {
+        return FrameSays::default();
+    };
+    FrameSays {
+        makes_weights: makes_weights(c.function, c.file),
+        runs_backward: matches!(c.function, "backward" | "grad")
+            && in_path(c.file, "torch/autograd/__init__.py"),
+        builds_optimizer: matches!(c.function, "__init__" | "load_state_dict")
+            && in_path(c.file, "torch/optim/")
+            && !c.file.ends_with("lr_scheduler.py"),
+        wraps_parameter: c.function == "__new__" && in_path(c.file, "torch/nn/parameter.py"),
+        loads_checkpoint: in_path(c.file, CHECKPOINTS),
+    }
 }
