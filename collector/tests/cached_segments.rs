@@ -215,9 +215,23 @@ fn each_segments_blocks_at_the_end_are_the_snapshots_blocks_of_it() {
                 let name = format!("{} {:#x}", path.display(), s.address);
                 assert_eq!(cache.in_use_at(d, k, end), held as i64, "{name}");
             }
-            // Every allocation lies in a segment.
+            // Every allocation lies in a segment, so the segments' bytes in use add up to
+            // the allocated total at every instant.
             for i in 0..d.allocations.len() {
                 assert!(cache.segment_of(i).is_some(), "{} {i}", path.display());
+            }
+            let curves: Vec<Vec<(i64, i64)>> = (0..cache.lives.len())
+                .map(|s| cache.in_use_curve(d, s))
+                .collect();
+            let value_at = |c: &[(i64, i64)], t: i64| {
+                let n = c.partition_point(|p| p.0 <= t);
+                n.checked_sub(1).map_or(0, |k| c[k].1)
+            };
+            for p in d.points.iter().step_by(13).chain(d.points.last()) {
+                let t = p.time_ns;
+                let at = d.at(t).expect("a point");
+                let in_use: i64 = curves.iter().map(|c| value_at(c, t)).sum();
+                assert_eq!(in_use, at.allocated_bytes, "{} at {t}", path.display());
             }
         }
     }

@@ -57,6 +57,17 @@ pub(super) fn pointer_ui(
     };
     let text = readout(&data, d, i, a);
     doc.panels.allocations.readout = Some(text.clone());
+    readout_ui(painter, frame, pos, text, palette);
+}
+
+/// A readout beside the pointer at `pos`, kept inside the plot.
+pub(super) fn readout_ui(
+    painter: &egui::Painter,
+    frame: &PlotFrame,
+    pos: egui::Pos2,
+    text: String,
+    palette: &Palette,
+) {
     let font = FontId::proportional(12.0);
     // The theme's strong text: legible on either plot background (the weak text brightened
     // was about 2.6:1 on the light theme's, issue 37).

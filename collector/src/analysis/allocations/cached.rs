@@ -10,8 +10,8 @@
 //! allocations are the segments ([`CacheBands::timeline`]), so offsets, moves, the
 //! level-of-detail index and the band under a point come from one piece of code. Each
 //! allocation is placed in the segment that held its address ([`CacheBands::segment_of`]),
-//! so a view can draw the blocks in use inside their segment and say how much of a segment
-//! was in use at an instant ([`CacheBands::in_use_at`]).
+//! so a view can say how much of a segment was in use at an instant
+//! ([`CacheBands::in_use_at`]) and draw it over time ([`CacheBands::in_use_curve`]).
 
 use std::collections::BTreeMap;
 
@@ -224,6 +224,31 @@ impl CacheBands {
             .filter(live)
             .map(|a| a.bytes)
             .sum()
+    }
+
+    /// Bytes of segment `s` handed out over time: (time, bytes from then on), from 0 where
+    /// its band begins, one point a time at which its allocations change. What a view draws
+    /// as the part of the segment in use. O(its allocations · log).
+    pub fn in_use_curve(&self, d: &DeviceTimeline, s: usize) -> Vec<(i64, i64)> {
+        let Some(band) = self.timeline.allocations.get(s) else {
+            return Vec::new();
+        };
+        let mut changes: Vec<(i64, i64)> = vec![(band.alloc_ns, 0)];
+        for a in (self.blocks_of(s).iter()).filter_map(|&i| d.allocations.get(i as usize)) {
+            changes.push((a.alloc_ns, a.bytes));
+            changes.extend(a.free_ns.map(|f| (f, -a.bytes)));
+        }
+        changes.sort_by_key(|c| c.0);
+        let mut curve: Vec<(i64, i64)> = Vec::with_capacity(changes.len());
+        let mut bytes = 0i64;
+        for (t, change) in changes {
+            bytes += change;
+            match curve.last_mut() {
+                Some(last) if last.0 == t => last.1 = bytes,
+                _ => curve.push((t, bytes)),
+            }
+        }
+        curve
     }
 }
 

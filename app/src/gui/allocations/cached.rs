@@ -1,0 +1,281 @@
+//! The allocation view's Cached mode (memory_viz's "Active Cached Memory Timeline"): each
+//! segment of the allocator's cache a band over its lifetime in the cache's colour, stacked
+//! as the collector laid them out (`CacheBands`), so the stack's top is the reserved line;
+//! and in each segment the bytes its allocations held, per pixel column, as a fill of the
+//! allocated colour from the band's bottom: the timeline's two colours, segment by segment.
+//!
+//! Why a fill of the part in use rather than the allocations drawn at their addresses in
+//! the segment: a block under a pixel is not drawn (the bands' rule), and the blocks that
+//! fill a segment are mostly that small (the CS336 snapshot's weights: a 148 MiB segment
+//! 87% in use drew as empty), so the segments read emptier than they were. The fill is
+//! exact at every zoom (each column's most, from a pyramid of the segment's bytes in use);
+//! where in a segment its blocks lie at an instant is the Segments tab's.
+
+use collector::analysis::allocations::{BandQuery, CacheBands, site_frame};
+use collector::analysis::live::without_directory;
+use collector::timeline::DeviceTimeline;
+use egui::{Color32, Mesh, Rect, Response, Shape, Stroke, Ui};
+
+use super::super::doc::Document;
+use super::super::paint::{self, PlotFrame};
+use super::super::theme::Palette;
+use super::super::units;
+use super::DeviceBands;
+use super::draw::{BandsFrame, stretches};
+
+/// The line between two stacked segments is drawn from this band height on, in points:
+/// on thinner bands it would hide the band.
+const SEPARATOR_MIN_POINTS: f32 = 4.0;
+/// A segment's part in use is drawn from this band height on, in points: on a thinner band
+/// it cannot be told from the rest. Each drawn costs a query of its pyramid (O(columns)).
+const IN_USE_MIN_POINTS: f32 = 2.0;
+
+/// What the pointer is over in the Cached mode: a segment (band of the cache).
+pub(super) fn segment_under(
+    frame: &PlotFrame,
+    cache: &CacheBands,
+    origin: i64,
+    pos: egui::Pos2,
+) -> (i64, Option<usize>) {
+    let t = origin + frame.t_at(pos.x).round() as i64;
+    let bytes = frame.y0
+        + (frame.rect.bottom() - pos.y) as f64 / frame.rect.height().max(1.0) as f64
+            * (frame.y1 - frame.y0);
+    (t, cache.layout.band_at(&cache.timeline, t, bytes as i64))
+}
+
+/// The segments and their blocks over the reserved memory's columns (the bytes of
+/// segments too thin to draw), and the reserved line on top.
+pub(super) fn segments_ui(
+    p: &egui::Painter,
+    frame: &PlotFrame,
+    doc: &Document,
+    (bands, cache): (&DeviceBands, &CacheBands),
+    reserved: &paint::Columns,
+    palette: &Palette,
+) -> BandsFrame {
+    let origin = doc.data.rec.meta.start_ns;
+    paint::fill_under(p, frame, reserved, palette.cache.gamma_multiply(0.35));
+    let q = query(frame, origin);
+    let mut segments = Vec::new();
+    cache.layout.index.visible(&q, &mut segments);
+    let fill = palette.cache.gamma_multiply(0.6);
+    let separator = Stroke::new(1.0, palette.plot_bg);
+    let mut mesh = Mesh::default();
+    let mut lines = Vec::new();
+    let mut out = BandsFrame {
+        segments: segments.len(),
+        ..BandsFrame::default()
+    };
+    let bands_of = &cache.timeline;
+    for &s in &segments {
+        let Some(a) = bands_of.allocations.get(s as usize) else {
+            continue;
+        };
+        out.rects += stretches(
+            frame,
+            &cache.layout,
+            bands_of,
+            (s as usize, a),
+            origin,
+            |r| {
+                mesh.add_colored_rect(r, fill);
+                if r.height() >= SEPARATOR_MIN_POINTS {
+                    lines.push(Shape::hline(r.x_range(), r.top(), separator));
+                }
+            },
+        );
+    }
+    p.add(Shape::mesh(mesh));
+    p.extend(lines);
+    out.drawn = in_use_ui(
+        p,
+        frame,
+        (bands, cache),
+        &segments,
+        origin,
+        palette.allocated.gamma_multiply(0.8),
+    );
+    paint::envelope(p, frame, reserved, palette.reserved, 1.5, None);
+    out.reserved_max = paint::columns_max(reserved);
+    if let Some(s) = doc.panels.allocations.selected_segment {
+        outline(p, frame, cache, origin, s, palette.highlight);
+    }
+    out
+}
+
+/// The view's band query: bands at least a point tall and wide.
+fn query(frame: &PlotFrame, origin: i64) -> BandQuery {
+    let bytes_per_point = (frame.y1 - frame.y0) / frame.rect.height().max(1.0) as f64;
+    let ns_per_point = (frame.t1_ns - frame.t0_ns) / frame.rect.width().max(1.0) as f64;
+    BandQuery {
+        t0_ns: origin + frame.t0_ns as i64,
+        t1_ns: origin + frame.t1_ns as i64,
+        min_bytes: bytes_per_point.max(1.0) as i64,
+        min_life_ns: ns_per_point as i64,
+    }
+}
+
+/// Each drawn segment's bytes in use, per pixel column (the most in the column, from its
+/// pyramid), as a fill from the segment band's bottom; returns the rectangles drawn.
+fn in_use_ui(
+    p: &egui::Painter,
+    frame: &PlotFrame,
+    (bands, cache): (&DeviceBands, &CacheBands),
+    segments: &[u32],
+    origin: i64,
+    color: Color32,
+) -> usize {
+    let mut mesh = Mesh::default();
+    let mut rects = 0;
+    for &s in segments {
+        let s = s as usize;
+        let (Some(a), Some(Some(curve))) = (cache.timeline.allocations.get(s), bands.in_use.get(s))
+        else {
+            continue;
+        };
+        if (frame.y(0.0) - frame.y(a.bytes as f64)) < IN_USE_MIN_POINTS {
+            continue;
+        }
+        let cols = paint::query(Some(curve), frame, origin);
+        let column = |x: f32| cols.get((x - frame.rect.left()).max(0.0) as usize);
+        stretches(frame, &cache.layout, &cache.timeline, (s, a), origin, |r| {
+            let px_per_byte = r.height() / a.bytes.max(1) as f32;
+            // One rectangle a run of columns at the same height.
+            let mut run: Option<(f32, f32, f32)> = None;
+            let mut flush = |run: Option<(f32, f32, f32)>, mesh: &mut Mesh| {
+                if let Some((x0, x1, h)) = run.filter(|r| r.2 > 0.0) {
+                    let top = r.bottom() - h.min(r.height());
+                    mesh.add_colored_rect(Rect::from_x_y_ranges(x0..=x1, top..=r.bottom()), color);
+                    rects += 1;
+                }
+            };
+            let mut x = r.left().floor();
+            while x < r.right() {
+                let h = column(x)
+                    .copied()
+                    .flatten()
+                    .map_or(0.0, |c| c.1 as f32 * px_per_byte);
+                let (x0, x1) = (x.max(r.left()), (x + 1.0).min(r.right()));
+                run = match run {
+                    Some((from, _, same)) if same == h => Some((from, x1, h)),
+                    other => {
+                        flush(other, &mut mesh);
+                        Some((x0, x1, h))
+                    }
+                };
+                x += 1.0;
+            }
+            flush(run, &mut mesh);
+        });
+    }
+    p.add(Shape::mesh(mesh));
+    rects
+}
+
+/// The selected segment's outline.
+fn outline(
+    p: &egui::Painter,
+    frame: &PlotFrame,
+    cache: &CacheBands,
+    origin: i64,
+    s: usize,
+    color: Color32,
+) {
+    let Some(a) = cache.timeline.allocations.get(s) else {
+        return;
+    };
+    let mut rects = Vec::new();
+    stretches(frame, &cache.layout, &cache.timeline, (s, a), origin, |r| {
+        rects.push(r)
+    });
+    for r in rects {
+        p.rect_stroke(
+            r.expand(1.0),
+            0.0,
+            Stroke::new(1.5, color),
+            egui::StrokeKind::Outside,
+        );
+    }
+}
+
+/// Hover: the segment under the pointer read out; a click selects it (or clears on empty
+/// space). Returns the readout and where the pointer is, for the caller to draw.
+pub(super) fn pointer(
+    frame: &PlotFrame,
+    doc: &mut Document,
+    cache: &CacheBands,
+    response: &Response,
+) -> Option<(String, egui::Pos2)> {
+    let data = doc.data.clone();
+    let origin = data.rec.meta.start_ns;
+    let hovered = response.hover_pos().filter(|p| frame.rect.contains(*p));
+    let under = hovered.map(|p| segment_under(frame, cache, origin, p));
+    doc.panels.allocations.hovered_segment = under.and_then(|u| u.1);
+    if response.clicked()
+        && let Some(pos) = response.interact_pointer_pos()
+    {
+        doc.panels.allocations.selected_segment = segment_under(frame, cache, origin, pos).1;
+    }
+    if doc.panels.allocations.selected_segment.is_some()
+        && !response.ctx.egui_wants_keyboard_input()
+        && super::super::timeline::escape_for_views(&response.ctx)
+    {
+        doc.panels.allocations.selected_segment = None;
+    }
+    let d = data.timeline.devices.get(doc.device as usize)?;
+    let (t, s) = under?;
+    Some((readout(&data, d, cache, s?, t), hovered?))
+}
+
+/// The readout of segment `s` with the pointer at `time_ns`: its size, address and stream,
+/// when it was made and freed, what of it was in use then, where it was made.
+pub fn readout(
+    data: &super::super::loaded::Loaded,
+    d: &DeviceTimeline,
+    cache: &CacheBands,
+    s: usize,
+    time_ns: i64,
+) -> String {
+    let Some(l) = cache.lives.get(s) else {
+        return String::new();
+    };
+    let rec = &data.rec;
+    let origin = rec.meta.start_ns;
+    let clock = units::Clock::of(&rec.meta);
+    let at = |t: i64| clock.at((t - origin) as f64);
+    let address = l.addr.map_or_else(String::new, |a| format!(" at {a:#x}"));
+    let stream = l
+        .stream
+        .map_or_else(String::new, |s| format!(" · stream {s}"));
+    let made = l
+        .alloc_ns
+        .map_or_else(|| "before the history began".to_owned(), at);
+    let freed = match l.free_ns {
+        Some(f) => format!("freed {}", at(f)),
+        None => "held to the end".to_owned(),
+    };
+    let used = cache.in_use_at(d, s, time_ns);
+    let share = used as f64 * 100.0 / l.bytes.max(1) as f64;
+    let site = site_frame(rec, rec.stack(l.stack))
+        .map(|f| format!("\nmade at {}", without_directory(&f)))
+        .unwrap_or_default();
+    format!(
+        "segment of {}{address}{stream}\nmade {made} → {freed}\nin use then: {} of it ({share:.0}%), {} cached free{site}",
+        units::bytes(l.bytes),
+        units::bytes(used),
+        units::bytes(l.bytes - used),
+    )
+}
+
+/// Where the input records no segments: the plot says what would show them.
+pub(super) fn no_segments_ui(ui: &mut Ui, plot: Rect, palette: &Palette) {
+    let text = egui::RichText::new(NO_SEGMENTS).color(palette.weak_text);
+    ui.put(plot.shrink(24.0), egui::Label::new(text).wrap());
+}
+
+/// The hint the Cached mode shows on an input without segment events.
+pub const NO_SEGMENTS: &str = "This input records no allocator segments, so there is no cache to \
+    draw segment by segment: profile with torch.cuda.memory._record_memory_history() and open \
+    the snapshot torch.cuda.memory._dump_snapshot() writes (the Active mode shows this input's \
+    allocations).";
