@@ -2,7 +2,7 @@
 //! it lived, the allocating and freeing op, its category, and the whole stack of its
 //! allocation and of its free.
 
-use collector::analysis::allocations::{ColorBy, op_of};
+use collector::analysis::allocations::{CacheBands, ColorBy, op_of};
 use collector::analysis::live::frame_label;
 use collector::analysis::segments::SMALL_SEGMENT_BYTES;
 use collector::timeline::DeviceTimeline;
@@ -185,50 +185,9 @@ fn segment_details_ui(ui: &mut Ui, doc: &Document, d: &DeviceTimeline, palette: 
         return;
     };
     let rec = &data.rec;
-    let origin = rec.meta.start_ns;
-    let clock = units::Clock::of(&rec.meta);
-    let when = |t: i64| clock.at((t - origin) as f64);
     let address = l.addr.map_or_else(String::new, |a| format!(" at {a:#x}"));
     ui.label(RichText::new(format!("segment of {}{address}", units::bytes(l.bytes))).strong());
-    let end = d.points.last().map_or(origin, |p| p.time_ns);
-    let used = |t: i64| {
-        let bytes = cache.in_use_at(d, s, t);
-        format!(
-            "{} ({:.0}%), {} cached free",
-            units::bytes(bytes),
-            bytes as f64 * 100.0 / l.bytes.max(1) as f64,
-            units::bytes(l.bytes - bytes)
-        )
-    };
-    let pool = if l.bytes == SMALL_SEGMENT_BYTES {
-        "small (requests ≤ 1 MiB)"
-    } else {
-        "large"
-    };
-    let mut rows = vec![
-        (
-            "stream",
-            l.stream
-                .map_or_else(|| "not recorded".to_owned(), |s| s.to_string()),
-        ),
-        ("pool", pool.to_owned()),
-        (
-            "made",
-            l.alloc_ns
-                .map_or_else(|| "before the history began".to_owned(), when),
-        ),
-        (
-            "freed",
-            l.free_ns.map_or_else(|| "held to the end".to_owned(), when),
-        ),
-    ];
-    if let Some(t) = doc.panels.inspect.target {
-        rows.push(("in use at the cursor", used(t.at_ns)));
-    }
-    if l.free_ns.is_none() {
-        rows.push(("in use at the end", used(end)));
-    }
-    rows.push(("blocks made in it", cache.blocks_of(s).len().to_string()));
+    let rows = segment_rows(doc, d, cache, s);
     egui::Grid::new("segment-details")
         .num_columns(2)
         .show(ui, |ui| {
@@ -247,4 +206,56 @@ fn segment_details_ui(ui: &mut Ui, doc: &Document, d: &DeviceTimeline, palette: 
         return;
     }
     stack_ui(ui, "segment stack", rec, l.stack, palette);
+}
+
+/// The selected segment's facts, as (name, value) rows.
+fn segment_rows(
+    doc: &Document,
+    d: &DeviceTimeline,
+    cache: &CacheBands,
+    s: usize,
+) -> Vec<(&'static str, String)> {
+    let Some(l) = cache.lives.get(s) else {
+        return Vec::new();
+    };
+    let rec = &doc.data.rec;
+    let origin = rec.meta.start_ns;
+    let clock = units::Clock::of(&rec.meta);
+    let when = |t: i64| clock.at((t - origin) as f64);
+    let end = d.points.last().map_or(origin, |p| p.time_ns);
+    let used = |t: i64| {
+        let bytes = cache.in_use_at(d, s, t);
+        format!(
+            "{} ({:.0}%), {} cached free",
+            units::bytes(bytes),
+            bytes as f64 * 100.0 / l.bytes.max(1) as f64,
+            units::bytes(l.bytes - bytes)
+        )
+    };
+    let pool = if l.bytes == SMALL_SEGMENT_BYTES {
+        "small (requests ≤ 1 MiB)"
+    } else {
+        "large"
+    };
+    let stream = l
+        .stream
+        .map_or_else(|| "not recorded".to_owned(), |s| s.to_string());
+    let made = l
+        .alloc_ns
+        .map_or_else(|| "before the history began".to_owned(), when);
+    let freed = l.free_ns.map_or_else(|| "held to the end".to_owned(), when);
+    let mut rows = vec![
+        ("stream", stream),
+        ("pool", pool.to_owned()),
+        ("made", made),
+        ("freed", freed),
+    ];
+    if let Some(t) = doc.panels.inspect.target {
+        rows.push(("in use at the cursor", used(t.at_ns)));
+    }
+    if l.free_ns.is_none() {
+        rows.push(("in use at the end", used(end)));
+    }
+    rows.push(("allocations it held", cache.blocks_of(s).len().to_string()));
+    rows
 }

@@ -1,0 +1,164 @@
+//! The allocation view's Cached mode (memory_viz's Active Cached Memory Timeline) driven
+//! like a user would on a real CS336 allocator snapshot: the Cached button draws one band
+//! per segment a pixel tall (counted here from the collector's segment list and the plot's
+//! scale), hovering a segment reads out its size and the bytes in use in it (counted here
+//! from the allocations by address), a click selects it and the details show it, Esc
+//! clears; and a profiler trace, which records no segments, says how to record them.
+
+use collector::analysis::allocations::segment_lives;
+use egui::{Event, Key, Modifiers, Pos2};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+
+use super::super::ViewerApp;
+use super::super::allocations::NO_SEGMENTS;
+use super::super::units;
+use super::{harness, primary, repo, settle};
+
+fn real_snapshot() -> std::path::PathBuf {
+    repo().join("../shared/traces/real/snapshot-cs336-bcrafton/memory_snapshot.pickle")
+}
+
+/// `path` open on the Allocations tab in the main area, in the Cached mode.
+fn cached(path: std::path::PathBuf) -> Harness<'static, ViewerApp> {
+    let mut h = harness(vec![path]);
+    settle(&mut h);
+    h.get_by_label("Allocations").click();
+    h.run_steps(3);
+    h.get_by_label("main area").click();
+    h.run_steps(3);
+    let active = h
+        .state()
+        .active_doc()
+        .expect("doc")
+        .panels
+        .allocations
+        .last_frame;
+    assert_eq!(active.segments, 0, "the Active mode draws allocations");
+    h.get_by_label("Cached").click();
+    h.run_steps(4);
+    h
+}
+
+#[test]
+fn the_cached_mode_draws_a_band_for_each_segment_a_pixel_tall() {
+    let h = cached(real_snapshot());
+    let doc = h.state().active_doc().expect("doc");
+    assert!(doc.panels.allocations.cached);
+    let rec = &doc.data.rec;
+    let d = &doc.data.timeline.devices[doc.device as usize];
+    let lives = segment_lives(rec, d);
+    // The snapshot's 96 segments, all made before its history and held to the end.
+    assert_eq!(lives.len(), 96);
+    let frame = doc.panels.allocations.plot.expect("drawn");
+    let bytes_per_point = (frame.y1 - frame.y0) / frame.rect.height() as f64;
+    let tall = lives
+        .iter()
+        .filter(|l| l.bytes as f64 >= bytes_per_point.floor())
+        .count();
+    assert!(tall > 0 && tall < lives.len(), "{tall}");
+    assert_eq!(doc.panels.allocations.last_frame.segments, tall);
+    // The stack's top is the reserved total: the plot's scale is set by it.
+    let reserved = d.points.iter().filter_map(|p| p.reserved_bytes).max();
+    assert_eq!(doc.panels.allocations.last_frame.reserved_max, reserved);
+    h.get_by_label_contains(&format!("{tall} of 96 segments drawn"));
+}
+
+/// The largest segment and a point in the middle of its band.
+fn largest_segment(h: &Harness<'_, ViewerApp>) -> (usize, i64, Pos2) {
+    let doc = h.state().active_doc().expect("doc");
+    let d = &doc.data.timeline.devices[doc.device as usize];
+    let lives = segment_lives(&doc.data.rec, d);
+    let (s, l) = (lives.iter().enumerate())
+        .max_by_key(|(_, l)| l.bytes)
+        .expect("segments");
+    let bands = doc.data.curves[doc.device as usize]
+        .bands
+        .clone()
+        .expect("bands");
+    let cache = bands.cache.as_ref().expect("segments");
+    let frame = doc.panels.allocations.plot.expect("drawn");
+    let t = doc.data.rec.meta.start_ns + doc.data.duration_ns() / 2;
+    let offset = cache.layout.offset_at(&cache.timeline, s, t);
+    let pos = Pos2::new(
+        frame.x(doc.rel_ns(t)),
+        frame.y((offset + l.bytes / 2) as f64),
+    );
+    (s, l.bytes, pos)
+}
+
+#[test]
+fn hovering_a_segment_reads_out_its_size_and_the_bytes_in_use_in_it() {
+    let mut h = cached(real_snapshot());
+    let (s, bytes, pos) = largest_segment(&h);
+    h.event(Event::PointerMoved(pos));
+    h.run_steps(2);
+    let doc = h.state().active_doc().expect("doc");
+    assert_eq!(doc.panels.allocations.hovered_segment, Some(s));
+    let text = doc.panels.allocations.readout.clone().expect("a readout");
+    assert!(
+        text.starts_with(&format!("segment of {}", units::bytes(bytes))),
+        "{text}"
+    );
+    // The bytes in use then: the allocations live then whose addresses lie in it.
+    let d = &doc.data.timeline.devices[doc.device as usize];
+    let l = &segment_lives(&doc.data.rec, d)[s];
+    let addr = l.addr.expect("an address");
+    let frame = doc.panels.allocations.plot.expect("drawn");
+    let t = doc.data.rec.meta.start_ns + frame.t_at(pos.x).round() as i64;
+    let in_use: i64 = d
+        .live_at(t)
+        .filter(|a| a.addr >= addr && a.addr < addr + bytes as u64)
+        .map(|a| a.bytes)
+        .sum();
+    assert!(in_use > 0);
+    let said = format!("in use then: {} of it", units::bytes(in_use));
+    assert!(text.contains(&said), "{text} says {said}");
+    assert!(text.contains("made before the history began → held to the end"));
+}
+
+#[test]
+fn a_click_selects_a_segment_and_the_details_show_it_and_esc_clears_it() {
+    let mut h = cached(real_snapshot());
+    let (s, bytes, pos) = largest_segment(&h);
+    h.event(Event::PointerMoved(pos));
+    h.event(primary(pos, true));
+    h.event(primary(pos, false));
+    h.run_steps(3);
+    let doc = h.state().active_doc().expect("doc");
+    assert_eq!(doc.panels.allocations.selected_segment, Some(s));
+    let d = &doc.data.timeline.devices[doc.device as usize];
+    let l = &segment_lives(&doc.data.rec, d)[s];
+    let title = format!(
+        "segment of {} at {:#x}",
+        units::bytes(bytes),
+        l.addr.expect("an address")
+    );
+    h.get_by_label(&title);
+    h.get_by_label("before the history began");
+    h.get_by_label("held to the end");
+    h.get_by_label(&l.stream.expect("a stream").to_string());
+    h.event(Event::Key {
+        key: Key::Escape,
+        physical_key: None,
+        pressed: true,
+        repeat: false,
+        modifiers: Modifiers::NONE,
+    });
+    h.run_steps(3);
+    let doc = h.state().active_doc().expect("doc");
+    assert_eq!(doc.panels.allocations.selected_segment, None);
+    assert!(h.query_by_label(&title).is_none());
+}
+
+#[test]
+fn a_profiler_trace_without_segments_says_how_to_record_them() {
+    let trace = repo().join(
+        "../shared/traces/real/tracelens-h100-bert-small/gaunernst_bert-small-uncased__1016001.json.gz",
+    );
+    let h = cached(trace);
+    let doc = h.state().active_doc().expect("doc");
+    assert!(doc.panels.allocations.cached);
+    assert_eq!(doc.panels.allocations.last_frame.segments, 0);
+    h.get_by_label(NO_SEGMENTS);
+}
