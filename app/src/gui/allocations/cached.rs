@@ -26,8 +26,9 @@ use super::draw::{BandsFrame, stretches};
 /// The line between two stacked segments is drawn from this band height on, in points:
 /// on thinner bands it would hide the band.
 const SEPARATOR_MIN_POINTS: f32 = 4.0;
-/// A segment's part in use is drawn from this band height on, in points: on a thinner band
-/// it cannot be told from the rest. Each drawn costs a query of its pyramid (O(columns)).
+/// A segment's part in use is drawn as a height from this band height on, in points; on a
+/// thinner band (where a height cannot be told) as a colour between free and used. Each
+/// drawn segment costs a query of its pyramid (O(columns)).
 const IN_USE_MIN_POINTS: f32 = 2.0;
 
 /// What the pointer is over in the Cached mode: a segment (band of the cache).
@@ -44,8 +45,7 @@ pub(super) fn segment_under(
     (t, cache.layout.band_at(&cache.timeline, t, bytes as i64))
 }
 
-/// The segments and their blocks over the reserved memory's columns (the bytes of
-/// segments too thin to draw), and the reserved line on top.
+/// The segments, each filled as far as it is in use, and the reserved line on top.
 pub(super) fn segments_ui(
     p: &egui::Painter,
     frame: &PlotFrame,
@@ -55,7 +55,6 @@ pub(super) fn segments_ui(
     palette: &Palette,
 ) -> BandsFrame {
     let origin = doc.data.rec.meta.start_ns;
-    paint::fill_under(p, frame, reserved, palette.cache.gamma_multiply(0.35));
     let q = query(frame, origin);
     let mut segments = Vec::new();
     cache.layout.index.visible(&q, &mut segments);
@@ -79,6 +78,7 @@ pub(super) fn segments_ui(
             (s as usize, a),
             origin,
             |r| {
+                let r = at_least_a_point(r);
                 mesh.add_colored_rect(r, fill);
                 if r.height() >= SEPARATOR_MIN_POINTS {
                     lines.push(Shape::hline(r.x_range(), r.top(), separator));
@@ -88,13 +88,14 @@ pub(super) fn segments_ui(
     }
     p.add(Shape::mesh(mesh));
     p.extend(lines);
-    out.drawn = in_use_ui(
+    out.drawn = segments.len();
+    out.rects += in_use_ui(
         p,
         frame,
         (bands, cache),
         &segments,
         origin,
-        palette.allocated.gamma_multiply(0.8),
+        (fill, palette.allocated.gamma_multiply(0.8)),
     );
     paint::envelope(p, frame, reserved, palette.reserved, 1.5, None);
     out.reserved_max = paint::columns_max(reserved);
@@ -104,27 +105,35 @@ pub(super) fn segments_ui(
     out
 }
 
-/// The view's band query: bands at least a point tall and wide.
+/// The view's query for segments: every one at least a point wide (there are hundreds to
+/// thousands, not millions: one under a point tall is drawn a point tall, over its
+/// neighbours, rather than left out).
 fn query(frame: &PlotFrame, origin: i64) -> BandQuery {
-    let bytes_per_point = (frame.y1 - frame.y0) / frame.rect.height().max(1.0) as f64;
     let ns_per_point = (frame.t1_ns - frame.t0_ns) / frame.rect.width().max(1.0) as f64;
     BandQuery {
         t0_ns: origin + frame.t0_ns as i64,
         t1_ns: origin + frame.t1_ns as i64,
-        min_bytes: bytes_per_point.max(1.0) as i64,
+        min_bytes: 0,
         min_life_ns: ns_per_point as i64,
     }
 }
 
+/// A segment's stretch at least a point tall (its bottom where it is).
+fn at_least_a_point(r: Rect) -> Rect {
+    Rect::from_x_y_ranges(r.x_range(), r.top().min(r.bottom() - 1.0)..=r.bottom())
+}
+
 /// Each drawn segment's bytes in use, per pixel column (the most in the column, from its
-/// pyramid), as a fill from the segment band's bottom; returns the rectangles drawn.
+/// pyramid): a fill of the `used` colour from the band's bottom, or on a band too thin to
+/// show a height, the band's colour moved towards `used` by the share in use. Returns the
+/// rectangles drawn.
 fn in_use_ui(
     p: &egui::Painter,
     frame: &PlotFrame,
     (bands, cache): (&DeviceBands, &CacheBands),
     segments: &[u32],
     origin: i64,
-    color: Color32,
+    (free, used): (Color32, Color32),
 ) -> usize {
     let mut mesh = Mesh::default();
     let mut rects = 0;
@@ -134,39 +143,39 @@ fn in_use_ui(
         else {
             continue;
         };
-        if (frame.y(0.0) - frame.y(a.bytes as f64)) < IN_USE_MIN_POINTS {
-            continue;
-        }
         let cols = paint::query(Some(curve), frame, origin);
-        let column = |x: f32| cols.get((x - frame.rect.left()).max(0.0) as usize);
+        let share = |x: f32| {
+            let c = cols.get((x - frame.rect.left()).max(0.0) as usize);
+            let most = c.copied().flatten().map_or(0, |c| c.1);
+            // In steps of 1/256: runs of columns alike merge into one rectangle.
+            ((most as f64 / a.bytes.max(1) as f64).clamp(0.0, 1.0) * 256.0).round() as u32
+        };
         stretches(frame, &cache.layout, &cache.timeline, (s, a), origin, |r| {
-            let px_per_byte = r.height() / a.bytes.max(1) as f32;
-            // One rectangle a run of columns at the same height.
-            let mut run: Option<(f32, f32, f32)> = None;
-            let mut flush = |run: Option<(f32, f32, f32)>, mesh: &mut Mesh| {
-                if let Some((x0, x1, h)) = run.filter(|r| r.2 > 0.0) {
-                    let top = r.bottom() - h.min(r.height());
+            let r = at_least_a_point(r);
+            let thin = r.height() < IN_USE_MIN_POINTS;
+            let mut add = |x0: f32, x1: f32, v: u32| {
+                let f = v as f32 / 256.0;
+                let (top, color) = match thin {
+                    true => (r.top(), free.lerp_to_gamma(used, f)),
+                    false => (r.bottom() - f * r.height(), used),
+                };
+                if v > 0 {
                     mesh.add_colored_rect(Rect::from_x_y_ranges(x0..=x1, top..=r.bottom()), color);
                     rects += 1;
                 }
             };
+            // One rectangle a run of columns with the same share in use.
             let mut x = r.left().floor();
+            let mut run = (r.left(), share(x));
             while x < r.right() {
-                let h = column(x)
-                    .copied()
-                    .flatten()
-                    .map_or(0.0, |c| c.1 as f32 * px_per_byte);
-                let (x0, x1) = (x.max(r.left()), (x + 1.0).min(r.right()));
-                run = match run {
-                    Some((from, _, same)) if same == h => Some((from, x1, h)),
-                    other => {
-                        flush(other, &mut mesh);
-                        Some((x0, x1, h))
-                    }
-                };
+                let v = share(x);
+                if v != run.1 {
+                    add(run.0, x.max(r.left()), run.1);
+                    run = (x.max(r.left()), v);
+                }
                 x += 1.0;
             }
-            flush(run, &mut mesh);
+            add(run.0, r.right(), run.1);
         });
     }
     p.add(Shape::mesh(mesh));

@@ -58,7 +58,12 @@ impl DeviceBands {
         let cache = CacheBands::build(rec, d);
         let in_use = (cache.iter())
             .flat_map(|c| (0..c.lives.len()).map(|s| c.in_use_curve(d, s)))
-            .map(|curve| (curve.len() > 1).then(|| CurvePyramid::build(&curve)))
+            .map(|curve| {
+                curve
+                    .iter()
+                    .any(|p| p.1 != 0)
+                    .then(|| CurvePyramid::build(&curve))
+            })
             .collect();
         let bands = DeviceBands {
             layout: BandLayout::build(rec, d),

@@ -178,7 +178,7 @@ fn drawn_text(doc: &Document) -> String {
             return String::new();
         };
         return format!(
-            "{} of {total} segments drawn (the rest under a pixel) · each filled as far as it is in use, the rest cached free",
+            "{} of {total} segments in view (one under a pixel drawn a pixel tall) · each filled as far as it is in use, the rest cached free",
             drawn.segments
         );
     }

@@ -1,7 +1,6 @@
 //! The allocation view's Cached mode (memory_viz's Active Cached Memory Timeline) driven
 //! like a user would on a real CS336 allocator snapshot: the Cached button draws one band
-//! per segment a pixel tall (counted here from the collector's segment list and the plot's
-//! scale), hovering a segment reads out its size and the bytes in use in it (counted here
+//! per segment (the collector's segment list), hovering a segment reads out its size and the bytes in use in it (counted here
 //! from the allocations by address), a click selects it and the details show it, Esc
 //! clears; and a profiler trace, which records no segments, says how to record them.
 
@@ -41,7 +40,7 @@ fn cached(path: std::path::PathBuf) -> Harness<'static, ViewerApp> {
 }
 
 #[test]
-fn the_cached_mode_draws_a_band_for_each_segment_a_pixel_tall() {
+fn the_cached_mode_draws_a_band_for_each_segment() {
     let h = cached(real_snapshot());
     let doc = h.state().active_doc().expect("doc");
     assert!(doc.panels.allocations.cached);
@@ -50,18 +49,35 @@ fn the_cached_mode_draws_a_band_for_each_segment_a_pixel_tall() {
     let lives = segment_lives(rec, d);
     // The snapshot's 96 segments, all made before its history and held to the end.
     assert_eq!(lives.len(), 96);
+    // Every one is in view, the whole run: each is drawn, one under a pixel a pixel tall.
     let frame = doc.panels.allocations.plot.expect("drawn");
     let bytes_per_point = (frame.y1 - frame.y0) / frame.rect.height() as f64;
-    let tall = lives
+    let thin = lives
         .iter()
-        .filter(|l| l.bytes as f64 >= bytes_per_point.floor())
+        .filter(|l| (l.bytes as f64) < bytes_per_point)
         .count();
-    assert!(tall > 0 && tall < lives.len(), "{tall}");
-    assert_eq!(doc.panels.allocations.last_frame.segments, tall);
+    assert!(thin > 0, "some segments are under a pixel");
+    assert_eq!(doc.panels.allocations.last_frame.segments, lives.len());
     // The stack's top is the reserved total: the plot's scale is set by it.
     let reserved = d.points.iter().filter_map(|p| p.reserved_bytes).max();
     assert_eq!(doc.panels.allocations.last_frame.reserved_max, reserved);
-    h.get_by_label_contains(&format!("{tall} of 96 segments drawn"));
+    h.get_by_label_contains("96 of 96 segments in view");
+    // What each is filled with: its bytes in use, also where its blocks were all there
+    // before the history began (the weights: a curve of one point, once drawn as empty).
+    let bands = doc.data.curves[doc.device as usize]
+        .bands
+        .clone()
+        .expect("bands");
+    let cache = bands.cache.as_ref().expect("segments");
+    let start = d.points.first().expect("events").time_ns;
+    let mut full_from_the_start = 0;
+    for s in 0..lives.len() {
+        let used = cache.in_use_at(d, s, start);
+        let drawn = bands.in_use[s].as_ref().and_then(|c| c.value_at(start));
+        assert_eq!(drawn.unwrap_or(0), used, "segment {s}");
+        full_from_the_start += usize::from(used == lives[s].bytes);
+    }
+    assert!(full_from_the_start > 0);
 }
 
 /// The largest segment and a point in the middle of its band.
