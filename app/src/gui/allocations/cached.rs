@@ -99,7 +99,15 @@ pub(super) fn segments_ui(
     );
     paint::envelope(p, frame, reserved, palette.reserved, 1.5, None);
     out.reserved_max = paint::columns_max(reserved);
-    if let Some(s) = doc.panels.allocations.selected_segment {
+    // The segment the readout names (hovered last frame), then the selected one.
+    let state = &doc.panels.allocations;
+    if let Some(s) = state
+        .hovered_segment
+        .filter(|&h| Some(h) != state.selected_segment)
+    {
+        outline(p, frame, cache, origin, s, palette.weak_text);
+    }
+    if let Some(s) = state.selected_segment {
         outline(p, frame, cache, origin, s, palette.highlight);
     }
     out
