@@ -274,14 +274,20 @@ pub fn readout(
     };
     let used = cache.in_use_at(d, s, time_ns);
     let share = used as f64 * 100.0 / l.bytes.max(1) as f64;
+    let in_use = match d.allocated_known {
+        true => format!(
+            "in use then: {} of it ({share:.0}%), {} cached free",
+            units::bytes(used),
+            units::bytes(l.bytes - used)
+        ),
+        false => NO_ALLOCATIONS.to_owned(),
+    };
     let site = site_frame(rec, rec.stack(l.stack))
         .map(|f| format!("\nmade at {}", without_directory(&f)))
         .unwrap_or_default();
     format!(
-        "segment of {}{address}{stream}\nmade {made} → {freed}\nin use then: {} of it ({share:.0}%), {} cached free{site}",
+        "segment of {}{address}{stream}\nmade {made} → {freed}\n{in_use}{site}",
         units::bytes(l.bytes),
-        units::bytes(used),
-        units::bytes(l.bytes - used),
     )
 }
 
@@ -290,6 +296,9 @@ pub(super) fn no_segments_ui(ui: &mut Ui, plot: Rect, palette: &Palette) {
     let text = egui::RichText::new(NO_SEGMENTS).color(palette.weak_text);
     ui.put(plot.shrink(24.0), egui::Label::new(text).wrap());
 }
+
+/// What the Cached mode says of a segment's use where the input records no allocations.
+pub const NO_ALLOCATIONS: &str = "in use: not recorded (the input has no allocations)";
 
 /// The hint the Cached mode shows on an input without segment events.
 pub const NO_SEGMENTS: &str = "This input records no allocator segments, so there is no cache to \

@@ -250,6 +250,13 @@ fn segment_rows(
         ("made", made),
         ("freed", freed),
     ];
+    if !d.allocated_known {
+        rows.push((
+            "in use",
+            "not recorded (the input has no allocations)".to_owned(),
+        ));
+        return rows;
+    }
     if let Some(t) = doc.panels.inspect.target {
         rows.push(("in use at the cursor", used(t.at_ns)));
     }

@@ -28,7 +28,7 @@ use collector::model::DeviceIdx;
 use collector::{Recording, Timeline};
 
 #[cfg(test)]
-pub use cached::NO_SEGMENTS;
+pub use cached::{NO_ALLOCATIONS, NO_SEGMENTS};
 pub use details::details_ui;
 pub use draw::{BandsFrame, bands_ui};
 pub use icicle::icicle_ui;
@@ -49,13 +49,14 @@ pub struct DeviceBands {
 }
 
 impl DeviceBands {
-    /// The layout of `device`'s allocations; `None` where it has none.
+    /// The layout of `device`'s allocations and segments; `None` where it has neither (an
+    /// Nsight export has segments alone: the driver's allocations).
     pub fn build(rec: &Recording, timeline: &Timeline, device: usize) -> Option<Arc<DeviceBands>> {
         let d = timeline.devices.get(device)?;
-        if d.allocations.is_empty() {
+        let cache = CacheBands::build(rec, d);
+        if d.allocations.is_empty() && cache.is_none() {
             return None;
         }
-        let cache = CacheBands::build(rec, d);
         let in_use = (cache.iter())
             .flat_map(|c| (0..c.lives.len()).map(|s| c.in_use_curve(d, s)))
             .map(|curve| {
@@ -75,6 +76,12 @@ impl DeviceBands {
         // take most of a second to look up, which the first frame of the panel would pay.
         bands.keys(rec, timeline, ColorBy::default());
         Some(Arc::new(bands))
+    }
+
+    /// Whether the device's allocations are known (else only its segments are: the Active
+    /// mode has nothing to draw).
+    pub fn has_allocations(&self) -> bool {
+        !self.layout.is_empty()
     }
 
     /// The colour keys `by` (computed once).

@@ -178,7 +178,7 @@ fn drawn_text(doc: &Document) -> String {
             return String::new();
         };
         return format!(
-            "{} of {total} segments in view (one under a pixel drawn a pixel tall) · each filled as far as it is in use, the rest cached free",
+            "{} of {total} segments drawn (those living a pixel or more in view; one under a pixel tall drawn a pixel tall) · each filled as far as it is in use, the rest cached free",
             drawn.segments
         );
     }
@@ -194,7 +194,11 @@ fn drawn_text(doc: &Document) -> String {
 /// Active or Cached: the bands are the allocations, or the allocator's segments with the
 /// allocations inside them (memory_viz's two timelines, its dropdown as two buttons).
 fn mode_ui(ui: &mut Ui, doc: &mut Document) {
+    let bands = (doc.data.curves.get(doc.device as usize)).and_then(|c| c.bands.clone());
+    let allocations = bands.as_ref().is_none_or(|b| b.has_allocations());
     let state = &mut doc.panels.allocations;
+    // An input of segments alone (an Nsight export) has only the Cached mode to show.
+    state.cached |= !allocations;
     let modes = [
         (
             false,
@@ -204,11 +208,16 @@ fn mode_ui(ui: &mut Ui, doc: &mut Document) {
         (
             true,
             "Cached",
-            "Every segment of the allocator's cache as a band over its lifetime, stacked to the reserved line, the allocations drawn inside at their addresses (memory_viz's Active Cached Memory Timeline)",
+            "Every segment of the allocator's cache as a band over its lifetime, stacked to the reserved line, each filled as far as its allocations use it (memory_viz's Active Cached Memory Timeline)",
         ),
     ];
     for (cached, name, what) in modes {
-        let r = ui.add(egui::Button::selectable(state.cached == cached, name));
+        let enabled = cached || allocations;
+        let r = ui.add_enabled(
+            enabled,
+            egui::Button::selectable(state.cached == cached, name),
+        );
+        let r = r.on_disabled_hover_text("This input records no allocations, only segments (an Nsight export's CUDA memory rows are the driver's allocations)");
         if r.on_hover_text(what).clicked() {
             state.cached = cached;
         }

@@ -10,9 +10,9 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
 use super::super::ViewerApp;
-use super::super::allocations::NO_SEGMENTS;
+use super::super::allocations::{NO_ALLOCATIONS, NO_SEGMENTS};
 use super::super::units;
-use super::{harness, primary, repo, settle};
+use super::{fixture, harness, primary, repo, settle};
 
 fn real_snapshot() -> std::path::PathBuf {
     repo().join("../shared/traces/real/snapshot-cs336-bcrafton/memory_snapshot.pickle")
@@ -61,7 +61,7 @@ fn the_cached_mode_draws_a_band_for_each_segment() {
     // The stack's top is the reserved total: the plot's scale is set by it.
     let reserved = d.points.iter().filter_map(|p| p.reserved_bytes).max();
     assert_eq!(doc.panels.allocations.last_frame.reserved_max, reserved);
-    h.get_by_label_contains("96 of 96 segments in view");
+    h.get_by_label_contains("96 of 96 segments drawn");
     // What each is filled with: its bytes in use, also where its blocks were all there
     // before the history began (the weights: a curve of one point, once drawn as empty).
     let bands = doc.data.curves[doc.device as usize]
@@ -177,4 +177,63 @@ fn a_profiler_trace_without_segments_says_how_to_record_them() {
     assert!(doc.panels.allocations.cached);
     assert_eq!(doc.panels.allocations.last_frame.segments, 0);
     h.get_by_label(NO_SEGMENTS);
+}
+
+#[test]
+fn an_nsight_export_shows_its_segments_in_the_cached_mode_alone() {
+    // GIVEN an Nsight export: CUDA memory rows (the driver's allocations) and no tensors
+    let mut h = harness(vec![fixture("nsight/cuda-memory.sqlite")]);
+    settle(&mut h);
+    assert!(
+        h.query_by_label("Flame").is_none(),
+        "no allocations to flame"
+    );
+    // WHEN its Allocations tab opens
+    h.get_by_label("Allocations").click();
+    h.run_steps(4);
+    // THEN it shows the Cached mode, a band for each segment in view
+    let doc = h.state().active_doc().expect("doc");
+    assert!(doc.panels.allocations.cached);
+    let d = &doc.data.timeline.devices[doc.device as usize];
+    let lives = segment_lives(&doc.data.rec, d);
+    let frame = doc.panels.allocations.plot.expect("drawn");
+    let (t0, t1) = (
+        doc.data.rec.meta.start_ns + frame.t0_ns as i64,
+        doc.data.rec.meta.start_ns + frame.t1_ns as i64,
+    );
+    // (a point wide at least: its memory rows come over 6 ms of a 2.9 s view)
+    let end = d.points.last().expect("events").time_ns;
+    let ns_per_point = ((t1 - t0) as f64 / frame.rect.width() as f64) as i64;
+    let in_view = lives
+        .iter()
+        .map(|l| (l.span.start_ns, l.span.end_ns.unwrap_or(end)))
+        .filter(|&(from, to)| from <= t1 && to >= t0 && to - from >= ns_per_point)
+        .count();
+    assert!(in_view > 0 && in_view < lives.len(), "{in_view}");
+    assert_eq!(doc.panels.allocations.last_frame.segments, in_view);
+    // and hovering one says its use is not recorded, not that it was free
+    let (s, bytes, _) = largest_segment(&h);
+    let l = &lives[s];
+    let t = l.span.start_ns
+        + (l.span
+            .end_ns
+            .unwrap_or(d.points.last().expect("events").time_ns)
+            - l.span.start_ns)
+            / 2;
+    let bands = doc.data.curves[doc.device as usize]
+        .bands
+        .clone()
+        .expect("bands");
+    let cache = bands.cache.as_ref().expect("segments");
+    let offset = cache.layout.offset_at(&cache.timeline, s, t);
+    let pos = Pos2::new(frame.x(doc.rel_ns(t)), frame.y((offset + bytes / 2) as f64));
+    h.event(Event::PointerMoved(pos));
+    h.run_steps(2);
+    let doc = h.state().active_doc().expect("doc");
+    let text = doc.panels.allocations.readout.clone().expect("a readout");
+    assert!(
+        text.starts_with(&format!("segment of {}", units::bytes(bytes))),
+        "{text}"
+    );
+    assert!(text.contains(NO_ALLOCATIONS), "{text}");
 }
