@@ -204,12 +204,15 @@ fn zooms(doc: &mut Document, data: &Loaded, mode: &str) {
     let palette = Palette::for_theme(ThemeChoice::Dark);
     let ctx = egui::Context::default();
     let size = Rect::from_min_max(pos2(0.0, 0.0), pos2(1600.0, 400.0));
-    println!("\n{mode}:\n| zoom | median frame ms (pass + tessellation) | max ms | rectangles |");
-    println!("|---|---|---|---|");
+    println!(
+        "\n{mode}:\n| zoom | median frame ms (pass + tessellation) | max ms | CPU ms a frame (this thread, mean) | rectangles |"
+    );
+    println!("|---|---|---|---|---|");
     let duration = data.duration_ns() as f64;
     for zoom in [1.0f64, 10.0, 100.0, 1_000.0, 10_000.0] {
         let span = duration / zoom;
         let (mut times, mut rects) = (Vec::new(), 0);
+        let cpu_before = thread_cpu_ms();
         for k in 0..REPS {
             let mid = duration * (0.3 + 0.4 * k as f64 / REPS as f64);
             doc.view = TimeView {
@@ -220,9 +223,32 @@ fn zooms(doc: &mut Document, data: &Loaded, mode: &str) {
             times.push(ms);
             rects = rects.max(r);
         }
+        let cpu = thread_cpu_ms()
+            .zip(cpu_before)
+            .map(|(a, b)| (a - b) / REPS as f64);
+        let cpu = cpu.map_or_else(|| "—".to_owned(), |c| format!("{c:.2}"));
         let max = times.iter().copied().fold(0.0, f64::max);
-        println!("| {zoom}× | {:.2} | {max:.2} | {rects} |", median(times));
+        println!(
+            "| {zoom}× | {:.2} | {max:.2} | {cpu} | {rects} |",
+            median(times)
+        );
     }
+}
+
+/// This thread's CPU time so far, ms (user + system): a frame's work where the shared
+/// machine's other load stretches its wall-clock time.
+#[cfg(target_os = "linux")]
+fn thread_cpu_ms() -> Option<f64> {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let u = getrusage(UsageWho::RUSAGE_THREAD).ok()?;
+    let ms = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 * 1e3 + t.tv_usec() as f64 / 1e3;
+    Some(ms(u.user_time()) + ms(u.system_time()))
+}
+
+/// No per-thread CPU time here.
+#[cfg(not(target_os = "linux"))]
+fn thread_cpu_ms() -> Option<f64> {
+    None
 }
 
 #[test]

@@ -26,11 +26,6 @@ use super::draw::{BandsFrame, stretches};
 /// The line between two stacked segments is drawn from this band height on, in points:
 /// on thinner bands it would hide the band.
 const SEPARATOR_MIN_POINTS: f32 = 4.0;
-/// A segment's part in use is drawn as a height from this band height on, in points; on a
-/// thinner band (where a height cannot be told) as a colour between free and used. Each
-/// drawn segment costs a query of its pyramid (O(columns)).
-const IN_USE_MIN_POINTS: f32 = 2.0;
-
 /// What the pointer is over in the Cached mode: a segment (band of the cache).
 pub(super) fn segment_under(
     frame: &PlotFrame,
@@ -38,11 +33,8 @@ pub(super) fn segment_under(
     origin: i64,
     pos: egui::Pos2,
 ) -> (i64, Option<usize>) {
-    let t = origin + frame.t_at(pos.x).round() as i64;
-    let bytes = frame.y0
-        + (frame.rect.bottom() - pos.y) as f64 / frame.rect.height().max(1.0) as f64
-            * (frame.y1 - frame.y0);
-    (t, cache.layout.band_at(&cache.timeline, t, bytes as i64))
+    let (t, bytes) = super::pointer::at_point(frame, origin, pos);
+    (t, cache.layout.band_at(&cache.timeline, t, bytes))
 }
 
 /// The segments, each filled as far as it is in use, and the reserved line on top.
@@ -62,16 +54,14 @@ pub(super) fn segments_ui(
     let separator = Stroke::new(1.0, palette.plot_bg);
     let mut mesh = Mesh::default();
     let mut lines = Vec::new();
-    let mut out = BandsFrame {
-        segments: segments.len(),
-        ..BandsFrame::default()
-    };
+    // Each segment's stretches, found once (its moves) for its fill and its use.
+    let mut placed: Vec<(u32, Rect)> = Vec::with_capacity(segments.len());
     let bands_of = &cache.timeline;
     for &s in &segments {
         let Some(a) = bands_of.allocations.get(s as usize) else {
             continue;
         };
-        out.rects += stretches(
+        stretches(
             frame,
             &cache.layout,
             bands_of,
@@ -83,20 +73,20 @@ pub(super) fn segments_ui(
                 if r.height() >= SEPARATOR_MIN_POINTS {
                     lines.push(Shape::hline(r.x_range(), r.top(), separator));
                 }
+                placed.push((s, r));
             },
         );
     }
     p.add(Shape::mesh(mesh));
     p.extend(lines);
-    out.drawn = segments.len();
-    out.rects += in_use_ui(
-        p,
-        frame,
-        (bands, cache),
-        &segments,
-        origin,
-        (fill, palette.allocated.gamma_multiply(0.8)),
-    );
+    let used = palette.allocated.gamma_multiply(0.8);
+    let mut out = BandsFrame {
+        segments: segments.len(),
+        drawn: segments.len(),
+        rects: placed.len(),
+        ..BandsFrame::default()
+    };
+    out.rects += super::in_use::in_use_ui(p, frame, bands, (&placed, origin), (fill, used));
     paint::envelope(p, frame, reserved, palette.reserved, 1.5, None);
     out.reserved_max = paint::columns_max(reserved);
     // The segment the readout names (hovered last frame), then the selected one.
@@ -129,65 +119,6 @@ fn query(frame: &PlotFrame, origin: i64) -> BandQuery {
 /// A segment's stretch at least a point tall (its bottom where it is).
 fn at_least_a_point(r: Rect) -> Rect {
     Rect::from_x_y_ranges(r.x_range(), r.top().min(r.bottom() - 1.0)..=r.bottom())
-}
-
-/// Each drawn segment's bytes in use, per pixel column (the most in the column, from its
-/// pyramid): a fill of the `used` colour from the band's bottom, or on a band too thin to
-/// show a height, the band's colour moved towards `used` by the share in use. Returns the
-/// rectangles drawn.
-fn in_use_ui(
-    p: &egui::Painter,
-    frame: &PlotFrame,
-    (bands, cache): (&DeviceBands, &CacheBands),
-    segments: &[u32],
-    origin: i64,
-    (free, used): (Color32, Color32),
-) -> usize {
-    let mut mesh = Mesh::default();
-    let mut rects = 0;
-    for &s in segments {
-        let s = s as usize;
-        let (Some(a), Some(Some(curve))) = (cache.timeline.allocations.get(s), bands.in_use.get(s))
-        else {
-            continue;
-        };
-        let cols = paint::query(Some(curve), frame, origin);
-        let share = |x: f32| {
-            let c = cols.get((x - frame.rect.left()).max(0.0) as usize);
-            let most = c.copied().flatten().map_or(0, |c| c.1);
-            // In steps of 1/256: runs of columns alike merge into one rectangle.
-            ((most as f64 / a.bytes.max(1) as f64).clamp(0.0, 1.0) * 256.0).round() as u32
-        };
-        stretches(frame, &cache.layout, &cache.timeline, (s, a), origin, |r| {
-            let r = at_least_a_point(r);
-            let thin = r.height() < IN_USE_MIN_POINTS;
-            let mut add = |x0: f32, x1: f32, v: u32| {
-                let f = v as f32 / 256.0;
-                let (top, color) = match thin {
-                    true => (r.top(), free.lerp_to_gamma(used, f)),
-                    false => (r.bottom() - f * r.height(), used),
-                };
-                if v > 0 {
-                    mesh.add_colored_rect(Rect::from_x_y_ranges(x0..=x1, top..=r.bottom()), color);
-                    rects += 1;
-                }
-            };
-            // One rectangle a run of columns with the same share in use.
-            let mut x = r.left().floor();
-            let mut run = (r.left(), share(x));
-            while x < r.right() {
-                let v = share(x);
-                if v != run.1 {
-                    add(run.0, x.max(r.left()), run.1);
-                    run = (x.max(r.left()), v);
-                }
-                x += 1.0;
-            }
-            add(run.0, r.right(), run.1);
-        });
-    }
-    p.add(Shape::mesh(mesh));
-    rects
 }
 
 /// The selected segment's outline.

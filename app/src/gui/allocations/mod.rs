@@ -12,6 +12,7 @@ mod cached;
 mod details;
 mod draw;
 mod icicle;
+mod in_use;
 mod navigate;
 mod pointer;
 
@@ -32,6 +33,7 @@ pub use cached::{NO_ALLOCATIONS, NO_SEGMENTS};
 pub use details::details_ui;
 pub use draw::{BandsFrame, bands_ui};
 pub use icicle::icicle_ui;
+pub use in_use::InUse;
 
 /// One device's bands: the layout and the default colour keys (built at load), the other
 /// colour keys (built when first asked for).
@@ -44,7 +46,7 @@ pub struct DeviceBands {
     pub cache: Option<CacheBands>,
     /// Each segment's bytes in use over time (parallel to the cache's segments), for
     /// per-column queries; `None` for a segment never used.
-    pub in_use: Vec<Option<CurvePyramid>>,
+    pub in_use: Vec<Option<InUse>>,
     keys: [OnceLock<BandKeys>; 3],
 }
 
@@ -59,12 +61,7 @@ impl DeviceBands {
         }
         let in_use = (cache.iter())
             .flat_map(|c| (0..c.lives.len()).map(|s| c.in_use_curve(d, s)))
-            .map(|curve| {
-                curve
-                    .iter()
-                    .any(|p| p.1 != 0)
-                    .then(|| CurvePyramid::build(&curve))
-            })
+            .map(InUse::build)
             .collect();
         let bands = DeviceBands {
             layout: BandLayout::build(rec, d),

@@ -5,13 +5,14 @@
 //! clears; and a profiler trace, which records no segments, says how to record them.
 
 use collector::analysis::allocations::segment_lives;
-use egui::{Event, Key, Modifiers, Pos2};
+use egui::{Event, Key, Pos2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
 use super::super::ViewerApp;
 use super::super::allocations::{NO_ALLOCATIONS, NO_SEGMENTS};
 use super::super::units;
+use super::allocations::band_middle;
 use super::{fixture, harness, primary, repo, settle};
 
 fn real_snapshot() -> std::path::PathBuf {
@@ -73,8 +74,8 @@ fn the_cached_mode_draws_a_band_for_each_segment() {
     let mut full_from_the_start = 0;
     for s in 0..lives.len() {
         let used = cache.in_use_at(d, s, start);
-        let drawn = bands.in_use[s].as_ref().and_then(|c| c.value_at(start));
-        assert_eq!(drawn.unwrap_or(0), used, "segment {s}");
+        let drawn = bands.in_use[s].as_ref().map_or(0, |c| c.at(start));
+        assert_eq!(drawn, used, "segment {s}");
         full_from_the_start += usize::from(used == lives[s].bytes);
     }
     assert!(full_from_the_start > 0);
@@ -93,13 +94,9 @@ fn largest_segment(h: &Harness<'_, ViewerApp>) -> (usize, i64, Pos2) {
         .clone()
         .expect("bands");
     let cache = bands.cache.as_ref().expect("segments");
-    let frame = doc.panels.allocations.plot.expect("drawn");
-    let t = doc.data.rec.meta.start_ns + doc.data.duration_ns() / 2;
-    let offset = cache.layout.offset_at(&cache.timeline, s, t);
-    let pos = Pos2::new(
-        frame.x(doc.rel_ns(t)),
-        frame.y((offset + l.bytes / 2) as f64),
-    );
+    let end = d.points.last().expect("events").time_ns;
+    let t = l.span.start_ns + (l.span.end_ns.unwrap_or(end) - l.span.start_ns) / 2;
+    let pos = band_middle(doc, &cache.layout, &cache.timeline, (s, l.bytes), t);
     (s, l.bytes, pos)
 }
 
@@ -154,13 +151,7 @@ fn a_click_selects_a_segment_and_the_details_show_it_and_esc_clears_it() {
     h.get_by_label("before the history began");
     h.get_by_label("held to the end");
     h.get_by_label(&l.stream.expect("a stream").to_string());
-    h.event(Event::Key {
-        key: Key::Escape,
-        physical_key: None,
-        pressed: true,
-        repeat: false,
-        modifiers: Modifiers::NONE,
-    });
+    h.key_press(Key::Escape);
     h.run_steps(3);
     let doc = h.state().active_doc().expect("doc");
     assert_eq!(doc.panels.allocations.selected_segment, None);
@@ -212,21 +203,7 @@ fn an_nsight_export_shows_its_segments_in_the_cached_mode_alone() {
     assert!(in_view > 0 && in_view < lives.len(), "{in_view}");
     assert_eq!(doc.panels.allocations.last_frame.segments, in_view);
     // and hovering one says its use is not recorded, not that it was free
-    let (s, bytes, _) = largest_segment(&h);
-    let l = &lives[s];
-    let t = l.span.start_ns
-        + (l.span
-            .end_ns
-            .unwrap_or(d.points.last().expect("events").time_ns)
-            - l.span.start_ns)
-            / 2;
-    let bands = doc.data.curves[doc.device as usize]
-        .bands
-        .clone()
-        .expect("bands");
-    let cache = bands.cache.as_ref().expect("segments");
-    let offset = cache.layout.offset_at(&cache.timeline, s, t);
-    let pos = Pos2::new(frame.x(doc.rel_ns(t)), frame.y((offset + bytes / 2) as f64));
+    let (_, bytes, pos) = largest_segment(&h);
     h.event(Event::PointerMoved(pos));
     h.run_steps(2);
     let doc = h.state().active_doc().expect("doc");
