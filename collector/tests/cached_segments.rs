@@ -5,7 +5,7 @@
 //! blocks placed in a segment at the end are the snapshot's blocks of it.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use collector::analysis::allocations::{CacheBands, segment_lives};
 use collector::model::BlockState;
@@ -23,7 +23,7 @@ fn real(name: &str) -> PathBuf {
     root().join("../shared/traces/real").join(name)
 }
 
-fn open(path: &PathBuf) -> (Recording, Timeline) {
+fn open(path: &Path) -> (Recording, Timeline) {
     let options = LoadOptions {
         allocator_history: true,
         ..LoadOptions::default()
@@ -55,7 +55,7 @@ fn snapshots() -> Vec<PathBuf> {
 }
 
 /// At every event of every device the live segments' bytes are the reserved total.
-fn live_segments_sum_to_reserved(path: &PathBuf, rec: &Recording, timeline: &Timeline) -> usize {
+fn live_segments_sum_to_reserved(path: &Path, rec: &Recording, timeline: &Timeline) -> usize {
     let mut checked = 0;
     for d in &timeline.devices {
         let lives = segment_lives(rec, d);

@@ -72,11 +72,11 @@ fn the_cached_mode_draws_a_band_for_each_segment() {
     let cache = bands.cache.as_ref().expect("segments");
     let start = d.points.first().expect("events").time_ns;
     let mut full_from_the_start = 0;
-    for s in 0..lives.len() {
+    for (s, (l, drawn)) in lives.iter().zip(&bands.in_use).enumerate() {
         let used = cache.in_use_at(d, s, start);
-        let drawn = bands.in_use[s].as_ref().map_or(0, |c| c.at(start));
+        let drawn = drawn.as_ref().map_or(0, |c| c.at(start));
         assert_eq!(drawn, used, "segment {s}");
-        full_from_the_start += usize::from(used == lives[s].bytes);
+        full_from_the_start += usize::from(used == l.bytes);
     }
     assert!(full_from_the_start > 0);
 }
