@@ -54,14 +54,6 @@ impl InUse {
         self.0.heap_bytes()
     }
 
-    /// The most in use over `from..to` (points of `frame`), as one run.
-    fn most(&self, frame: &PlotFrame, origin: i64, (from, to): (f32, f32)) -> Vec<(f32, f32, i64)> {
-        let at = |x: f32| origin + frame.t_at(x).round() as i64;
-        let most = self.0.column_ranges(at(from), at(to), 1);
-        let bytes = most.first().copied().flatten().map_or(0, |r| r.1);
-        vec![(from, to, bytes)]
-    }
-
     /// The most in use in each pixel column of `from..to` (whole points of `frame`), as
     /// runs of columns alike: (left, right, bytes).
     fn runs(
@@ -115,7 +107,7 @@ impl InUse {
 /// Each segment's bytes in use over its stretches `placed` (segment, rectangle; in segment
 /// order): a fill of the `used` colour from the band's bottom, or on a band too thin to
 /// show a height, the band's colour moved towards `used` by the share in use. Returns the
-/// rectangles drawn. A band under a point tall is one colour: the most it held there.
+/// rectangles drawn.
 pub(super) fn in_use_ui(
     p: &egui::Painter,
     frame: &PlotFrame,
@@ -142,13 +134,10 @@ pub(super) fn in_use_ui(
         let to = (run.iter().map(|r| r.1.right())).fold(f32::NEG_INFINITY, f32::max);
         let (from, to) = (from.floor(), to.ceil());
         // A segment drawn narrower than a few points (thousands of them in a long run's
-        // whole view) shows the most it ever held, without asking its pyramid; one under a
-        // point tall is one colour, the most it held where it is drawn.
-        let thin = frame.y(0.0) - frame.y(a.bytes as f64) < 1.0;
-        let columns = match (to - from < NARROW_POINTS, thin) {
-            (true, _) => vec![(from, to, curve.1)],
-            (false, true) => curve.most(frame, origin, (from, to)),
-            (false, false) => curve.runs(frame, origin, (from, to), step),
+        // whole view) shows the most it ever held, without asking its pyramid.
+        let columns = match to - from < NARROW_POINTS {
+            true => vec![(from, to, curve.1)],
+            false => curve.runs(frame, origin, (from, to), step),
         };
         for &(_, r) in run {
             let start = columns.partition_point(|c| c.1 <= r.left());
@@ -189,4 +178,59 @@ fn column_step(frame: &PlotFrame, cache: &CacheBands, placed: &[(u32, Rect)]) ->
         .map(|(_, r)| r.width())
         .sum();
     (columns / COLUMN_BUDGET).ceil().max(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use egui::pos2;
+
+    /// A plot 40 points wide over 0..`t1_ns` ns.
+    fn frame(t1_ns: f64) -> PlotFrame {
+        PlotFrame {
+            rect: Rect::from_min_max(pos2(0.0, 0.0), pos2(40.0, 10.0)),
+            t0_ns: 0.0,
+            t1_ns,
+            y0: 0.0,
+            y1: 1.0,
+        }
+    }
+
+    #[test]
+    fn a_walked_curve_gives_each_column_the_most_it_held() {
+        // GIVEN a curve of 4 changes over 40 ns, a column a ns: walked, not asked per column
+        let curve = InUse::build(vec![(0, 0), (10, 5), (12, 7), (20, 0)]).expect("used");
+        // THEN each column holds the most in it: the value carried in and any set there
+        // (column 20 holds 7 until the change to 0 at its start's instant)
+        let runs = curve.runs(&frame(40.0), 0, (0.0, 40.0), 1.0);
+        assert_eq!(
+            runs,
+            vec![
+                (0.0, 10.0, 0),
+                (10.0, 12.0, 5),
+                (12.0, 21.0, 7),
+                (21.0, 40.0, 0)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_busy_curve_is_asked_of_its_pyramid_column_by_column() {
+        // GIVEN a change every ns for 400 ns (0..9 over and over), 40 columns of 10 ns
+        let points: Vec<(i64, i64)> = (0..400).map(|t| (t, t % 10)).collect();
+        let curve = InUse::build(points).expect("used");
+        // THEN every column's most is 9, one run; a second curve rising at 200 ns shows it
+        // from the column that ends at that instant (the pyramid counts a change at a
+        // column's end to it, as the timeline's columns do)
+        assert_eq!(
+            curve.runs(&frame(400.0), 0, (0.0, 40.0), 1.0),
+            vec![(0.0, 40.0, 9)]
+        );
+        let rising: Vec<(i64, i64)> = (0..400).map(|t| (t, if t < 200 { 1 } else { 3 })).collect();
+        let curve = InUse::build(rising).expect("used");
+        assert_eq!(
+            curve.runs(&frame(400.0), 0, (0.0, 40.0), 1.0),
+            vec![(0.0, 19.0, 1), (19.0, 40.0, 3)]
+        );
+    }
 }
