@@ -289,6 +289,18 @@ mod tests {
     }
 
     #[test]
+    fn a_view_walks_the_point_carried_into_it_and_those_inside() {
+        let c = CurvePyramid::build(&[(0, 1), (10, 2), (20, 3), (30, 4)]);
+        let walked: Vec<(i64, i64)> = c.points_in(15, 30).collect();
+        assert_eq!(walked, vec![(10, 2), (20, 3), (30, 4)]);
+        assert_eq!(c.count_in(15, 30), 3);
+        // before the first point: nothing is carried in
+        assert_eq!(c.points_in(-5, 5).collect::<Vec<_>>(), vec![(0, 1)]);
+        assert_eq!(c.count_in(-5, 5), 1);
+        assert_eq!(c.count_in(40, 50), 1);
+    }
+
+    #[test]
     fn range_queries_match_a_scan() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let curve = random_curve(&mut rng, 5_000);

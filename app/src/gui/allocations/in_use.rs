@@ -10,16 +10,8 @@
 use collector::analysis::pyramid::CurvePyramid;
 use egui::{Color32, Mesh, Rect, Shape};
 
-use collector::analysis::allocations::CacheBands;
-
 use super::super::paint::PlotFrame;
 use super::DeviceBands;
-
-/// Pixel columns of the segments a point tall or more that a frame asks of their pyramids
-/// one by one (~25 ns each: ~4 ms); where the segments in view span more, each is asked
-/// a few columns at a time. The whole run of the 1M snapshot benchmark (16,598 segments)
-/// spans ~4× this: column by column it took ~20 ms a frame.
-const COLUMN_BUDGET: f32 = 150_000.0;
 
 /// A segment drawn narrower than this, in points, shows the most it ever held, without
 /// asking its pyramid: asking cost ~1.2 µs a segment, 11–16 ms a frame over the ~10,000
@@ -56,16 +48,10 @@ impl InUse {
 
     /// The most in use in each pixel column of `from..to` (whole points of `frame`), as
     /// runs of columns alike: (left, right, bytes).
-    fn runs(
-        &self,
-        frame: &PlotFrame,
-        origin: i64,
-        (from, to): (f32, f32),
-        step: f32,
-    ) -> Vec<(f32, f32, i64)> {
+    fn runs(&self, frame: &PlotFrame, origin: i64, (from, to): (f32, f32)) -> Vec<(f32, f32, i64)> {
         let at = |x: f32| origin + frame.t_at(x).round() as i64;
-        let columns = ((to - from) / step).ceil().max(1.0) as usize;
-        let (t0, t1) = (at(from), at(from + columns as f32 * step));
+        let columns = (to - from).ceil().max(1.0) as usize;
+        let (t0, t1) = (at(from), at(from + columns as f32));
         let mut runs: Vec<(f32, f32, i64)> = Vec::new();
         let mut push = |x0: f32, x1: f32, v: i64| match runs.last_mut() {
             Some(last) if last.2 == v && last.1 >= x0 => last.1 = x1,
@@ -74,8 +60,8 @@ impl InUse {
         match self.0.count_in(t0, t1) > columns {
             true => {
                 for (c, r) in self.0.column_ranges(t0, t1, columns).iter().enumerate() {
-                    let x = from + c as f32 * step;
-                    push(x, (x + step).min(to), r.map_or(0, |r| r.1));
+                    let x = from + c as f32;
+                    push(x, (x + 1.0).min(to), r.map_or(0, |r| r.1));
                 }
             }
             false => {
@@ -119,7 +105,6 @@ pub(super) fn in_use_ui(
         return 0;
     };
     let mut mesh = Mesh::default();
-    let step = column_step(frame, cache, placed);
     for run in placed.chunk_by(|x, y| x.0 == y.0) {
         let Some(&(s, _)) = run.first() else {
             continue;
@@ -137,7 +122,7 @@ pub(super) fn in_use_ui(
         // whole view) shows the most it ever held, without asking its pyramid.
         let columns = match to - from < NARROW_POINTS {
             true => vec![(from, to, curve.1)],
-            false => curve.runs(frame, origin, (from, to), step),
+            false => curve.runs(frame, origin, (from, to)),
         };
         for &(_, r) in run {
             let start = columns.partition_point(|c| c.1 <= r.left());
@@ -162,24 +147,6 @@ pub(super) fn in_use_ui(
     rects
 }
 
-/// How many columns at a time the segments of `placed` a point tall or more are read, so
-/// that they ask at most [`COLUMN_BUDGET`] columns of their pyramids.
-fn column_step(frame: &PlotFrame, cache: &CacheBands, placed: &[(u32, Rect)]) -> f32 {
-    let tall = |s: u32| {
-        let bytes = cache
-            .timeline
-            .allocations
-            .get(s as usize)
-            .map_or(0, |a| a.bytes);
-        frame.y(0.0) - frame.y(bytes as f64) >= 1.0
-    };
-    let columns: f32 = (placed.iter())
-        .filter(|(s, _)| tall(*s))
-        .map(|(_, r)| r.width())
-        .sum();
-    (columns / COLUMN_BUDGET).ceil().max(1.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,7 +169,7 @@ mod tests {
         let curve = InUse::build(vec![(0, 0), (10, 5), (12, 7), (20, 0)]).expect("used");
         // THEN each column holds the most in it: the value carried in and any set there
         // (column 20 holds 7 until the change to 0 at its start's instant)
-        let runs = curve.runs(&frame(40.0), 0, (0.0, 40.0), 1.0);
+        let runs = curve.runs(&frame(40.0), 0, (0.0, 40.0));
         assert_eq!(
             runs,
             vec![
@@ -223,13 +190,13 @@ mod tests {
         // from the column that ends at that instant (the pyramid counts a change at a
         // column's end to it, as the timeline's columns do)
         assert_eq!(
-            curve.runs(&frame(400.0), 0, (0.0, 40.0), 1.0),
+            curve.runs(&frame(400.0), 0, (0.0, 40.0)),
             vec![(0.0, 40.0, 9)]
         );
         let rising: Vec<(i64, i64)> = (0..400).map(|t| (t, if t < 200 { 1 } else { 3 })).collect();
         let curve = InUse::build(rising).expect("used");
         assert_eq!(
-            curve.runs(&frame(400.0), 0, (0.0, 40.0), 1.0),
+            curve.runs(&frame(400.0), 0, (0.0, 40.0)),
             vec![(0.0, 19.0, 1), (19.0, 40.0, 3)]
         );
     }

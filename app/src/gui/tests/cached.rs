@@ -65,10 +65,7 @@ fn the_cached_mode_draws_a_band_for_each_segment() {
     h.get_by_label_contains("96 of 96 segments drawn");
     // What each is filled with: its bytes in use, also where its blocks were all there
     // before the history began (the weights: a curve of one point, once drawn as empty).
-    let bands = doc.data.curves[doc.device as usize]
-        .bands
-        .clone()
-        .expect("bands");
+    let bands = bands_of(doc);
     let cache = bands.cache.as_ref().expect("segments");
     let start = d.points.first().expect("events").time_ns;
     let mut full_from_the_start = 0;
@@ -81,6 +78,16 @@ fn the_cached_mode_draws_a_band_for_each_segment() {
     assert!(full_from_the_start > 0);
 }
 
+/// The shown device's bands.
+fn bands_of(
+    doc: &super::super::doc::Document,
+) -> std::sync::Arc<super::super::allocations::DeviceBands> {
+    doc.data.curves[doc.device as usize]
+        .bands
+        .clone()
+        .expect("bands")
+}
+
 /// The largest segment and a point in the middle of its band.
 fn largest_segment(h: &Harness<'_, ViewerApp>) -> (usize, i64, Pos2) {
     let doc = h.state().active_doc().expect("doc");
@@ -89,10 +96,7 @@ fn largest_segment(h: &Harness<'_, ViewerApp>) -> (usize, i64, Pos2) {
     let (s, l) = (lives.iter().enumerate())
         .max_by_key(|(_, l)| l.bytes)
         .expect("segments");
-    let bands = doc.data.curves[doc.device as usize]
-        .bands
-        .clone()
-        .expect("bands");
+    let bands = bands_of(doc);
     let cache = bands.cache.as_ref().expect("segments");
     let end = d.points.last().expect("events").time_ns;
     let t = l.span.start_ns + (l.span.end_ns.unwrap_or(end) - l.span.start_ns) / 2;
