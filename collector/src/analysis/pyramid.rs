@@ -111,6 +111,26 @@ impl CurvePyramid {
         Some((*self.times_ns.first()?, *self.times_ns.last()?))
     }
 
+    /// The points a view of `[start_ns, end_ns]` shows, as (time, value): the one whose
+    /// value holds into it, then every one inside. What a view walks instead of asking per
+    /// column where it has fewer points than columns.
+    pub fn points_in(&self, start_ns: i64, end_ns: i64) -> impl Iterator<Item = (i64, i64)> + '_ {
+        let first = (self.times_ns.partition_point(|&t| t <= start_ns)).saturating_sub(1);
+        let end = self.times_ns.partition_point(|&t| t <= end_ns).max(first);
+        let times = self.times_ns.get(first..end).unwrap_or(&[]);
+        let values = self.values.get(first..end).unwrap_or(&[]);
+        times.iter().copied().zip(values.iter().copied())
+    }
+
+    /// How many points a view of `[start_ns, end_ns]` shows ([`Self::points_in`]): two
+    /// searches.
+    pub fn count_in(&self, start_ns: i64, end_ns: i64) -> usize {
+        let first = (self.times_ns.partition_point(|&t| t <= start_ns)).saturating_sub(1);
+        self.times_ns
+            .partition_point(|&t| t <= end_ns)
+            .saturating_sub(first)
+    }
+
     /// The value holding at `time_ns` (set by the last point at or before it).
     pub fn value_at(&self, time_ns: i64) -> Option<i64> {
         let n = self.times_ns.partition_point(|&t| t <= time_ns);
@@ -266,6 +286,18 @@ mod tests {
                 (t, v)
             })
             .collect()
+    }
+
+    #[test]
+    fn a_view_walks_the_point_carried_into_it_and_those_inside() {
+        let c = CurvePyramid::build(&[(0, 1), (10, 2), (20, 3), (30, 4)]);
+        let walked: Vec<(i64, i64)> = c.points_in(15, 30).collect();
+        assert_eq!(walked, vec![(10, 2), (20, 3), (30, 4)]);
+        assert_eq!(c.count_in(15, 30), 3);
+        // before the first point: nothing is carried in
+        assert_eq!(c.points_in(-5, 5).collect::<Vec<_>>(), vec![(0, 1)]);
+        assert_eq!(c.count_in(-5, 5), 1);
+        assert_eq!(c.count_in(40, 50), 1);
     }
 
     #[test]

@@ -65,6 +65,11 @@ pub struct SegmentSpan {
     pub start_ns: i64,
     /// When it was released; `None` if still reserved at the end.
     pub end_ns: Option<i64>,
+    /// The event that reserved it (for the rest of a range released in part, the release),
+    /// as an index into [`Recording::mem_events`].
+    pub start_event: u32,
+    /// The event that released it, where one did.
+    pub end_event: Option<u32>,
 }
 
 /// Where a device's allocated totals come from.
@@ -270,7 +275,7 @@ impl Curve {
                     reserved = Some(r);
                     c.reserved_known = true;
                     c.counts.segment_events += 1;
-                    pairing::segment(&mut c.segments, &mut live_segments, e);
+                    pairing::segment(&mut c.segments, &mut live_segments, e, i);
                     c.points.push(series_point(e, i, allocated, reserved));
                     continue;
                 }

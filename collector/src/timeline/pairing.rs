@@ -59,12 +59,14 @@ fn allocation(
     true
 }
 
-/// Pair a segment event with its range: a release closes the range at its address; a
-/// release of part of a range (expandable segments unmapping pages) shrinks it.
+/// Pair a segment event (number `event`) with its range: a release closes the range at its
+/// address; a release of part of a range (expandable segments unmapping pages) closes it
+/// and opens the rest anew.
 pub(super) fn segment(
     segments: &mut Vec<SegmentSpan>,
     live: &mut HashMap<u64, usize>,
     e: &MemEvent,
+    event: u32,
 ) {
     if e.kind == MemEventKind::SegmentAlloc {
         let idx = segments.len();
@@ -73,6 +75,8 @@ pub(super) fn segment(
             bytes: e.bytes,
             start_ns: e.time_ns,
             end_ns: None,
+            start_event: event,
+            end_event: None,
         });
         if let Some(addr) = e.addr {
             live.insert(addr, idx);
@@ -84,16 +88,17 @@ pub(super) fn segment(
         && let Some(s) = segments.get_mut(idx)
     {
         let released = -e.bytes;
-        if released >= s.bytes {
-            s.end_ns = Some(e.time_ns);
-        } else {
+        s.end_ns = Some(e.time_ns);
+        s.end_event = Some(event);
+        if released < s.bytes {
             // Part of the range goes: close it and reopen the rest after the released pages.
-            s.end_ns = Some(e.time_ns);
             let rest = SegmentSpan {
                 addr: Some(addr + released as u64),
                 bytes: s.bytes - released,
                 start_ns: e.time_ns,
                 end_ns: None,
+                start_event: event,
+                end_event: None,
             };
             live.insert(addr + released as u64, segments.len());
             segments.push(rest);

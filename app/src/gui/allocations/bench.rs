@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use collector::Recording;
-use collector::analysis::allocations::BandLayout;
+use collector::analysis::allocations::{BandLayout, CacheBands};
 use collector::model::{DeviceId, MemEvent, MemEventKind};
 use collector::parse::SourceFormat;
 use egui::{Rect, pos2};
@@ -146,6 +146,16 @@ fn run(name: &str, rec: Recording) {
     let layout = BandLayout::build(&rec, d);
     let build_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
+    let cache = CacheBands::build(&rec, d);
+    let cache_ms = t.elapsed().as_secs_f64() * 1e3;
+    if let Some(c) = &cache {
+        println!(
+            "segments stacked and allocations placed in them in {cache_ms:.0} ms ({} segments)",
+            c.lives.len()
+        );
+    }
+    drop(cache);
+    let t = Instant::now();
     let moves: usize = (0..layout.len()).map(|i| layout.moves(d, i).len()).sum();
     let moves_ms = t.elapsed().as_secs_f64() * 1e3;
     println!(
@@ -167,28 +177,78 @@ fn run(name: &str, rec: Recording) {
         started.elapsed().as_secs_f64()
     );
     let mut doc = Document::new(0, data.clone());
+    let bands = (data.curves.get(device as usize)).and_then(|c| c.bands.clone());
+    if let Some(cache) = bands.as_ref().and_then(|b| b.cache.as_ref()) {
+        let pyramids: usize = bands
+            .iter()
+            .flat_map(|b| &b.in_use)
+            .flatten()
+            .map(|p| p.heap_bytes())
+            .sum();
+        println!(
+            "{} segments; their layout {:.1} MiB, the pyramids of their bytes in use {:.1} MiB",
+            cache.lives.len(),
+            cache.layout.heap_bytes() as f64 / (1 << 20) as f64,
+            pyramids as f64 / (1 << 20) as f64,
+        );
+        zooms(&mut doc, &data, "Active");
+        doc.panels.allocations.cached = true;
+        zooms(&mut doc, &data, "Cached");
+    } else {
+        zooms(&mut doc, &data, "Active");
+    }
+}
+
+/// Frames of the bands at five zoom levels, in the mode `doc` is in.
+fn zooms(doc: &mut Document, data: &Loaded, mode: &str) {
     let palette = Palette::for_theme(ThemeChoice::Dark);
     let ctx = egui::Context::default();
     let size = Rect::from_min_max(pos2(0.0, 0.0), pos2(1600.0, 400.0));
-    println!("| zoom | median frame ms (pass + tessellation) | max ms | rectangles |");
-    println!("|---|---|---|---|");
+    println!(
+        "\n{mode}:\n| zoom | median frame ms (pass + tessellation) | max ms | CPU ms a frame (this thread, mean) | rectangles |"
+    );
+    println!("|---|---|---|---|---|");
     let duration = data.duration_ns() as f64;
     for zoom in [1.0f64, 10.0, 100.0, 1_000.0, 10_000.0] {
         let span = duration / zoom;
         let (mut times, mut rects) = (Vec::new(), 0);
+        let cpu_before = thread_cpu_ms();
         for k in 0..REPS {
             let mid = duration * (0.3 + 0.4 * k as f64 / REPS as f64);
             doc.view = TimeView {
                 t0_ns: mid - span / 2.0,
                 t1_ns: mid + span / 2.0,
             };
-            let (ms, r) = frame_ms(&ctx, &mut doc, &palette, size);
+            let (ms, r) = frame_ms(&ctx, doc, &palette, size);
             times.push(ms);
             rects = rects.max(r);
         }
+        let cpu = thread_cpu_ms()
+            .zip(cpu_before)
+            .map(|(a, b)| (a - b) / REPS as f64);
+        let cpu = cpu.map_or_else(|| "—".to_owned(), |c| format!("{c:.2}"));
         let max = times.iter().copied().fold(0.0, f64::max);
-        println!("| {zoom}× | {:.2} | {max:.2} | {rects} |", median(times));
+        println!(
+            "| {zoom}× | {:.2} | {max:.2} | {cpu} | {rects} |",
+            median(times)
+        );
     }
+}
+
+/// This thread's CPU time so far, ms (user + system): a frame's work where the shared
+/// machine's other load stretches its wall-clock time.
+#[cfg(target_os = "linux")]
+fn thread_cpu_ms() -> Option<f64> {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let u = getrusage(UsageWho::RUSAGE_THREAD).ok()?;
+    let ms = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 * 1e3 + t.tv_usec() as f64 / 1e3;
+    Some(ms(u.user_time()) + ms(u.system_time()))
+}
+
+/// No per-thread CPU time here.
+#[cfg(not(target_os = "linux"))]
+fn thread_cpu_ms() -> Option<f64> {
+    None
 }
 
 #[test]

@@ -2,8 +2,10 @@
 //! it lived, the allocating and freeing op, its category, and the whole stack of its
 //! allocation and of its free.
 
-use collector::analysis::allocations::{ColorBy, op_of};
+use collector::analysis::allocations::{CacheBands, ColorBy, op_of};
 use collector::analysis::live::frame_label;
+use collector::analysis::segments::SMALL_SEGMENT_BYTES;
+use collector::timeline::DeviceTimeline;
 use egui::{RichText, Ui};
 
 use super::super::doc::Document;
@@ -16,6 +18,10 @@ pub fn details_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
     let Some(d) = data.timeline.devices.get(doc.device as usize) else {
         return;
     };
+    if doc.panels.allocations.cached {
+        segment_details_ui(ui, doc, d, palette);
+        return;
+    }
     let Some((i, a)) = doc
         .panels
         .allocations
@@ -154,4 +160,109 @@ fn stack_ui(
             text
         });
     }
+}
+
+/// The selected segment in full (the Cached mode): size, address, stream, pool, when it was
+/// made and freed, what of it was in use at the cursor and at the end, its blocks, the
+/// stack that made it.
+fn segment_details_ui(ui: &mut Ui, doc: &Document, d: &DeviceTimeline, palette: &Palette) {
+    let data = &doc.data;
+    let bands = data
+        .curves
+        .get(doc.device as usize)
+        .and_then(|c| c.bands.clone());
+    let cache = bands.as_ref().and_then(|b| b.cache.as_ref());
+    let selected = doc.panels.allocations.selected_segment;
+    let Some((cache, s, l)) =
+        cache.and_then(|c| selected.and_then(|s| Some((c, s, c.lives.get(s)?))))
+    else {
+        ui.label(
+            RichText::new(
+                "Click a segment to see it: its stream, lifetime, use and stack. Esc clears.",
+            )
+            .color(palette.weak_text),
+        );
+        return;
+    };
+    let rec = &data.rec;
+    let address = l.addr.map_or_else(String::new, |a| format!(" at {a:#x}"));
+    ui.label(RichText::new(format!("segment of {}{address}", units::bytes(l.bytes))).strong());
+    let rows = segment_rows(doc, d, cache, s);
+    egui::Grid::new("segment-details")
+        .num_columns(2)
+        .show(ui, |ui| {
+            for (k, v) in rows {
+                ui.label(RichText::new(k).color(palette.weak_text));
+                ui.label(v);
+                ui.end_row();
+            }
+        });
+    if l.alloc_ns.is_none() {
+        ui.add_space(4.0);
+        ui.label(
+            RichText::new("Made before the history began: no stack recorded.")
+                .color(palette.weak_text),
+        );
+        return;
+    }
+    stack_ui(ui, "segment stack", rec, l.stack, palette);
+}
+
+/// The selected segment's facts, as (name, value) rows.
+fn segment_rows(
+    doc: &Document,
+    d: &DeviceTimeline,
+    cache: &CacheBands,
+    s: usize,
+) -> Vec<(&'static str, String)> {
+    let Some(l) = cache.lives.get(s) else {
+        return Vec::new();
+    };
+    let rec = &doc.data.rec;
+    let origin = rec.meta.start_ns;
+    let clock = units::Clock::of(&rec.meta);
+    let when = |t: i64| clock.at((t - origin) as f64);
+    let end = d.points.last().map_or(origin, |p| p.time_ns);
+    let used = |t: i64| {
+        let bytes = cache.in_use_at(d, s, t);
+        format!(
+            "{} ({:.0}%), {} cached free",
+            units::bytes(bytes),
+            bytes as f64 * 100.0 / l.bytes.max(1) as f64,
+            units::bytes(l.bytes - bytes)
+        )
+    };
+    let pool = if l.bytes == SMALL_SEGMENT_BYTES {
+        "small (requests ≤ 1 MiB)"
+    } else {
+        "large"
+    };
+    let stream = l
+        .stream
+        .map_or_else(|| "not recorded".to_owned(), |s| s.to_string());
+    let made = l
+        .alloc_ns
+        .map_or_else(|| "before the history began".to_owned(), when);
+    let freed = l.free_ns.map_or_else(|| "held to the end".to_owned(), when);
+    let mut rows = vec![
+        ("stream", stream),
+        ("pool", pool.to_owned()),
+        ("made", made),
+        ("freed", freed),
+    ];
+    if !d.allocated_known {
+        rows.push((
+            "in use",
+            "not recorded (the input has no allocations)".to_owned(),
+        ));
+        return rows;
+    }
+    if let Some(t) = doc.panels.inspect.target {
+        rows.push(("in use at the cursor", used(t.at_ns)));
+    }
+    if l.free_ns.is_none() {
+        rows.push(("in use at the end", used(end)));
+    }
+    rows.push(("allocations it held", cache.blocks_of(s).len().to_string()));
+    rows
 }

@@ -14,8 +14,9 @@ use super::super::doc::Document;
 use super::super::paint::{self, PlotFrame};
 use super::super::theme::Palette;
 use super::DeviceBands;
+use super::cached;
 use super::navigate::{MINIMAP_HEIGHT, minimap_ui, navigate};
-use super::pointer::pointer_ui;
+use super::pointer::{pointer_ui, readout_ui};
 
 /// Width of the byte labels left of the plot.
 const Y_LABELS_WIDTH: f32 = 74.0;
@@ -34,6 +35,8 @@ pub struct BandsFrame {
     pub rects: usize,
     /// The most reserved in view, where the reserved memory was drawn.
     pub reserved_max: Option<i64>,
+    /// Segments drawn one by one (the Cached mode).
+    pub segments: usize,
 }
 
 /// The reserved memory's columns over `probe`'s range, where it is shown and known.
@@ -44,7 +47,8 @@ fn reserved_columns(doc: &Document, probe: &PlotFrame) -> Option<paint::Columns>
         .get(doc.device as usize)?
         .reserved
         .as_ref()?;
-    let shown = doc.panels.allocations.show_reserved;
+    // The Cached mode's stack tops out at the reserved line: always drawn there.
+    let shown = doc.panels.allocations.show_reserved || doc.panels.allocations.cached;
     shown.then(|| paint::query(Some(curve), probe, doc.data.rec.meta.start_ns))
 }
 
@@ -91,11 +95,21 @@ pub fn bands_ui(ui: &mut Ui, rect: Rect, doc: &mut Document, palette: &Palette) 
     let curves = doc.data.curves.get(device);
     let cols = paint::query(curves.and_then(|c| c.allocated.as_ref()), &probe, origin);
     let reserved = reserved_columns(doc, &probe);
-    let most = paint::columns_max(&cols).max(reserved.as_ref().and_then(paint::columns_max));
+    let cached = doc.panels.allocations.cached;
+    let most = match cached {
+        true => reserved.as_ref().and_then(paint::columns_max),
+        false => paint::columns_max(&cols).max(reserved.as_ref().and_then(paint::columns_max)),
+    };
     let top = most.unwrap_or(0).max(1024) as f64 * 1.08;
     let frame = PlotFrame { y1: top, ..probe };
     let painter = ui.painter_at(rect);
     painter.rect_filled(plot, 2.0, palette.plot_bg);
+    let cache = bands.cache.as_ref().filter(|_| cached);
+    if cached && cache.is_none() {
+        cached::no_segments_ui(ui, plot, palette);
+        doc.panels.allocations.plot = Some(frame);
+        return BandsFrame::default();
+    }
     paint::y_grid(
         &painter,
         &frame,
@@ -103,30 +117,55 @@ pub fn bands_ui(ui: &mut Ui, rect: Rect, doc: &mut Document, palette: &Palette) 
         ((plot.height() / 40.0) as usize).clamp(2, 6),
     );
     let p = painter.with_clip_rect(plot);
-    paint::fill_under(
-        &p,
-        &frame,
-        &cols,
-        Color32::from_gray(110).gamma_multiply(0.8),
-    );
-    if let Some(r) = &reserved {
-        paint::fill_between(&p, &frame, &cols, r, palette.cache.gamma_multiply(0.5));
-    }
-    before_trace_ui(&p, &frame, &bands.layout, origin, palette);
-    let mut drawn = draw_bands(&p, &frame, doc, &bands, palette);
-    if let Some(r) = &reserved {
-        paint::envelope(&p, &frame, r, palette.reserved, 1.5, None);
-        drawn.reserved_max = paint::columns_max(r);
-    }
+    let drawn = match cache {
+        Some(cache) => {
+            let reserved = reserved.unwrap_or_default();
+            cached::segments_ui(&p, &frame, doc, (&bands, cache), &reserved, palette)
+        }
+        None => active_ui(&p, &frame, doc, &bands, (&cols, reserved.as_ref()), palette),
+    };
     search_curve_ui(&p, &frame, doc, palette);
     super::cursor_ui(&p, &frame, doc);
-    if let Some(i) = doc.panels.allocations.selected {
-        outline(&p, &frame, &bands.layout, doc, i, palette.highlight);
-    }
     let axis_rect = Rect::from_min_max(pos2(plot.left(), plot.bottom()), rect.max);
     paint::time_axis(&painter, &frame, doc.clock(), axis_rect, palette);
-    pointer_ui(ui, &painter, &frame, doc, &bands, &response, palette);
+    match cache {
+        Some(cache) => {
+            let readout = cached::pointer(&frame, doc, cache, &response);
+            doc.panels.allocations.readout = readout.as_ref().map(|r| r.0.clone());
+            if let Some((text, pos)) = readout {
+                readout_ui(&painter, &frame, pos, text, palette);
+            }
+        }
+        None => pointer_ui(ui, &painter, &frame, doc, &bands, &response, palette),
+    }
     doc.panels.allocations.plot = Some(frame);
+    drawn
+}
+
+/// The Active mode: the allocated columns in grey, the cache shaded to the reserved line,
+/// the bytes before the trace, the bands, the reserved line, the selected band.
+fn active_ui(
+    p: &egui::Painter,
+    frame: &PlotFrame,
+    doc: &Document,
+    bands: &DeviceBands,
+    (cols, reserved): (&paint::Columns, Option<&paint::Columns>),
+    palette: &Palette,
+) -> BandsFrame {
+    let origin = doc.data.rec.meta.start_ns;
+    paint::fill_under(p, frame, cols, Color32::from_gray(110).gamma_multiply(0.8));
+    if let Some(r) = reserved {
+        paint::fill_between(p, frame, cols, r, palette.cache.gamma_multiply(0.5));
+    }
+    before_trace_ui(p, frame, &bands.layout, origin, palette);
+    let mut drawn = draw_bands(p, frame, doc, bands, palette);
+    if let Some(r) = reserved {
+        paint::envelope(p, frame, r, palette.reserved, 1.5, None);
+        drawn.reserved_max = paint::columns_max(r);
+    }
+    if let Some(i) = doc.panels.allocations.selected {
+        outline(p, frame, &bands.layout, doc, i, palette.highlight);
+    }
     drawn
 }
 

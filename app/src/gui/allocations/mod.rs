@@ -8,9 +8,11 @@
 //! collector's index; the bytes of the rest are the allocated curve's per-pixel columns,
 //! drawn under the bands in grey.
 
+mod cached;
 mod details;
 mod draw;
 mod icicle;
+mod in_use;
 mod navigate;
 mod pointer;
 
@@ -20,15 +22,18 @@ mod bench;
 use std::sync::{Arc, OnceLock};
 
 use collector::analysis::allocations::{
-    BandKeys, BandLayout, ColorBy, FlameTree, Matches, band_keys,
+    BandKeys, BandLayout, CacheBands, ColorBy, FlameTree, Matches, band_keys,
 };
 use collector::analysis::pyramid::CurvePyramid;
 use collector::model::DeviceIdx;
 use collector::{Recording, Timeline};
 
+#[cfg(test)]
+pub use cached::{NO_ALLOCATIONS, NO_SEGMENTS};
 pub use details::details_ui;
 pub use draw::{BandsFrame, bands_ui};
 pub use icicle::icicle_ui;
+pub use in_use::InUse;
 
 /// One device's bands: the layout and the default colour keys (built at load), the other
 /// colour keys (built when first asked for).
@@ -36,24 +41,44 @@ pub use icicle::icicle_ui;
 pub struct DeviceBands {
     /// The stacking and its index.
     pub layout: BandLayout,
+    /// The allocator's segments stacked, the allocations placed in them (the Cached mode);
+    /// `None` where the input records no segments.
+    pub cache: Option<CacheBands>,
+    /// Each segment's bytes in use over time (parallel to the cache's segments), for
+    /// per-column queries; `None` for a segment never used.
+    pub in_use: Vec<Option<InUse>>,
     keys: [OnceLock<BandKeys>; 3],
 }
 
 impl DeviceBands {
-    /// The layout of `device`'s allocations; `None` where it has none.
+    /// The layout of `device`'s allocations and segments; `None` where it has neither (an
+    /// Nsight export has segments alone: the driver's allocations).
     pub fn build(rec: &Recording, timeline: &Timeline, device: usize) -> Option<Arc<DeviceBands>> {
         let d = timeline.devices.get(device)?;
-        if d.allocations.is_empty() {
+        let cache = CacheBands::build(rec, d);
+        if d.allocations.is_empty() && cache.is_none() {
             return None;
         }
+        let in_use = (cache.iter())
+            .flat_map(|c| (0..c.lives.len()).map(|s| c.in_use_curve(d, s)))
+            .map(InUse::build)
+            .collect();
         let bands = DeviceBands {
             layout: BandLayout::build(rec, d),
+            cache,
+            in_use,
             keys: Default::default(),
         };
         // The default colours on the loader thread: with a million allocations their ops
         // take most of a second to look up, which the first frame of the panel would pay.
         bands.keys(rec, timeline, ColorBy::default());
         Some(Arc::new(bands))
+    }
+
+    /// Whether the device's allocations are known (else only its segments are: the Active
+    /// mode has nothing to draw).
+    pub fn has_allocations(&self) -> bool {
+        !self.layout.is_empty()
     }
 
     /// The colour keys `by` (computed once).
@@ -109,8 +134,16 @@ pub struct AllocationsState {
     /// width), instead of in the bottom tabs.
     pub main: bool,
     /// Draw the reserved memory (the allocator's segments) over the bands, and the cache
-    /// between them (memory_viz's Active Cached Memory Timeline beside the active one).
+    /// between them.
     pub show_reserved: bool,
+    /// The Cached mode (memory_viz's Active Cached Memory Timeline): the bands are the
+    /// allocator's segments, the allocations drawn inside them.
+    pub cached: bool,
+    /// The segment under the pointer in the Cached mode (an index into the device's
+    /// `CacheBands::lives`).
+    pub hovered_segment: Option<usize>,
+    /// The selected segment in the Cached mode.
+    pub selected_segment: Option<usize>,
     /// Where the minimap was drawn last frame, over the whole run.
     pub minimap: Option<super::paint::PlotFrame>,
     /// A drag on the minimap in progress.
@@ -134,6 +167,9 @@ impl Default for AllocationsState {
             readout: None,
             main: false,
             show_reserved: true,
+            cached: false,
+            hovered_segment: None,
+            selected_segment: None,
             minimap: None,
             brush_drag: None,
         }

@@ -29,11 +29,8 @@ pub(super) fn pointer_ui(
         return;
     };
     let under = |pos: egui::Pos2| {
-        let t = origin + frame.t_at(pos.x).round() as i64;
-        let bytes = frame.y0
-            + (frame.rect.bottom() - pos.y) as f64 / frame.rect.height().max(1.0) as f64
-                * (frame.y1 - frame.y0);
-        (t, bands.layout.band_at(d, t, bytes as i64))
+        let (t, bytes) = at_point(frame, origin, pos);
+        (t, bands.layout.band_at(d, t, bytes))
     };
     let hovered = response.hover_pos().filter(|p| frame.rect.contains(*p));
     doc.panels.allocations.hovered = hovered.and_then(|p| under(p).1);
@@ -57,6 +54,27 @@ pub(super) fn pointer_ui(
     };
     let text = readout(&data, d, i, a);
     doc.panels.allocations.readout = Some(text.clone());
+    readout_ui(painter, frame, pos, text, palette);
+}
+
+/// The instant (ns on the recording's clock, `origin` its start) and the height in bytes
+/// at `pos` on the plot.
+pub(super) fn at_point(frame: &PlotFrame, origin: i64, pos: egui::Pos2) -> (i64, i64) {
+    let t = origin + frame.t_at(pos.x).round() as i64;
+    let bytes = frame.y0
+        + (frame.rect.bottom() - pos.y) as f64 / frame.rect.height().max(1.0) as f64
+            * (frame.y1 - frame.y0);
+    (t, bytes as i64)
+}
+
+/// A readout beside the pointer at `pos`, kept inside the plot.
+pub(super) fn readout_ui(
+    painter: &egui::Painter,
+    frame: &PlotFrame,
+    pos: egui::Pos2,
+    text: String,
+    palette: &Palette,
+) {
     let font = FontId::proportional(12.0);
     // The theme's strong text: legible on either plot background (the weak text brightened
     // was about 2.6:1 on the light theme's, issue 37).

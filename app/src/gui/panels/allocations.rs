@@ -102,61 +102,126 @@ fn toolbar_ui(ui: &mut Ui, doc: &mut Document) {
         doc.panels.allocations.color_by = ColorBy::first_available(rec);
     }
     ui.horizontal(|ui| {
-        ui.label("colour by");
-        for by in ColorBy::ALL {
-            // A colouring that would draw every band alike is offered, greyed, with why.
-            let why = by.unavailable(&doc.data.rec);
-            let r = ui.add_enabled(
-                why.is_none(),
-                egui::Button::selectable(doc.panels.allocations.color_by == by, by.as_str()),
-            );
-            if r.clicked() {
-                doc.panels.allocations.color_by = by;
-            }
-            if let Some(why) = why {
-                r.on_disabled_hover_text(why);
-            }
+        mode_ui(ui, doc);
+        ui.separator();
+        let cached = doc.panels.allocations.cached;
+        if !cached {
+            colour_ui(ui, doc);
         }
         ui.checkbox(&mut doc.panels.allocations.main, "main area")
             .on_hover_text("Show this view in the timeline's place: the window's width and height, the same time axis and cursor");
         let reserved = (doc.data.curves.get(doc.device as usize)).is_some_and(|c| c.reserved.is_some());
-        if reserved {
+        if reserved && !cached {
             ui.checkbox(&mut doc.panels.allocations.show_reserved, "show reserved")
-                .on_hover_text("Draw the memory the allocator reserved (its segments) as a line over the bands, the cache it held between them shaded (memory_viz's Active Cached Memory Timeline)");
+                .on_hover_text("Draw the memory the allocator reserved (its segments) as a line over the bands, the cache it held between them shaded");
         }
-        ui.separator();
-        ui.label("search op or stack");
-        let edit = egui::TextEdit::singleline(&mut doc.panels.allocations.query)
-            .id_salt("band-search")
-            .desired_width(200.0)
-            .hint_text("e.g. aten::mm or model.py");
-        let r = ui.add(edit);
-        if std::mem::take(&mut doc.panels.focus_search) {
-            r.request_focus();
+        if !cached {
+            ui.separator();
+            search_ui(ui, doc);
         }
-        refresh_search(doc);
-        if let Some(s) = doc.panels.allocations.search.as_ref() {
-            let bytes: i64 = s.matches.curve.iter().map(|p| p.1).max().unwrap_or(0);
-            ui.label(
-                RichText::new(format!(
-                    "{} allocations match · at most {} live at once",
-                    s.matches.count,
-                    units::bytes(bytes)
-                ))
-                .small(),
-            );
-        }
-        let drawn = doc.panels.allocations.last_frame;
-        let text = if drawn.drawn == 0 {
-            // Say why the plot has no bands and what shows them (issue 37).
-            "0 bands drawn: every allocation in view is thinner than a band is drawn (its \
-             bytes are in the grey columns) or none lives here — zoom in with the wheel or W"
-                .to_owned()
-        } else {
-            format!("{} bands drawn", drawn.drawn)
-        };
+        let text = drawn_text(doc);
         ui.add(egui::Label::new(RichText::new(text).small().weak()).wrap());
     });
+}
+
+/// The colour selector: by stack, op or category.
+fn colour_ui(ui: &mut Ui, doc: &mut Document) {
+    ui.label("colour by");
+    for by in ColorBy::ALL {
+        // A colouring that would draw every band alike is offered, greyed, with why.
+        let why = by.unavailable(&doc.data.rec);
+        let r = ui.add_enabled(
+            why.is_none(),
+            egui::Button::selectable(doc.panels.allocations.color_by == by, by.as_str()),
+        );
+        if r.clicked() {
+            doc.panels.allocations.color_by = by;
+        }
+        if let Some(why) = why {
+            r.on_disabled_hover_text(why);
+        }
+    }
+}
+
+/// The search field and what it matched.
+fn search_ui(ui: &mut Ui, doc: &mut Document) {
+    ui.label("search op or stack");
+    let edit = egui::TextEdit::singleline(&mut doc.panels.allocations.query)
+        .id_salt("band-search")
+        .desired_width(200.0)
+        .hint_text("e.g. aten::mm or model.py");
+    let r = ui.add(edit);
+    if std::mem::take(&mut doc.panels.focus_search) {
+        r.request_focus();
+    }
+    refresh_search(doc);
+    if let Some(s) = doc.panels.allocations.search.as_ref() {
+        let bytes: i64 = s.matches.curve.iter().map(|p| p.1).max().unwrap_or(0);
+        ui.label(
+            RichText::new(format!(
+                "{} allocations match · at most {} live at once",
+                s.matches.count,
+                units::bytes(bytes)
+            ))
+            .small(),
+        );
+    }
+}
+
+/// What the last frame drew, and how to read it.
+fn drawn_text(doc: &Document) -> String {
+    let drawn = doc.panels.allocations.last_frame;
+    if doc.panels.allocations.cached {
+        let bands = (doc.data.curves.get(doc.device as usize)).and_then(|c| c.bands.clone());
+        // The plot says why where there are no segments.
+        let Some(total) = bands.and_then(|b| Some(b.cache.as_ref()?.lives.len())) else {
+            return String::new();
+        };
+        return format!(
+            "{} of {total} segments drawn (those living a pixel or more in view; one under a pixel tall drawn a pixel tall) · each filled as far as it is in use, the rest cached free",
+            drawn.segments
+        );
+    }
+    if drawn.drawn == 0 {
+        // Say why the plot has no bands and what shows them (issue 37).
+        return "0 bands drawn: every allocation in view is thinner than a band is drawn (its \
+             bytes are in the grey columns) or none lives here — zoom in with the wheel or W"
+            .to_owned();
+    }
+    format!("{} bands drawn", drawn.drawn)
+}
+
+/// Active or Cached: the bands are the allocations, or the allocator's segments with the
+/// allocations inside them (memory_viz's two timelines, its dropdown as two buttons).
+fn mode_ui(ui: &mut Ui, doc: &mut Document) {
+    let bands = (doc.data.curves.get(doc.device as usize)).and_then(|c| c.bands.clone());
+    let allocations = bands.as_ref().is_none_or(|b| b.has_allocations());
+    let state = &mut doc.panels.allocations;
+    // An input of segments alone (an Nsight export) has only the Cached mode to show.
+    state.cached |= !allocations;
+    let modes = [
+        (
+            false,
+            "Active",
+            "Every allocation as a band over its lifetime, stacked (memory_viz's Active Memory Timeline)",
+        ),
+        (
+            true,
+            "Cached",
+            "Every segment of the allocator's cache as a band over its lifetime, stacked to the reserved line, each filled as far as its allocations use it (memory_viz's Active Cached Memory Timeline)",
+        ),
+    ];
+    for (cached, name, what) in modes {
+        let enabled = cached || allocations;
+        let r = ui.add_enabled(
+            enabled,
+            egui::Button::selectable(state.cached == cached, name),
+        );
+        let r = r.on_disabled_hover_text("This input records no allocations, only segments (an Nsight export's CUDA memory rows are the driver's allocations)");
+        if r.on_hover_text(what).clicked() {
+            state.cached = cached;
+        }
+    }
 }
 
 /// Search again when the text or the device changed; an empty text clears it.

@@ -26,7 +26,7 @@ impl Panel for Flame {
     }
 
     fn available(&self, data: &Loaded) -> bool {
-        data.curves.iter().any(|c| c.bands.is_some())
+        (data.curves.iter()).any(|c| c.bands.as_ref().is_some_and(|b| b.has_allocations()))
     }
 
     fn ui(&self, ui: &mut Ui, doc: &mut Document, cx: &PanelContext<'_>, _cmds: &mut Vec<Command>) {

@@ -48,14 +48,22 @@ fn long_lived(h: &Harness<'_, ViewerApp>, freed: bool) -> (usize, Pos2) {
         .bands
         .clone()
         .expect("bands");
-    let frame = doc.panels.allocations.plot.expect("drawn");
     let t = a.alloc_ns + life(a) / 2;
-    let offset = bands.layout.offset_at(d, i, t);
-    let pos = Pos2::new(
-        frame.x(doc.rel_ns(t)),
-        frame.y((offset + a.bytes / 2) as f64),
-    );
-    (i, pos)
+    (i, band_middle(doc, &bands.layout, d, (i, a.bytes), t))
+}
+
+/// Where band `i` (of `bytes`) of `layout` over `bands` is half-way up at `t`, on the plot
+/// drawn last.
+pub(super) fn band_middle(
+    doc: &super::super::doc::Document,
+    layout: &collector::analysis::allocations::BandLayout,
+    bands: &collector::timeline::DeviceTimeline,
+    (i, bytes): (usize, i64),
+    t: i64,
+) -> Pos2 {
+    let frame = doc.panels.allocations.plot.expect("drawn");
+    let offset = layout.offset_at(bands, i, t);
+    Pos2::new(frame.x(doc.rel_ns(t)), frame.y((offset + bytes / 2) as f64))
 }
 
 #[test]

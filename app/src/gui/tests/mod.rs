@@ -18,6 +18,7 @@ use super::panels::PanelId;
 
 mod advice;
 mod allocations;
+mod cached;
 mod capacity;
 mod categories;
 mod compare;

@@ -72,12 +72,65 @@ fn bytes(d: &DeviceTimeline, band: u32) -> i64 {
     d.allocations.get(band as usize).map_or(0, |a| a.bytes)
 }
 
+/// One step of the walk: the band it takes off the stack (and the event that freed it,
+/// where one did), the band it puts on top, and the total the stack then reaches.
+pub(super) struct Step {
+    /// The walk step's number (index into the points walked).
+    pub step: u32,
+    /// When.
+    pub time_ns: i64,
+    /// The allocator's total after it: the bytes no band holds are the bottom band.
+    pub total_bytes: i64,
+    /// The band taken off, and its free event where it was freed (not replaced).
+    pub removed: Option<(u32, Option<u32>)>,
+    /// The band put on top.
+    pub added: Option<u32>,
+}
+
 impl BandLayout {
     /// Walk `d`'s events once and stack its allocations. O(events).
     pub fn build(rec: &Recording, d: &DeviceTimeline) -> BandLayout {
-        let n = d.allocations.len();
+        let mut at: HashMap<u64, u32> = HashMap::default();
+        let mut next = 0u32;
+        let steps = d.points.iter().enumerate().filter_map(|(step, p)| {
+            let e = rec.mem_events.get(p.event as usize)?;
+            let (removed, added) = match (e.kind, e.addr) {
+                (MemEventKind::Alloc, Some(addr)) => {
+                    next += 1;
+                    (
+                        at.insert(addr, next - 1).map(|id| (id, None)),
+                        Some(next - 1),
+                    )
+                }
+                (MemEventKind::Free, Some(addr)) => {
+                    (at.remove(&addr).map(|id| (id, Some(p.event))), None)
+                }
+                _ if e.kind.is_allocation() => (None, None),
+                _ => return None,
+            };
+            Some(Step {
+                step: step as u32,
+                time_ns: p.time_ns,
+                total_bytes: p.allocated_bytes,
+                removed,
+                added,
+            })
+        });
+        let end_ns = d.points.last().map_or(0, |p| p.time_ns);
+        BandLayout::walk(d, end_ns, steps)
+    }
+
+    /// Stack `bands`' allocations by `steps` (in time order); bands never removed end at
+    /// `end_ns`. What [`BandLayout::build`] does with a device's allocations, and the
+    /// cached view with its segments (`cached.rs`). O(steps).
+    pub(super) fn walk(
+        bands: &DeviceTimeline,
+        end_ns: i64,
+        steps: impl IntoIterator<Item = Step>,
+    ) -> BandLayout {
+        let n = bands.allocations.len();
         let mut layout = BandLayout {
-            device: d.device,
+            device: bands.device,
             start_offsets: vec![0i64; n],
             alloc_steps: vec![NEVER; n],
             removed_at: vec![NEVER; n],
@@ -85,56 +138,41 @@ impl BandLayout {
             removals: Removals::default(),
             before_trace: Vec::new(),
             before_trace_steps: Vec::new(),
-            end_ns: d.points.last().map_or(0, |p| p.time_ns),
+            end_ns,
             index: BandIndex::default(),
         };
-        let mut at: HashMap<u64, u32> = HashMap::default();
-        let (mut next, mut seen_bytes, mut rest_bytes) = (0u32, 0i64, 0i64);
-        let bytes_of = |id: u32| d.allocations.get(id as usize).map_or(0, |a| a.bytes);
-        for (step, p) in d.points.iter().enumerate() {
-            let Some(e) = rec.mem_events.get(p.event as usize) else {
-                continue;
-            };
-            let step = step as u32;
-            let (removed, added) = match (e.kind, e.addr) {
-                (MemEventKind::Alloc, Some(addr)) => {
-                    next += 1;
-                    (at.insert(addr, next - 1), Some(next - 1))
+        let (mut seen_bytes, mut rest_bytes) = (0i64, 0i64);
+        let bytes_of = |id: u32| bytes(bands, id);
+        for s in steps {
+            let step = s.step;
+            if let Some((id, freed_by)) = s.removed {
+                if let (Some(f), Some(event)) = (layout.free_events.get_mut(id as usize), freed_by)
+                {
+                    *f = event;
                 }
-                (MemEventKind::Free, Some(addr)) => {
-                    let id = at.remove(&addr);
-                    if let Some(f) = id.and_then(|id| layout.free_events.get_mut(id as usize)) {
-                        *f = p.event;
-                    }
-                    (id, None)
-                }
-                _ if e.kind.is_allocation() => (None, None),
-                _ => continue,
-            };
-            if let Some(id) = removed {
                 if let Some(r) = layout.removed_at.get_mut(id as usize) {
                     *r = layout.removals.band.len() as u32;
                 }
-                layout.removals.push(id, bytes_of(id), step, p.time_ns);
+                layout.removals.push(id, bytes_of(id), step, s.time_ns);
             }
-            let plus = added.map_or(0, bytes_of);
-            seen_bytes += plus - removed.map_or(0, bytes_of);
-            let rest = p.allocated_bytes - seen_bytes;
+            let plus = s.added.map_or(0, bytes_of);
+            seen_bytes += plus - s.removed.map_or(0, |(id, _)| bytes_of(id));
+            let rest = s.total_bytes - seen_bytes;
             if rest != rest_bytes {
-                layout.before_trace.push((p.time_ns, rest));
+                layout.before_trace.push((s.time_ns, rest));
                 layout.before_trace_steps.push(step);
                 rest_bytes = rest;
             }
-            if let Some(id) = added {
-                if let Some(s) = layout.start_offsets.get_mut(id as usize) {
-                    *s = p.allocated_bytes - plus;
+            if let Some(id) = s.added {
+                if let Some(o) = layout.start_offsets.get_mut(id as usize) {
+                    *o = s.total_bytes - plus;
                 }
-                if let Some(s) = layout.alloc_steps.get_mut(id as usize) {
-                    *s = step;
+                if let Some(a) = layout.alloc_steps.get_mut(id as usize) {
+                    *a = step;
                 }
             }
         }
-        layout.index = BandIndex::build(d, layout.end_ns);
+        layout.index = BandIndex::build(bands, layout.end_ns);
         layout
     }
 

@@ -10,8 +10,10 @@
 //! bands by size and lifetime so a view asks only for the bands a pixel can show
 //! (`lod.rs`); each band's colour key by stack, op or category (`keys.rs`); search by op
 //! or stack and the matching bytes over time (`search.rs`); and the icicle (flame graph)
-//! of what is live at an instant by stack (`icicle.rs`).
+//! of what is live at an instant by stack (`icicle.rs`). The same walk stacks the
+//! allocator's segments (memory_viz's "Active Cached Memory Timeline", `cached.rs`).
 
+mod cached;
 mod icicle;
 mod keys;
 mod layout;
@@ -19,6 +21,7 @@ mod lod;
 mod removals;
 mod search;
 
+pub use cached::{CacheBands, SegmentLife, segment_lives};
 pub use icicle::{FlameNode, FlameTree, flame_at};
 pub use keys::{BandKeys, ColorBy, band_keys, op_of, site_frame};
 pub use layout::{BandLayout, Move};
