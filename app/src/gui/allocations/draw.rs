@@ -402,9 +402,18 @@ mod tests {
         let (split, m) = split_over_two_threads(&ids, mesh_of);
         assert_eq!((m, split.indices.len()), (n, serial.indices.len()));
         assert_eq!(split.indices, serial.indices);
-        assert!(split.vertices.iter().zip(&serial.vertices).all(|(a, b)| a == b));
+        assert!(
+            split
+                .vertices
+                .iter()
+                .zip(&serial.vertices)
+                .all(|(a, b)| a == b)
+        );
         // Below the threshold, one thread and the same answer.
         let few = &ids[..10];
-        assert_eq!(split_over_two_threads(few, mesh_of).0.indices, mesh_of(few).0.indices);
+        assert_eq!(
+            split_over_two_threads(few, mesh_of).0.indices,
+            mesh_of(few).0.indices
+        );
     }
 }
