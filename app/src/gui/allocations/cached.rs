@@ -21,7 +21,7 @@ use super::super::paint::{self, PlotFrame};
 use super::super::theme::Palette;
 use super::super::units;
 use super::DeviceBands;
-use super::draw::{BandsFrame, stretches};
+use super::draw::{BandsFrame, on_two_threads, stretches};
 
 /// The line between two stacked segments is drawn from this band height on, in points:
 /// on thinner bands it would hide the band.
@@ -35,6 +35,16 @@ pub(super) fn segment_under(
 ) -> (i64, Option<usize>) {
     let (t, bytes) = super::pointer::at_point(frame, origin, pos);
     (t, cache.layout.band_at(&cache.timeline, t, bytes))
+}
+
+/// What one thread draws of the segments: their fill, their separators, how many
+/// stretches, and the fills of their bytes in use.
+#[derive(Default)]
+struct Drawn {
+    fill: Mesh,
+    lines: Vec<Shape>,
+    placed: usize,
+    in_use: Mesh,
 }
 
 /// The segments, each filled as far as it is in use, and the reserved line on top.
@@ -52,41 +62,57 @@ pub(super) fn segments_ui(
     cache.layout.index.visible(&q, &mut segments);
     let fill = palette.cache.gamma_multiply(0.6);
     let separator = Stroke::new(1.0, palette.plot_bg);
-    let mut mesh = Mesh::default();
-    let mut lines = Vec::new();
-    // Each segment's stretches, found once (its moves) for its fill and its use.
-    let mut placed: Vec<(u32, Rect)> = Vec::with_capacity(segments.len());
-    let bands_of = &cache.timeline;
-    for &s in &segments {
-        let Some(a) = bands_of.allocations.get(s as usize) else {
-            continue;
-        };
-        stretches(
-            frame,
-            &cache.layout,
-            bands_of,
-            (s as usize, a),
-            origin,
-            |r| {
-                let r = at_least_a_point(r);
-                mesh.add_colored_rect(r, fill);
-                if r.height() >= SEPARATOR_MIN_POINTS {
-                    lines.push(Shape::hline(r.x_range(), r.top(), separator));
-                }
-                placed.push((s, r));
-            },
-        );
-    }
-    p.add(Shape::mesh(mesh));
-    p.extend(lines);
     let used = palette.allocated.gamma_multiply(0.8);
+    let bands_of = &cache.timeline;
+    // Each segment's stretches, found once (its moves) for its fill and its use; the
+    // segments in view split over two threads where there are many.
+    let draw = |segments: &[u32]| {
+        let mut drawn = Drawn::default();
+        let mut placed: Vec<(u32, Rect)> = Vec::with_capacity(segments.len());
+        for &s in segments {
+            let Some(a) = bands_of.allocations.get(s as usize) else {
+                continue;
+            };
+            stretches(
+                frame,
+                &cache.layout,
+                bands_of,
+                (s as usize, a),
+                origin,
+                |r| {
+                    let r = at_least_a_point(r);
+                    drawn.fill.add_colored_rect(r, fill);
+                    if r.height() >= SEPARATOR_MIN_POINTS {
+                        drawn
+                            .lines
+                            .push(Shape::hline(r.x_range(), r.top(), separator));
+                    }
+                    placed.push((s, r));
+                },
+            );
+        }
+        drawn.placed = placed.len();
+        drawn.in_use = super::in_use::in_use_mesh(frame, bands, (&placed, origin), (fill, used));
+        drawn
+    };
+    let (mut drawn, second) = on_two_threads(&segments, draw);
+    if let Some(other) = second {
+        drawn.fill.append(other.fill);
+        drawn.lines.extend(other.lines);
+        drawn.placed += other.placed;
+        drawn.in_use.append(other.in_use);
+    }
+    let in_use_rects = drawn.in_use.vertices.len() / 4;
+    p.add(Shape::mesh(drawn.fill));
+    p.extend(drawn.lines);
+    p.add(Shape::mesh(drawn.in_use));
     let mut out = BandsFrame {
         segments: segments.len(),
         drawn: segments.len(),
-        rects: placed.len(),
+        rects: drawn.placed,
         ..BandsFrame::default()
     };
-    out.rects += super::in_use::in_use_ui(p, frame, bands, (&placed, origin), (fill, used));
+    out.rects += in_use_rects;
     paint::envelope(p, frame, reserved, palette.reserved, 1.5, None);
     out.reserved_max = paint::columns_max(reserved);
     // The segment the readout names (hovered last frame), then the selected one.

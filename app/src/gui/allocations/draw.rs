@@ -251,7 +251,11 @@ fn draw_bands(
         }
         (mesh, rects)
     };
-    let (mesh, rects) = split_over_two_threads(&ids, mesh_of);
+    let ((mut mesh, mut rects), second) = on_two_threads(&ids, mesh_of);
+    if let Some((other, other_rects)) = second {
+        mesh.append(other);
+        rects += other_rects;
+    }
     p.add(Shape::mesh(mesh));
     BandsFrame {
         drawn: ids.len(),
@@ -260,29 +264,28 @@ fn draw_bands(
     }
 }
 
-/// `mesh_of` the bands `ids`, on this thread, or from [`PARALLEL_BANDS`] of them half on
-/// a second, the two meshes joined.
-fn split_over_two_threads(
-    ids: &[u32],
-    mesh_of: impl Fn(&[u32]) -> (Mesh, usize) + Sync,
-) -> (Mesh, usize) {
-    if ids.len() < PARALLEL_BANDS {
-        return mesh_of(ids);
+/// `work` on `items` on this thread, or from [`PARALLEL_BANDS`] of them, on the first
+/// half here and the second half on a second thread: the two answers in that order.
+pub(super) fn on_two_threads<T: Sync, R: Send>(
+    items: &[T],
+    work: impl Fn(&[T]) -> R + Sync,
+) -> (R, Option<R>) {
+    if items.len() < PARALLEL_BANDS {
+        return (work(items), None);
     }
-    let (first, second) = ids.split_at(ids.len() / 2);
-    let ((mut mesh, rects), (other, other_rects)) = std::thread::scope(|scope| {
-        let helper = scope.spawn(|| mesh_of(second));
-        let mine = mesh_of(first);
+    let (first, second) = items.split_at(items.len() / 2);
+    std::thread::scope(|scope| {
+        let helper = scope.spawn(|| work(second));
+        let mine = work(first);
         let theirs = helper
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (mine, theirs)
-    });
-    mesh.append(other);
-    (mesh, rects + other_rects)
+        (mine, Some(theirs))
+    })
 }
 
-/// From how many bands in view a frame asks a second thread for half of their stretches:
+/// From how many bands (or segments) in view a frame asks a second thread for half of
+/// their stretches:
 /// a scoped thread costs ~30 µs to start, what ~10 bands' moves cost; below this, the
 /// frame is short anyway.
 const PARALLEL_BANDS: usize = 1024;
@@ -398,8 +401,19 @@ mod tests {
             }
             (mesh, ids.len())
         };
+        let joined = |ids: &[u32]| match on_two_threads(ids, mesh_of) {
+            ((mut mesh, n), Some((other, m))) => {
+                mesh.append(other);
+                (mesh, n + m)
+            }
+            (one, None) => one,
+        };
         let (serial, n) = mesh_of(&ids);
-        let (split, m) = split_over_two_threads(&ids, mesh_of);
+        assert!(
+            on_two_threads(&ids, mesh_of).1.is_some(),
+            "two threads asked"
+        );
+        let (split, m) = joined(&ids);
         assert_eq!((m, split.indices.len()), (n, serial.indices.len()));
         assert_eq!(split.indices, serial.indices);
         assert!(
@@ -411,9 +425,6 @@ mod tests {
         );
         // Below the threshold, one thread and the same answer.
         let few = &ids[..10];
-        assert_eq!(
-            split_over_two_threads(few, mesh_of).0.indices,
-            mesh_of(few).0.indices
-        );
+        assert_eq!(joined(few).0.indices, mesh_of(few).0.indices);
     }
 }

@@ -8,7 +8,7 @@
 //! every change of each ~20 ms.
 
 use collector::analysis::pyramid::CurvePyramid;
-use egui::{Color32, Mesh, Rect, Shape};
+use egui::{Color32, Mesh, Rect};
 
 use super::super::paint::PlotFrame;
 use super::DeviceBands;
@@ -92,19 +92,18 @@ impl InUse {
 
 /// Each segment's bytes in use over its stretches `placed` (segment, rectangle; in segment
 /// order): a fill of the `used` colour from the band's bottom, or on a band too thin to
-/// show a height, the band's colour moved towards `used` by the share in use. Returns the
-/// rectangles drawn.
-pub(super) fn in_use_ui(
-    p: &egui::Painter,
+/// show a height, the band's colour moved towards `used` by the share in use, as a mesh of
+/// rectangles.
+pub(super) fn in_use_mesh(
     frame: &PlotFrame,
     bands: &DeviceBands,
     (placed, origin): (&[(u32, Rect)], i64),
     (free, used): (Color32, Color32),
-) -> usize {
-    let Some(cache) = bands.cache.as_ref() else {
-        return 0;
-    };
+) -> Mesh {
     let mut mesh = Mesh::default();
+    let Some(cache) = bands.cache.as_ref() else {
+        return mesh;
+    };
     for run in placed.chunk_by(|x, y| x.0 == y.0) {
         let Some(&(s, _)) = run.first() else {
             continue;
@@ -142,9 +141,7 @@ pub(super) fn in_use_ui(
             }
         }
     }
-    let rects = mesh.vertices.len() / 4;
-    p.add(Shape::mesh(mesh));
-    rects
+    mesh
 }
 
 #[cfg(test)]
