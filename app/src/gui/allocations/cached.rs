@@ -21,7 +21,8 @@ use super::super::paint::{self, PlotFrame};
 use super::super::theme::Palette;
 use super::super::units;
 use super::DeviceBands;
-use super::draw::{BandsFrame, on_two_threads, stretches};
+use super::draw::{BandsFrame, stretches};
+use super::two_threads::on_two_threads;
 
 /// The line between two stacked segments is drawn from this band height on, in points:
 /// on thinner bands it would hide the band.
@@ -95,13 +96,13 @@ pub(super) fn segments_ui(
         drawn.in_use = super::in_use::in_use_mesh(frame, bands, (&placed, origin), (fill, used));
         drawn
     };
-    let (mut drawn, second) = on_two_threads(&segments, draw);
-    if let Some(other) = second {
+    let drawn = on_two_threads(&segments, draw, |mut drawn, other| {
         drawn.fill.append(other.fill);
         drawn.lines.extend(other.lines);
         drawn.placed += other.placed;
         drawn.in_use.append(other.in_use);
-    }
+        drawn
+    });
     let in_use_rects = drawn.in_use.vertices.len() / 4;
     p.add(Shape::mesh(drawn.fill));
     p.extend(drawn.lines);

@@ -3,7 +3,8 @@
 //! trace at the bottom, every band at least a pixel tall and wide in its key's colour
 //! (dimmed when a search does not match it), the search's curve, the selected band's
 //! outline, the reserved memory over them; the minimap under them (`navigate.rs`) and the
-//! pointer's readout (`pointer.rs`).
+//! pointer's readout (`pointer.rs`). One idea, the allocation view's plot as it is painted:
+//! the layout of the frame, the Active mode's layers, each band's stretches and outline.
 
 use collector::analysis::allocations::{BandLayout, BandQuery, ColorBy};
 use collector::analysis::categories::Category;
@@ -17,6 +18,7 @@ use super::DeviceBands;
 use super::cached;
 use super::navigate::{MINIMAP_HEIGHT, minimap_ui, navigate};
 use super::pointer::{pointer_ui, readout_ui};
+use super::two_threads::on_two_threads;
 
 /// Width of the byte labels left of the plot.
 const Y_LABELS_WIDTH: f32 = 74.0;
@@ -251,11 +253,10 @@ fn draw_bands(
         }
         (mesh, rects)
     };
-    let ((mut mesh, mut rects), second) = on_two_threads(&ids, mesh_of);
-    if let Some((other, other_rects)) = second {
+    let (mesh, rects) = on_two_threads(&ids, mesh_of, |(mut mesh, rects), (other, more)| {
         mesh.append(other);
-        rects += other_rects;
-    }
+        (mesh, rects + more)
+    });
     p.add(Shape::mesh(mesh));
     BandsFrame {
         drawn: ids.len(),
@@ -263,32 +264,6 @@ fn draw_bands(
         ..BandsFrame::default()
     }
 }
-
-/// `work` on `items` on this thread, or from [`PARALLEL_BANDS`] of them, on the first
-/// half here and the second half on a second thread: the two answers in that order.
-pub(super) fn on_two_threads<T: Sync, R: Send>(
-    items: &[T],
-    work: impl Fn(&[T]) -> R + Sync,
-) -> (R, Option<R>) {
-    if items.len() < PARALLEL_BANDS {
-        return (work(items), None);
-    }
-    let (first, second) = items.split_at(items.len() / 2);
-    std::thread::scope(|scope| {
-        let helper = scope.spawn(|| work(second));
-        let mine = work(first);
-        let theirs = helper
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (mine, Some(theirs))
-    })
-}
-
-/// From how many bands (or segments) in view a frame asks a second thread for half of
-/// their stretches:
-/// a scoped thread costs ~30 µs to start, what ~10 bands' moves cost; below this, the
-/// frame is short anyway.
-const PARALLEL_BANDS: usize = 1024;
 
 /// Call `rect` for each drawn stretch of band `i` (allocation `a`); returns how many.
 pub(super) fn stretches(
@@ -380,51 +355,5 @@ fn outline(
             Stroke::new(1.5, color),
             egui::StrokeKind::Outside,
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Split over two threads, the bands' mesh is the one a single thread makes: the same
-    /// rectangles in the same order (the first half's, then the second's).
-    #[test]
-    fn two_threads_make_the_mesh_one_makes() {
-        let ids: Vec<u32> = (0..(PARALLEL_BANDS as u32 * 3)).collect();
-        let mesh_of = |ids: &[u32]| {
-            let mut mesh = Mesh::default();
-            for &i in ids {
-                let x = i as f32;
-                let r = Rect::from_min_max(pos2(x, x % 7.0), pos2(x + 1.0, 10.0 + x % 5.0));
-                mesh.add_colored_rect(r, Color32::from_gray((i % 251) as u8));
-            }
-            (mesh, ids.len())
-        };
-        let joined = |ids: &[u32]| match on_two_threads(ids, mesh_of) {
-            ((mut mesh, n), Some((other, m))) => {
-                mesh.append(other);
-                (mesh, n + m)
-            }
-            (one, None) => one,
-        };
-        let (serial, n) = mesh_of(&ids);
-        assert!(
-            on_two_threads(&ids, mesh_of).1.is_some(),
-            "two threads asked"
-        );
-        let (split, m) = joined(&ids);
-        assert_eq!((m, split.indices.len()), (n, serial.indices.len()));
-        assert_eq!(split.indices, serial.indices);
-        assert!(
-            split
-                .vertices
-                .iter()
-                .zip(&serial.vertices)
-                .all(|(a, b)| a == b)
-        );
-        // Below the threshold, one thread and the same answer.
-        let few = &ids[..10];
-        assert_eq!(joined(few).0.indices, mesh_of(few).0.indices);
     }
 }

@@ -15,6 +15,7 @@ mod icicle;
 mod in_use;
 mod navigate;
 mod pointer;
+mod two_threads;
 
 #[cfg(test)]
 mod bench;
