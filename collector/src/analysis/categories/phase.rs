@@ -75,6 +75,8 @@ struct Role {
     phase: Option<Phase>,
     leaf: bool,
     module: bool,
+    /// A module frame of a loss (`nn.Module: CrossEntropyLoss_0`, [`is_loss`]).
+    loss: bool,
     /// What a Python frame's function and file say (`with_stack=True`).
     frame: FrameSays,
 }
@@ -90,6 +92,7 @@ fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
         _ => by_name,
     };
     let python = category == OpCategory::PythonFunction;
+    let module = module_scope(name).filter(|_| python);
     // The engine's `evaluate_function` span wraps a node and the engine's own work on its
     // outputs (reducing a broadcast gradient to its input's shape): torch's leaves are the
     // node and those ops, so what the node returns is its output, not an intermediate.
@@ -98,7 +101,8 @@ fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
         phase,
         leaf: (cpu_op && (name.starts_with("aten::") || (backward_node && !engine)))
             || runs_a_compiled_graph(category, name),
-        module: python && module_scope(name).is_some(),
+        module: module.is_some(),
+        loss: module.is_some_and(is_loss),
         frame: if python {
             frame_says(name)
         } else {
@@ -194,8 +198,7 @@ impl<'a> Phases<'a> {
             }
             if role.module {
                 module_starts.push(op.start_ns);
-                let loss = module_scope(rec.op_name(op)).is_some_and(is_loss);
-                modules.push((op.start_ns, op.end_ns, loss));
+                modules.push((op.start_ns, op.end_ns, role.loss));
             }
         }
         let training_forwards = super::forwards::TrainingForwards::build(modules, backward_starts);

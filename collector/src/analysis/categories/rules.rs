@@ -125,7 +125,10 @@ pub(super) fn classify_one(
         return Classified::unknown();
     };
     let mut site = phases.site(e);
-    if site.leaf_kind == LeafKind::Magnitude && magnitude_of_a_temporary(phases, rec, d, i) {
+    if site.leaf_kind == LeafKind::Magnitude
+        && site.phase == Phase::Optimizer
+        && magnitude_of_a_temporary(phases, rec, d, i)
+    {
         site.leaf_kind = LeafKind::Other;
     }
     let decided = |category, evidence| Classified {
@@ -146,7 +149,10 @@ pub(super) fn classify_one(
         site,
         time_ns: a.alloc_ns,
         thread: e.thread,
-        wrapped_as_parameter: wrapped_as_parameter(phases, d, i),
+        // Asked only where [`classify`] reads it (a magnitude's kind too: in a step only).
+        wrapped_as_parameter: site.phase == Phase::Forward
+            && !site.makes_weights
+            && wrapped_as_parameter(phases, d, i),
     };
     let evidence = if site.from_frames {
         Evidence::Frames
@@ -335,11 +341,11 @@ fn kept_from_before_training(phases: &Phases, made: &Made, free: Option<(Site, i
 /// result, which torch names by tensor identity only. Its identity tracking merges tensors
 /// whose C++ objects reuse an address, so in every step but the trace's last it calls a
 /// magnitude of a state tensor or gradient a parameter (Adam's and AdamW's `sqrt(v)`,
-/// RMSprop's and Adagrad's roots, Adamax's `|g|`) and a single-tensor optimizer's other step-local results activations (Adam's
-/// `sqrt(v) / c`, RAdam's and NAdam's products and quotients); a foreach optimizer's list
-/// results, and anything in the last step, have no name. (NAdam's `sqrt(v / c)`, a root of
-/// a temporary, torch calls an activation: vramscope says parameter, see
-/// docs/CATEGORIES.md.)
+/// RMSprop's and Adagrad's roots, Adamax's `|g|`) and a single-tensor optimizer's other
+/// step-local results activations (Adam's `sqrt(v) / c`, RAdam's and NAdam's products and
+/// quotients, NAdam's `sqrt(v / c)`: a magnitude of a temporary,
+/// [`magnitude_of_a_temporary`]); a foreach optimizer's list results, and anything in the
+/// last step, have no name.
 fn optimizer(
     phases: &Phases,
     alloc: &Site,
