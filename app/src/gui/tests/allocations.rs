@@ -13,7 +13,7 @@ use super::super::ViewerApp;
 
 use super::super::panels::PanelId;
 use super::super::units;
-use super::{harness, primary, repo, settle};
+use super::{click_at, harness, primary, repo, settle};
 
 fn opened(tab: &str) -> Harness<'static, ViewerApp> {
     let mut h = harness(vec![
@@ -92,10 +92,7 @@ fn hovering_a_band_reads_out_its_size_op_and_lifetime() {
 fn a_click_selects_a_band_and_shows_its_stacks_and_esc_clears_it() {
     let mut h = opened("Allocations");
     let (i, pos) = long_lived(&h, true);
-    h.event(Event::PointerMoved(pos));
-    h.event(primary(pos, true));
-    h.event(primary(pos, false));
-    h.run_steps(3);
+    click_at(&mut h, pos);
     let doc = h.state().active_doc().expect("doc");
     assert_eq!(doc.panels.allocations.selected, Some(i));
     // The details name the allocation's innermost frame, as the recording has it.
@@ -605,10 +602,7 @@ fn in_the_main_area_a_selected_band_keeps_the_width_and_its_details_fill_the_tab
     let wide = wide.expect("bands drawn").rect;
     // WHEN a band is clicked
     let (i, pos) = long_lived(&h, true);
-    h.event(Event::PointerMoved(pos));
-    h.event(primary(pos, true));
-    h.event(primary(pos, false));
-    h.run_steps(3);
+    click_at(&mut h, pos);
     // THEN it is selected, the bands keep the main area's width (the details took 380
     // points beside them), and the details are in the tab under them, not only a note
     let doc = h.state().active_doc().expect("doc");

@@ -13,7 +13,7 @@ use super::super::ViewerApp;
 use super::super::allocations::{NO_ALLOCATIONS, NO_SEGMENTS};
 use super::super::units;
 use super::allocations::band_middle;
-use super::{fixture, harness, primary, repo, settle};
+use super::{click_at, fixture, harness, repo, settle};
 
 fn real_snapshot() -> std::path::PathBuf {
     repo().join("../shared/traces/real/snapshot-cs336-bcrafton/memory_snapshot.pickle")
@@ -138,10 +138,7 @@ fn hovering_a_segment_reads_out_its_size_and_the_bytes_in_use_in_it() {
 fn a_click_selects_a_segment_and_the_details_show_it_and_esc_clears_it() {
     let mut h = cached(real_snapshot());
     let (s, bytes, pos) = largest_segment(&h);
-    h.event(Event::PointerMoved(pos));
-    h.event(primary(pos, true));
-    h.event(primary(pos, false));
-    h.run_steps(3);
+    click_at(&mut h, pos);
     let doc = h.state().active_doc().expect("doc");
     assert_eq!(doc.panels.allocations.selected_segment, Some(s));
     let d = &doc.data.timeline.devices[doc.device as usize];

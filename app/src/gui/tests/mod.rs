@@ -86,6 +86,15 @@ pub(super) fn primary(pos: Pos2, pressed: bool) -> Event {
     primary_with(pos, pressed, Modifiers::NONE)
 }
 
+/// A click of the primary button at `pos` (the pointer moved there first), then three
+/// frames for the viewer to answer it.
+pub(super) fn click_at(h: &mut Harness<'_, ViewerApp>, pos: Pos2) {
+    h.event(Event::PointerMoved(pos));
+    h.event(primary(pos, true));
+    h.event(primary(pos, false));
+    h.run_steps(3);
+}
+
 /// A press (or release) of the primary button at `pos` with modifier keys held.
 pub(super) fn primary_with(pos: Pos2, pressed: bool, modifiers: Modifiers) -> Event {
     Event::PointerButton {
