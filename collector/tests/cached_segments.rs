@@ -69,7 +69,7 @@ fn live_segments_sum_to_reserved(path: &Path, rec: &Recording, timeline: &Timeli
         let mut live_bytes = 0i64;
         for p in &d.points {
             live_bytes += change.get(&p.event).copied().unwrap_or(0);
-            if let Some(reserved) = p.reserved_bytes {
+            if let Some(reserved) = p.reserved_bytes.get() {
                 assert_eq!(live_bytes, reserved, "{} event {}", path.display(), p.event);
                 checked += 1;
             }
@@ -184,7 +184,7 @@ fn the_stacked_segments_top_is_the_reserved_total() {
                     .map(|(i, a)| cache.layout.offset_at(bands, i, t) + a.bytes)
                     .max()
                     .unwrap_or(0);
-                let reserved = d.at(t).and_then(|p| p.reserved_bytes).unwrap_or(0);
+                let reserved = d.at(t).and_then(|p| p.reserved_bytes.get()).unwrap_or(0);
                 assert_eq!(top, reserved, "{name} at {t}");
             }
         }

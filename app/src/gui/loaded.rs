@@ -50,7 +50,7 @@ impl DeviceCurves {
             v.filter(|v| !v.is_empty())
                 .map(|v| CurvePyramid::with_times(&times, v))
         };
-        let reserved_everywhere = d.points.iter().all(|p| p.reserved_bytes.is_some());
+        let reserved_everywhere = d.points.iter().all(|p| p.reserved_bytes.get().is_some());
         let at_every_point = |which: Curve| -> Option<Vec<i64>> {
             let known = match which {
                 Curve::Allocated => d.allocated_known,

@@ -224,7 +224,7 @@ fn memory_events(
             if let Some(t) = totals.get_mut(p.event as usize) {
                 *t = (
                     d.allocated_known.then_some(p.allocated_bytes),
-                    p.reserved_bytes,
+                    p.reserved_bytes.get(),
                 );
             }
         }
@@ -247,7 +247,7 @@ fn memory_events(
             let known = device.is_some_and(|d| d.allocated_known);
             (
                 point.filter(|_| known).map(|p| p.allocated_bytes),
-                point.and_then(|p| p.reserved_bytes),
+                point.and_then(|p| p.reserved_bytes.get()),
             )
         } else {
             (allocated, reserved)

@@ -28,12 +28,16 @@ pub fn curve(d: &DeviceTimeline, which: Curve) -> Vec<(i64, i64)> {
         Curve::Reserved if d.reserved_known => d
             .points
             .iter()
-            .filter_map(|p| p.reserved_bytes.map(|r| (p.time_ns, r)))
+            .filter_map(|p| p.reserved_bytes.get().map(|r| (p.time_ns, r)))
             .collect(),
         Curve::Cache if d.allocated_known && d.reserved_known => d
             .points
             .iter()
-            .filter_map(|p| p.reserved_bytes.map(|r| (p.time_ns, r - p.allocated_bytes)))
+            .filter_map(|p| {
+                p.reserved_bytes
+                    .get()
+                    .map(|r| (p.time_ns, r - p.allocated_bytes))
+            })
             .collect(),
         _ => Vec::new(),
     }
@@ -42,7 +46,7 @@ pub fn curve(d: &DeviceTimeline, which: Curve) -> Vec<(i64, i64)> {
 /// The values of `which` at every point of `d` (for a curve known at each of them: see
 /// [`curve`], whose times these are then).
 pub fn curve_values(d: &DeviceTimeline, which: Curve) -> Vec<i64> {
-    let reserved = |p: &crate::timeline::SeriesPoint| p.reserved_bytes.unwrap_or(0);
+    let reserved = |p: &crate::timeline::SeriesPoint| p.reserved_bytes.get().unwrap_or(0);
     d.points
         .iter()
         .map(|p| match which {

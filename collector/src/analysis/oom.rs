@@ -116,7 +116,7 @@ pub fn oom_verdicts(rec: &Recording, timeline: &Timeline) -> Vec<OomVerdict> {
             .and_then(|&(_, free)| free);
         let point = d.at(e.time_ns);
         let allocated = point.map_or(0, |p| p.allocated_bytes);
-        let reserved = point.and_then(|p| p.reserved_bytes);
+        let reserved = point.and_then(|p| p.reserved_bytes.get());
         let cache_free = reserved.map(|r| r - allocated);
         let largest = fragmentation_at(rec, timeline, e.device, e.time_ns)
             .map(|f| f.largest_free_block_bytes);

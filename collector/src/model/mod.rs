@@ -25,7 +25,7 @@ pub use allocator::{
 pub use compact_spans::CompactSpans;
 pub use device::{DeviceClass, DeviceId, DeviceType};
 pub use events::{
-    MemEvent, MemEventKind, Note, OpCategory, OpSpan, STEP_PREFIX, StepMarker, ThreadInfo,
+    MemEvent, MemEventKind, Note, OpCategory, OpSpan, STEP_PREFIX, StepMarker, ThreadInfo, Total,
 };
 pub use op_spans::OpSpans;
 pub use samples::{GpuProcessSample, GpuSample, HostSample};

@@ -80,7 +80,7 @@ impl Preview {
             };
             let curve = &mut state.devices[at];
             curve.running_bytes = curve.running_bytes.wrapping_add(e.bytes);
-            let bytes = e.total_allocated_bytes.unwrap_or(curve.running_bytes);
+            let bytes = e.total_allocated_bytes.get().unwrap_or(curve.running_bytes);
             curve.add(e.time_ns, bytes);
         }
     }

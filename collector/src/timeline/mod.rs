@@ -8,7 +8,7 @@ mod ops;
 mod order;
 
 /// Each device's memory events in time order (file order among equal times).
-pub(crate) use order::per_device as events_in_time_order;
+pub(crate) use order::{per_device as events_in_time_order, sort_runs_by_key};
 mod pairing;
 mod search;
 
@@ -22,7 +22,7 @@ use std::collections::HashMap as StdHashMap;
 /// (Fx), seeded per process, so a hostile file cannot choose addresses that collide.
 type HashMap<K, V> = StdHashMap<K, V, foldhash::fast::RandomState>;
 
-use crate::model::{DeviceIdx, MemEventKind, Recording, ThreadIdx};
+use crate::model::{DeviceIdx, MemEventKind, Recording, ThreadIdx, Total};
 
 /// One point of a device's memory curve: the state right after a memory event.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -32,7 +32,7 @@ pub struct SeriesPoint {
     /// Allocated bytes after the event.
     pub allocated_bytes: i64,
     /// Reserved (segment) bytes after the event, where the source says.
-    pub reserved_bytes: Option<i64>,
+    pub reserved_bytes: Total,
     /// The event, as an index into [`Recording::mem_events`].
     pub event: u32,
 }
@@ -215,7 +215,7 @@ fn build_device(rec: &Recording, device: DeviceIdx, order: &[u32]) -> DeviceTime
     } else {
         None
     };
-    let peak_reserved = first_max_by(&curve.points, |p| p.reserved_bytes);
+    let peak_reserved = first_max_by(&curve.points, |p| p.reserved_bytes.get());
     DeviceTimeline {
         device,
         points: curve.points,
@@ -271,6 +271,7 @@ impl Curve {
                 MemEventKind::SegmentAlloc | MemEventKind::SegmentFree => {
                     let r = e
                         .total_reserved_bytes
+                        .get()
                         .unwrap_or_else(|| reserved.unwrap_or(0).saturating_add(e.bytes));
                     reserved = Some(r);
                     c.reserved_known = true;
@@ -283,7 +284,7 @@ impl Curve {
                 MemEventKind::Free => c.counts.frees += 1,
             }
             c.allocated_known = true;
-            allocated = match e.total_allocated_bytes {
+            allocated = match e.total_allocated_bytes.get() {
                 Some(total) => total,
                 None => {
                     c.all_totals = false;
@@ -291,7 +292,7 @@ impl Curve {
                 }
             };
             // Torch writes `Total Reserved: 0` for host memory, where nothing is reserved.
-            if let Some(r) = e.total_reserved_bytes.filter(|_| accelerator) {
+            if let Some(r) = e.total_reserved_bytes.get().filter(|_| accelerator) {
                 reserved = Some(r);
                 c.reserved_known = true;
             }
@@ -311,7 +312,7 @@ fn series_point(
     SeriesPoint {
         time_ns: e.time_ns,
         allocated_bytes: allocated,
-        reserved_bytes: reserved,
+        reserved_bytes: reserved.into(),
         event,
     }
 }

@@ -25,8 +25,8 @@ pub(crate) fn recording(
         .iter()
         .map(|&(t, bytes, addr, total, reserved)| MemEvent {
             addr,
-            total_allocated_bytes: total,
-            total_reserved_bytes: reserved,
+            total_allocated_bytes: total.into(),
+            total_reserved_bytes: reserved.into(),
             ..MemEvent::sized(t, bytes)
         })
         .collect();
@@ -138,7 +138,9 @@ fn trace_totals_win_over_running_sums() {
         1020
     );
     assert_eq!(
-        d.points[d.peak_reserved.expect("peak")].reserved_bytes,
+        d.points[d.peak_reserved.expect("peak")]
+            .reserved_bytes
+            .get(),
         Some(8192)
     );
     assert_eq!(d.peak_reserved, Some(1));
@@ -175,4 +177,10 @@ fn the_state_at_each_time_is_the_state_at_it_in_any_order() {
         assert_eq!(got, want, "{times:?}");
     }
     assert!(d.at_each([5, 995]).all(|p| p.is_some()));
+}
+
+#[test]
+fn a_curve_point_is_32_bytes() {
+    // 40 with the reserved bytes as `Option<i64>` (`model::Total`): one point a memory event.
+    assert_eq!(std::mem::size_of::<super::SeriesPoint>(), 32);
 }

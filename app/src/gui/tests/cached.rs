@@ -60,7 +60,7 @@ fn the_cached_mode_draws_a_band_for_each_segment() {
     assert!(thin > 0, "some segments are under a pixel");
     assert_eq!(doc.panels.allocations.last_frame.segments, lives.len());
     // The stack's top is the reserved total: the plot's scale is set by it.
-    let reserved = d.points.iter().filter_map(|p| p.reserved_bytes).max();
+    let reserved = d.points.iter().filter_map(|p| p.reserved_bytes.get()).max();
     assert_eq!(doc.panels.allocations.last_frame.reserved_max, reserved);
     h.get_by_label_contains("96 of 96 segments drawn");
     // What each is filled with: its bytes in use, also where its blocks were all there

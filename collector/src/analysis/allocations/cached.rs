@@ -185,7 +185,7 @@ impl CacheBands {
             (added.is_some() || removed.is_some()).then_some(Step {
                 step: step as u32,
                 time_ns: p.time_ns,
-                total_bytes: p.reserved_bytes.unwrap_or(0),
+                total_bytes: p.reserved_bytes.get().unwrap_or(0),
                 removed,
                 added,
             })
@@ -270,7 +270,7 @@ fn cache_timeline(rec: &Recording, d: &DeviceTimeline, lives: &[SegmentLife]) ->
     };
     let points: Vec<_> = (d.points.iter().filter(is_segment))
         .map(|p| crate::timeline::SeriesPoint {
-            allocated_bytes: p.reserved_bytes.unwrap_or(0),
+            allocated_bytes: p.reserved_bytes.get().unwrap_or(0),
             ..*p
         })
         .collect();

@@ -262,7 +262,7 @@ pub fn composition_at_peak(
         total_bytes: peak.allocated_bytes,
         bytes,
         evidence,
-        outside_pytorch: outside_pytorch(rec, d.device, peak.reserved_bytes, peak.time_ns),
+        outside_pytorch: outside_pytorch(rec, d.device, peak.reserved_bytes.get(), peak.time_ns),
         unseen_weights: unseen::unseen_weights(rec, d, &phases, &bytes, step_results_bytes),
         before_trace: before::reading(rec, d, &phases, &bytes),
     })

@@ -28,8 +28,8 @@ fn recording(ops: &[RawOp<'_>], events: &[(i64, i64, u64)], before_bytes: i64) -
         total += bytes;
         rec.mem_events.push(MemEvent {
             addr: Some(addr),
-            total_allocated_bytes: Some(total),
-            total_reserved_bytes: Some(0),
+            total_allocated_bytes: total.into(),
+            total_reserved_bytes: 0.into(),
             ..MemEvent::sized(time_ns, bytes)
         });
     }
@@ -307,7 +307,7 @@ fn nvml_recording(samples: &[(i64, u64, Option<u64>)]) -> (Recording, Timeline) 
         index: 0,
     };
     for e in &mut rec.mem_events {
-        e.total_reserved_bytes = Some(2 << 20);
+        e.total_reserved_bytes = (2 << 20).into();
     }
     for &(time_ns, used_mib, process_mib) in samples {
         rec.gpu_samples.push(GpuSample {

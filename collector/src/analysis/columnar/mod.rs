@@ -84,7 +84,7 @@ pub fn for_each_memory_event(
                     bytes: e.bytes,
                     kind: e.kind,
                     allocated_bytes: d.allocated_known.then_some(p.allocated_bytes),
-                    reserved_bytes: p.reserved_bytes,
+                    reserved_bytes: p.reserved_bytes.get(),
                     tid: tid_of(rec, e.thread),
                     op: op_of(rec, timeline, e.thread, e.time_ns),
                     class: classes.get(p.event as usize).copied().flatten(),
@@ -123,7 +123,7 @@ fn oom_row<'a>(
         allocated_bytes: d
             .allocated_known
             .then(|| state.map_or(0, |p| p.allocated_bytes)),
-        reserved_bytes: state.and_then(|p| p.reserved_bytes),
+        reserved_bytes: state.and_then(|p| p.reserved_bytes.get()),
         tid: e.map_or("", |e| tid_of(rec, e.thread)),
         op: e.and_then(|e| op_of(rec, timeline, e.thread, e.time_ns)),
         class: None,

@@ -153,7 +153,7 @@ pub fn live_at(
         device,
         time_ns,
         allocated_bytes,
-        reserved_bytes: point.and_then(|p| p.reserved_bytes),
+        reserved_bytes: point.and_then(|p| p.reserved_bytes.get()),
         live_bytes,
         live_blocks,
         groups,

@@ -40,7 +40,7 @@ fn recording(events: &[(i64, i64, Option<u64>, Option<u32>)], before: Option<i64
         total += bytes;
         rec.mem_events.push(MemEvent {
             addr,
-            total_allocated_bytes: before.map(|_| total),
+            total_allocated_bytes: before.map(|_| total).into(),
             stack: stack.map(StackId),
             ..MemEvent::sized(time_ns, bytes)
         });

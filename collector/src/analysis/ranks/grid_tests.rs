@@ -13,7 +13,7 @@ fn point(time_ns: i64, allocated_bytes: i64) -> SeriesPoint {
     SeriesPoint {
         time_ns,
         allocated_bytes,
-        reserved_bytes: None,
+        reserved_bytes: crate::model::Total::UNKNOWN,
         event: 0,
     }
 }

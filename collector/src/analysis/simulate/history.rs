@@ -99,7 +99,7 @@ fn device_from_events<'r>(
     let mut live: FxHashSet<u64> = FxHashSet::default();
     let mut before: Vec<(u64, u64)> = Vec::new();
     for e in events {
-        if let Some(r) = e.total_reserved_bytes.filter(|&r| r > 0) {
+        if let Some(r) = e.total_reserved_bytes.get().filter(|&r| r > 0) {
             peak = Some(peak.unwrap_or(0).max(r as u64));
         }
         let (action, addr) = match (e.kind, e.addr) {
@@ -109,7 +109,7 @@ fn device_from_events<'r>(
             _ => continue,
         };
         if first_allocated.is_none() && e.kind.is_allocation() {
-            first_allocated = e.total_allocated_bytes.map(|t| t - e.bytes);
+            first_allocated = e.total_allocated_bytes.get().map(|t| t - e.bytes);
         }
         let size = e.bytes.unsigned_abs();
         match action {

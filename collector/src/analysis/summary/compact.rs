@@ -14,7 +14,7 @@
 use super::{Summary, summarize};
 use crate::analysis::categories::{marks_phases, times_asked_at_peak, windows_asked_at_peak};
 use crate::model::{CompactSpans, OpSpan, Recording, ThreadIdx};
-use crate::timeline::{OpIndex, Timeline, names_work, search_from};
+use crate::timeline::{OpIndex, Timeline, names_work, search_from, sort_runs_by_key};
 
 /// Summarise a recording whose spans are compressed, taking the spans the answer reads
 /// into `rec.ops` (the rest are counted in `Meta::spans_left_out`). A recording with no
@@ -28,22 +28,14 @@ pub fn summarize_compact(rec: &mut Recording) -> (Timeline, Summary) {
         return (timeline, summary);
     }
     let compact = std::mem::take(&mut rec.compact_ops);
-    // The count of memory events in ops reads every span but nothing the rest changes: it
-    // runs on a second thread while this one builds the timeline and takes the spans the
-    // answer reads (the serial tail of `summary` after the parallel parse).
-    let mut times = thread_event_times(rec);
+    // The spans that name work and are held uncompressed count too; taken before the
+    // answer's spans are appended to `rec.ops`.
     let kept: Vec<OpSpan> = rec.ops.iter().filter(|s| names_work(s.category)).collect();
-    let count = || {
-        for list in &mut times {
-            list.sort_unstable();
-        }
-        memory_events_in_ops(&times, kept.iter().copied().chain(compact.iter()))
-    };
-    let (timeline, in_ops) = crate::threads::join(
-        "vramscope-in-ops",
-        || take_what_the_answer_reads(rec, &compact),
-        count,
-    );
+    let timeline = take_what_the_answer_reads(rec, &compact);
+    // Counted after the timeline is built, not beside it: the count's per-thread lists
+    // then reuse the memory the build's time order gave back, instead of adding 12 bytes
+    // an event to `summary`'s peak (its time costs ~1 % of `summary`).
+    let in_ops = memory_events_in_ops(rec, kept.into_iter().chain(compact.iter()));
     // Counted over every span, not only those taken into `rec.ops`.
     rec.meta.memory_events_in_ops = Some(in_ops);
     let summary = summarize(rec, &timeline);
@@ -143,57 +135,98 @@ impl Windows {
     }
 }
 
-/// Each thread's memory event times, in file order.
-fn thread_event_times(rec: &Recording) -> Vec<Vec<i64>> {
-    let mut times: Vec<Vec<i64>> = vec![Vec::new(); rec.threads.len()];
-    for e in &rec.mem_events {
-        if let Some(list) = times.get_mut(e.thread as usize) {
-            list.push(e.time_ns);
+/// Memory events that a span naming work on their own thread encloses (closed interval),
+/// as [`OpIndex::enclosed_on_thread`] answers for each: per thread, the events in time
+/// order (4 bytes each: indices into `rec.mem_events`) and one bit each, set over the run
+/// of them each span covers.
+fn memory_events_in_ops(rec: &Recording, spans: impl Iterator<Item = OpSpan>) -> u64 {
+    let events = &rec.mem_events;
+    let mut counts = vec![0usize; rec.threads.len()];
+    for e in events {
+        if let Some(n) = counts.get_mut(e.thread as usize) {
+            *n += 1;
         }
     }
-    times
-}
-
-/// Memory events that a span naming work on their own thread encloses (closed interval),
-/// as [`OpIndex::enclosed_on_thread`] answers for each: per thread, each span marks the run
-/// of that thread's event times (`times`, sorted) it covers.
-fn memory_events_in_ops(times: &[Vec<i64>], spans: impl Iterator<Item = OpSpan>) -> u64 {
-    // Per thread: +1 where a span's run of events begins, −1 after it ends.
-    let mut cover: Vec<Vec<i32>> = times.iter().map(|t| vec![0; t.len() + 1]).collect();
+    let mut by_thread: Vec<Vec<u32>> = counts.into_iter().map(Vec::with_capacity).collect();
+    for (i, e) in events.iter().enumerate() {
+        if let Some(list) = by_thread.get_mut(e.thread as usize) {
+            list.push(i as u32);
+        }
+    }
+    for list in &mut by_thread {
+        sort_runs_by_key(list, |&i| events[i as usize].time_ns);
+    }
+    let mut covered: Vec<Vec<u64>> = by_thread
+        .iter()
+        .map(|list| vec![0; list.len().div_ceil(64)])
+        .collect();
     // Where the thread's last span began: a thread's spans come mostly in start order, so
     // the next one's run is searched for from there outwards.
-    let mut cursors: Vec<usize> = vec![0; times.len()];
+    let mut cursors: Vec<usize> = vec![0; by_thread.len()];
+    let time = |i: &u32| events[*i as usize].time_ns;
     for s in spans {
         if !names_work(s.category) {
             continue;
         }
         let thread = s.thread as usize;
-        let (Some(list), Some(marks), Some(cursor)) = (
-            times.get(thread),
-            cover.get_mut(thread),
+        let (Some(list), Some(bits), Some(cursor)) = (
+            by_thread.get(thread),
+            covered.get_mut(thread),
             cursors.get_mut(thread),
         ) else {
             continue;
         };
-        let from = search_from(list, *cursor, |&t| t < s.start_ns);
-        let to = from + search_from(&list[from..], 0, |&t| t <= s.end_ns);
+        let from = search_from(list, *cursor, |i| time(i) < s.start_ns);
+        let to = from + search_from(&list[from..], 0, |i| time(i) <= s.end_ns);
         *cursor = from;
-        if from < to {
-            marks[from] += 1;
-            marks[to] -= 1;
+        set_bits(bits, from, to);
+    }
+    covered
+        .iter()
+        .flatten()
+        .map(|word| u64::from(word.count_ones()))
+        .sum()
+}
+
+/// Set bits `from..to` of `bits`, a word at a time where whole words are covered.
+fn set_bits(bits: &mut [u64], from: usize, to: usize) {
+    let mut i = from;
+    while i < to {
+        let (word, bit) = (i / 64, i % 64);
+        let n = (to - i).min(64 - bit);
+        let mask = if n == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << n) - 1) << bit
+        };
+        if let Some(w) = bits.get_mut(word) {
+            *w |= mask;
+        }
+        i += n;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::set_bits;
+
+    #[test]
+    fn bits_set_across_word_boundaries_are_those_asked_for() {
+        for (from, to) in [
+            (0, 0),
+            (0, 1),
+            (3, 64),
+            (0, 64),
+            (63, 65),
+            (5, 200),
+            (64, 128),
+        ] {
+            let mut bits = vec![0u64; 4];
+            set_bits(&mut bits, from, to);
+            for i in 0..256 {
+                let set = bits[i / 64] >> (i % 64) & 1 == 1;
+                assert_eq!(set, (from..to).contains(&i), "{from}..{to} at {i}");
+            }
         }
     }
-    cover
-        .iter()
-        .map(|marks| {
-            let mut depth = 0i32;
-            marks
-                .iter()
-                .filter(|&&m| {
-                    depth += m;
-                    depth > 0
-                })
-                .count() as u64
-        })
-        .sum()
 }

@@ -225,7 +225,7 @@ fn warnings(rec: &Recording, timeline: &Timeline) -> BTreeMap<String, u64> {
             let allocated_from_source = d.allocated_known && d.totals == TotalsSource::Trace;
             let below_zero = |p: &&crate::timeline::SeriesPoint| {
                 (allocated_from_source && p.allocated_bytes < 0)
-                    || p.reserved_bytes.is_some_and(|r| r < 0)
+                    || p.reserved_bytes.get().is_some_and(|r| r < 0)
             };
             d.points.iter().filter(below_zero).count()
         })
@@ -282,13 +282,14 @@ fn device_summary(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline) -> D
         peak_allocated_bytes: peak.map(|p| p.allocated_bytes),
         peak_allocated_at_ns: peak.map(|p| p.time_ns),
         peak_allocated_op: peak_op,
-        peak_reserved_bytes: peak_reserved.and_then(|p| p.reserved_bytes),
+        peak_reserved_bytes: peak_reserved.and_then(|p| p.reserved_bytes.get()),
         peak_reserved_at_ns: peak_reserved.map(|p| p.time_ns),
-        cache_at_peak_bytes: peak.and_then(|p| p.reserved_bytes.map(|r| r - p.allocated_bytes)),
+        cache_at_peak_bytes: peak
+            .and_then(|p| p.reserved_bytes.get().map(|r| r - p.allocated_bytes)),
         final_allocated_bytes: last
             .filter(|_| d.allocated_known)
             .map(|p| p.allocated_bytes),
-        final_reserved_bytes: last.and_then(|p| p.reserved_bytes),
+        final_reserved_bytes: last.and_then(|p| p.reserved_bytes.get()),
         peak_requested_bytes: requested.map(|r| r.peak_bytes),
         peak_requested_at_ns: requested.map(|r| r.peak_at_ns),
         final_requested_bytes: requested.map(|r| r.final_bytes),

@@ -67,8 +67,8 @@ fn modern_trace_keys_in_any_order() {
         (
             m.bytes,
             m.addr,
-            m.total_allocated_bytes,
-            m.total_reserved_bytes
+            m.total_allocated_bytes.get(),
+            m.total_reserved_bytes.get()
         ),
         (512, Some(139_000_000_000_000), Some(512), Some(2_097_152))
     );

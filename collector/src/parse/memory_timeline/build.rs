@@ -75,7 +75,7 @@ impl Blocks {
         self.allocated_bytes += bytes;
         self.rec.mem_events.push(MemEvent {
             addr: Some(addr),
-            total_allocated_bytes: Some(self.allocated_bytes),
+            total_allocated_bytes: self.allocated_bytes.into(),
             device: self.device,
             ..MemEvent::sized(time_ns, bytes)
         });

@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap;
 use super::GlobalId;
 use crate::model::{
     DeviceId, DeviceType, MemEvent, MemEventKind, OpCategory, OpSpan, Recording, SourceFormat,
-    StepMarker, ThreadIdx,
+    StepMarker, ThreadIdx, Total,
 };
 
 /// `ENUM_CUDA_MEM_KIND`: where a CUDA allocation lives.
@@ -334,8 +334,8 @@ impl Builder {
             time_ns,
             bytes,
             addr: row.address,
-            total_allocated_bytes: None,
-            total_reserved_bytes: None,
+            total_allocated_bytes: Total::UNKNOWN,
+            total_reserved_bytes: Total::UNKNOWN,
             device,
             thread: 0,
             kind,

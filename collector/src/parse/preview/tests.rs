@@ -6,7 +6,7 @@ use crate::{LoadOptions, LoadProgress};
 
 fn event(time_ns: i64, bytes: i64, total: Option<i64>, device: u16) -> MemEvent {
     MemEvent {
-        total_allocated_bytes: total,
+        total_allocated_bytes: total.into(),
         device,
         ..MemEvent::sized(time_ns, bytes)
     }
@@ -134,7 +134,12 @@ fn a_trace_read_with_a_preview_leaves_the_overview_of_its_memory_events() {
             .iter()
             .filter(|e| usize::from(e.device) == d)
             .filter(|e| matches!(e.kind, MemEventKind::Alloc | MemEventKind::Free))
-            .map(|e| (e.time_ns + shift, e.total_allocated_bytes.expect("totals")))
+            .map(|e| {
+                (
+                    e.time_ns + shift,
+                    e.total_allocated_bytes.get().expect("totals"),
+                )
+            })
             .collect();
         checked += points.len();
         let got: Vec<_> = (0..PREVIEW_BUCKETS).map(|k| curve.bucket(k)).collect();

@@ -112,7 +112,7 @@ fn a_block_freed_but_reserved_before_the_capture_counts_from_its_start() {
     let reserved: Vec<i64> = timeline.devices[0]
         .points
         .iter()
-        .filter_map(|p| p.reserved_bytes)
+        .filter_map(|p| p.reserved_bytes.get())
         .collect();
     assert_eq!(reserved, [8 << 20, 0, 4 << 20, 0]);
     assert_eq!(rec.mem_events[0].time_ns, 100);

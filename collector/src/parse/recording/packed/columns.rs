@@ -80,10 +80,10 @@ impl Totals {
     }
 
     pub(super) fn update(&mut self, e: &MemEvent) {
-        if let Some(a) = e.total_allocated_bytes {
+        if let Some(a) = e.total_allocated_bytes.get() {
             *Self::slot(&mut self.allocated, e.device) = a;
         }
-        if let Some(r) = e.total_reserved_bytes {
+        if let Some(r) = e.total_reserved_bytes.get() {
             *Self::slot(&mut self.reserved, e.device) = r;
         }
     }
@@ -105,8 +105,8 @@ impl MemEncoder {
             c.t.push(e.time_ns.wrapping_sub(self.previous_ns));
             c.b.push(e.bytes);
             c.a.push(e.addr);
-            c.ta.push(e.total_allocated_bytes.map(|v| v.wrapping_sub(pa)));
-            c.tr.push(e.total_reserved_bytes.map(|v| v.wrapping_sub(pr)));
+            c.ta.push(e.total_allocated_bytes.get().map(|v| v.wrapping_sub(pa)));
+            c.tr.push(e.total_reserved_bytes.get().map(|v| v.wrapping_sub(pr)));
             c.d.push(e.device);
             c.th.push(e.thread);
             c.k.push(kind_code(e.kind));

@@ -7,7 +7,7 @@ use super::columns::{
 };
 use crate::model::{
     GpuProcessSample, GpuSample, HostSample, MemEvent, OpCategory, OpSpan, Recording, StackId,
-    StrId,
+    StrId, Total,
 };
 use crate::parse::SpanFilter;
 
@@ -56,16 +56,16 @@ impl Decoder {
                 time_ns: self.mem_ns,
                 bytes: c.b[i],
                 addr: c.a[i],
-                total_allocated_bytes: None,
-                total_reserved_bytes: None,
+                total_allocated_bytes: Total::UNKNOWN,
+                total_reserved_bytes: Total::UNKNOWN,
                 device: c.d[i],
                 thread: c.th[i],
                 kind,
                 stack: c.s[i].map(StackId),
             };
             let (pa, pr) = self.totals.predict(&e);
-            e.total_allocated_bytes = c.ta[i].map(|v| v.wrapping_add(pa));
-            e.total_reserved_bytes = c.tr[i].map(|v| v.wrapping_add(pr));
+            e.total_allocated_bytes = c.ta[i].map(|v| v.wrapping_add(pa)).into();
+            e.total_reserved_bytes = c.tr[i].map(|v| v.wrapping_add(pr)).into();
             self.totals.update(&e);
             out.push(e);
         }
