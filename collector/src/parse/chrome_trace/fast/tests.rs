@@ -374,3 +374,17 @@ fn event_keys_read_as_plain_strings_read_them() {
     }
     assert!(recognised >= 8 * 3, "{recognised}");
 }
+
+#[test]
+fn a_known_word_is_the_text_of_its_bytes() {
+    for b in 0u8..128 {
+        let text = super::known_word(&[b]).expect("one ASCII byte");
+        assert_eq!(text.as_bytes(), [b]);
+    }
+    assert_eq!(super::known_word(&[0x80]), None);
+    for cat in super::USUAL_CATEGORIES {
+        assert_eq!(super::known_word(cat.as_bytes()), Some(cat));
+    }
+    assert_eq!(super::known_word(b"cpu_ops"), None);
+    assert_eq!(super::known_word(b""), None);
+}
