@@ -16,6 +16,7 @@ const HEADER_HEIGHT: f32 = 64.0;
 
 /// The loads, one above the other.
 pub fn loading_ui(ui: &mut Ui, loads: &[PendingLoad], palette: &Palette) {
+    super::fonts_warm::warm_next_font(ui.ctx());
     let each = (ui.available_height() / loads.len().max(1) as f32).max(MIN_PLOT_HEIGHT);
     for l in loads {
         ui.push_id(&l.path, |ui| load_ui(ui, l, palette, each));

@@ -14,6 +14,7 @@ mod doc;
 mod export;
 mod files;
 mod follow;
+mod fonts_warm;
 mod jobs;
 mod loaded;
 mod loader;

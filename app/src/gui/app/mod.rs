@@ -41,6 +41,10 @@ pub struct ViewerApp {
     loads: Vec<PendingLoad>,
     errors: Vec<String>,
     worker: Option<Worker>,
+    /// Requests of documents opened this frame (the inspection of their peak), sent to the
+    /// worker once the frame that first draws them is done: sent before it, the worker's
+    /// start took the frame's core (4.5 ms of a 15 ms first frame on a 10 GB trace).
+    after_frame: Vec<jobs::Request>,
     recent: Recent,
     theme: ThemeChoice,
     theme_applied: bool,
@@ -86,6 +90,7 @@ impl ViewerApp {
             loads: Vec::new(),
             errors: Vec::new(),
             worker: None,
+            after_frame: Vec::new(),
             recent,
             theme,
             theme_applied: false,
@@ -247,6 +252,9 @@ impl ViewerApp {
         window::drop_overlay_ui(&ctx);
         for c in cmds {
             self.apply(&ctx, c);
+        }
+        for r in std::mem::take(&mut self.after_frame) {
+            self.submit(r);
         }
         self.update_title(&ctx);
         timeline::note_popups(&ctx);

@@ -95,8 +95,6 @@ impl ViewerApp {
         let request = peak.map(|at| inspect_request(&mut doc, at, false));
         let at_index = self.docs.partition_point(|d| d.id < id);
         self.docs.insert(at_index, doc);
-        if let Some(r) = request {
-            self.submit(r);
-        }
+        self.after_frame.extend(request);
     }
 }
