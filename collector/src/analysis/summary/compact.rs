@@ -13,7 +13,7 @@
 
 use super::{Summary, summarize};
 use crate::analysis::categories::{marks_phases, times_asked_at_peak, windows_asked_at_peak};
-use crate::model::{CompactSpans, OpSpan, Recording, ThreadIdx};
+use crate::model::{CompactSpans, OpCategory, OpSpan, Recording, ThreadIdx};
 use crate::timeline::{OpIndex, Timeline, names_work, search_from, sort_runs_by_key};
 
 /// Summarise a recording whose spans are compressed, taking the spans the answer reads
@@ -60,7 +60,8 @@ fn take_what_the_answer_reads(rec: &mut Recording, compact: &CompactSpans) -> Ti
     times.dedup();
     let kept_before = rec.ops.len();
     let no_windows = Windows::default();
-    take_spans(rec, compact, &times, &no_windows);
+    let mut marks = PhaseMarks::default();
+    take_spans(rec, compact, &times, &no_windows, &mut marks);
     timeline.ops = OpIndex::build(rec);
 
     let asked: Vec<(ThreadIdx, i64, i64)> = timeline
@@ -70,7 +71,7 @@ fn take_what_the_answer_reads(rec: &mut Recording, compact: &CompactSpans) -> Ti
         .collect();
     if !asked.is_empty() {
         rec.ops.truncate(kept_before);
-        take_spans(rec, compact, &times, &Windows::new(asked));
+        take_spans(rec, compact, &times, &Windows::new(asked), &mut marks);
         timeline.ops = OpIndex::build(rec);
     }
     let taken = (rec.ops.len() - kept_before) as u64;
@@ -81,7 +82,13 @@ fn take_what_the_answer_reads(rec: &mut Recording, compact: &CompactSpans) -> Ti
 /// Append to `rec.ops`, in source order, the spans the answer reads: those containing one
 /// of `times` (sorted; any thread), those the categories' phases are built from, and the
 /// spans that name work starting inside one of `windows` on its thread.
-fn take_spans(rec: &mut Recording, compact: &CompactSpans, times: &[i64], windows: &Windows) {
+fn take_spans(
+    rec: &mut Recording,
+    compact: &CompactSpans,
+    times: &[i64],
+    windows: &Windows,
+    marks: &mut PhaseMarks,
+) {
     let contains_a_time = |s: &OpSpan| {
         let first = times.partition_point(|&t| t < s.start_ns);
         times.get(first).is_some_and(|&t| t <= s.end_ns)
@@ -90,11 +97,32 @@ fn take_spans(rec: &mut Recording, compact: &CompactSpans, times: &[i64], window
         .iter()
         .filter(|s| {
             contains_a_time(s)
-                || marks_phases(rec, s.category, s.name)
+                || marks.of(rec, s)
                 || (names_work(s.category) && windows.holds(s.thread, s.start_ns))
         })
         .collect();
     rec.ops.extend(taken);
+}
+
+/// [`marks_phases`] of each span name, worked out once a name: the millions of spans of a
+/// large trace carry a few thousand names, and Python frames' names are parsed to answer
+/// (~5 % of `summary` on a `with_stack` trace when asked span by span).
+#[derive(Default)]
+struct PhaseMarks {
+    /// By name id: the answer for a Python frame and for any other span, where known.
+    by_name: Vec<[Option<bool>; 2]>,
+}
+
+impl PhaseMarks {
+    fn of(&mut self, rec: &Recording, s: &OpSpan) -> bool {
+        let python = usize::from(s.category == OpCategory::PythonFunction);
+        let name = s.name.0 as usize;
+        if self.by_name.len() <= name {
+            self.by_name
+                .resize(rec.strings.len().max(name + 1), [None; 2]);
+        }
+        *self.by_name[name][python].get_or_insert_with(|| marks_phases(rec, s.category, s.name))
+    }
 }
 
 /// Open windows (after, before) per thread, for "did this span start inside one?".
