@@ -20,6 +20,7 @@ mod leaf;
 mod phase;
 mod precapture;
 mod python_frames;
+mod roles;
 mod rules;
 mod series;
 mod tags;

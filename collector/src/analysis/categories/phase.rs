@@ -71,7 +71,7 @@ pub(super) struct Site {
 
 /// What one op span says about the events it encloses.
 #[derive(Clone, Copy, Debug, Default)]
-struct Role {
+pub(super) struct Role {
     phase: Option<Phase>,
     leaf: bool,
     module: bool,
@@ -81,7 +81,7 @@ struct Role {
     frame: FrameSays,
 }
 
-fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
+pub(super) fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
     let name = rec.strings.get(name);
     let cpu_op = category == OpCategory::CpuOp;
     let backward_node =
@@ -173,6 +173,8 @@ pub(super) struct Phases<'a> {
     /// Where set, every [`Phases::consumer_between`] question asked, as (thread, after,
     /// before): `summary` of a compact recording fetches the spans those answers read.
     asked: Option<RefCell<Vec<(ThreadIdx, i64, i64)>>>,
+    /// The roles of span names, worked out once a name.
+    roles: super::roles::Roles,
 }
 
 impl<'a> Phases<'a> {
@@ -184,8 +186,9 @@ impl<'a> Phases<'a> {
         let mut backward_starts = Vec::new();
         let mut backward_seen = false;
         let mut parameter_wraps = Vec::new();
+        let roles = super::roles::Roles::default();
         for op in &rec.ops {
-            let role = role_of(rec, op.category, op.name);
+            let role = roles.of(rec, op.category, op.name);
             backward_seen |= role.phase == Some(Phase::Backward);
             if role.frame.runs_backward {
                 backward_starts.push(op.start_ns);
@@ -218,6 +221,7 @@ impl<'a> Phases<'a> {
             backward_seen,
             tags: super::tags::TagIndex::build(rec),
             asked: None,
+            roles,
         }
     }
 
@@ -342,7 +346,7 @@ impl<'a> Phases<'a> {
             };
             // Named on demand: an event's chain is a few dozen spans, and a role column for
             // every op of a large trace cost `summary` 3 bytes an op.
-            let role = role_of(self.rec, op.category, op.name);
+            let role = self.roles.of(self.rec, op.category, op.name);
             if site.innermost_op.is_none() && op.category != OpCategory::PythonFunction {
                 site.innermost_op = Some(i);
             }
