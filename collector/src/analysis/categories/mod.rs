@@ -28,7 +28,8 @@ mod unseen;
 
 pub use before::{BeforeTrace, LikelyBefore};
 pub use evidence::{Classified, Evidence, EvidenceBytes};
-pub use phase::{Phase, marks_phases, names_a_phase};
+pub use phase::{Phase, names_a_phase};
+pub(crate) use roles::Roles;
 pub use series::{CategorySeries, MAX_SERIES_POINTS, categories_over_time};
 pub use unseen::UnseenWeights;
 

@@ -138,18 +138,15 @@ pub fn names_a_phase(name: &str) -> bool {
     phase_of_name(name).is_some()
 }
 
-/// Whether [`Phases::build`] reads a span of `category` named `name`: an optimizer step's,
-/// a module's frame or autograd's entry frame.
-/// (What [`role_of`] says of the phase and the module without its look for a backward
-/// node, which can only make a phase `Backward`: this is asked of every span.)
-pub fn marks_phases(rec: &Recording, category: OpCategory, name: StrId) -> bool {
-    let name = rec.strings.get(name);
-    phase_of_name(name) == Some(Phase::Optimizer)
-        || (category == OpCategory::PythonFunction
-            && (module_scope(name).is_some() || {
-                let says = frame_says(name);
-                says.runs_backward || says.wraps_parameter
-            }))
+impl Role {
+    /// Whether [`Phases::build`] reads a span of this role: an optimizer step's, a module's
+    /// frame or autograd's entry frame.
+    pub(super) fn marks_phases(&self) -> bool {
+        self.phase == Some(Phase::Optimizer)
+            || self.module
+            || self.frame.runs_backward
+            || self.frame.wraps_parameter
+    }
 }
 
 /// The recording's phase structure, built once.

@@ -5,7 +5,8 @@
 //! thousand names were parsed millions of times: ~45 % of `categories` on the stack-heavy
 //! benchmark shape (`perf`). The answer depends only on the name and the span's category;
 //! it is kept per name id, for the category the name came with (a name seen with a second
-//! category is answered without the memo).
+//! category is answered without the memo). `summary` of a compact recording asks the same
+//! memo which spans mark phases, over each of its millions of compressed spans.
 
 use std::cell::RefCell;
 
@@ -14,7 +15,7 @@ use crate::model::{OpCategory, Recording, StrId};
 
 /// The roles of the recording's span names, as they are asked.
 #[derive(Default)]
-pub(super) struct Roles {
+pub(crate) struct Roles {
     /// By name id: the category it was first asked with and its role then.
     by_name: RefCell<Vec<Option<(OpCategory, Role)>>>,
 }
@@ -36,5 +37,12 @@ impl Roles {
                 role
             }
         }
+    }
+
+    /// Whether [`super::phase::Phases::build`] reads a span of `category` named `name`: an
+    /// optimizer step's, a module's frame or autograd's entry frame (`summary` of a compact
+    /// recording takes those spans whatever their time).
+    pub(crate) fn marks_phases(&self, rec: &Recording, category: OpCategory, name: StrId) -> bool {
+        self.of(rec, category, name).marks_phases()
     }
 }

@@ -12,8 +12,8 @@
 //! the spans starting in the windows it asks about.
 
 use super::{Summary, summarize};
-use crate::analysis::categories::{marks_phases, times_asked_at_peak, windows_asked_at_peak};
-use crate::model::{CompactSpans, OpCategory, OpSpan, Recording, ThreadIdx};
+use crate::analysis::categories::{Roles, times_asked_at_peak, windows_asked_at_peak};
+use crate::model::{CompactSpans, OpSpan, Recording, ThreadIdx};
 use crate::timeline::{OpIndex, Timeline, names_work, search_from, sort_runs_by_key};
 
 /// Summarise a recording whose spans are compressed, taking the spans the answer reads
@@ -60,8 +60,8 @@ fn take_what_the_answer_reads(rec: &mut Recording, compact: &CompactSpans) -> Ti
     times.dedup();
     let kept_before = rec.ops.len();
     let no_windows = Windows::default();
-    let mut marks = PhaseMarks::default();
-    take_spans(rec, compact, &times, &no_windows, &mut marks);
+    let roles = Roles::default();
+    take_spans(rec, compact, &times, &no_windows, &roles);
     timeline.ops = OpIndex::build(rec);
 
     let asked: Vec<(ThreadIdx, i64, i64)> = timeline
@@ -71,7 +71,7 @@ fn take_what_the_answer_reads(rec: &mut Recording, compact: &CompactSpans) -> Ti
         .collect();
     if !asked.is_empty() {
         rec.ops.truncate(kept_before);
-        take_spans(rec, compact, &times, &Windows::new(asked), &mut marks);
+        take_spans(rec, compact, &times, &Windows::new(asked), &roles);
         timeline.ops = OpIndex::build(rec);
     }
     let taken = (rec.ops.len() - kept_before) as u64;
@@ -87,7 +87,7 @@ fn take_spans(
     compact: &CompactSpans,
     times: &[i64],
     windows: &Windows,
-    marks: &mut PhaseMarks,
+    roles: &Roles,
 ) {
     let contains_a_time = |s: &OpSpan| {
         let first = times.partition_point(|&t| t < s.start_ns);
@@ -97,32 +97,11 @@ fn take_spans(
         .iter()
         .filter(|s| {
             contains_a_time(s)
-                || marks.of(rec, s)
+                || roles.marks_phases(rec, s.category, s.name)
                 || (names_work(s.category) && windows.holds(s.thread, s.start_ns))
         })
         .collect();
     rec.ops.extend(taken);
-}
-
-/// [`marks_phases`] of each span name, worked out once a name: the millions of spans of a
-/// large trace carry a few thousand names, and Python frames' names are parsed to answer
-/// (~5 % of `summary` on a `with_stack` trace when asked span by span).
-#[derive(Default)]
-struct PhaseMarks {
-    /// By name id: the answer for a Python frame and for any other span, where known.
-    by_name: Vec<[Option<bool>; 2]>,
-}
-
-impl PhaseMarks {
-    fn of(&mut self, rec: &Recording, s: &OpSpan) -> bool {
-        let python = usize::from(s.category == OpCategory::PythonFunction);
-        let name = s.name.0 as usize;
-        if self.by_name.len() <= name {
-            self.by_name
-                .resize(rec.strings.len().max(name + 1), [None; 2]);
-        }
-        *self.by_name[name][python].get_or_insert_with(|| marks_phases(rec, s.category, s.name))
-    }
 }
 
 /// Open windows (after, before) per thread, for "did this span start inside one?".
