@@ -180,7 +180,7 @@ fn the_stacked_segments_top_is_the_reserved_total() {
             times.dedup();
             for t in times {
                 let top = (bands.allocations.iter().enumerate())
-                    .filter(|(_, a)| a.alloc_ns <= t && a.free_ns.is_none_or(|f| f > t))
+                    .filter(|(_, a)| a.alloc_ns <= t && a.free_ns.get().is_none_or(|f| f > t))
                     .map(|(i, a)| cache.layout.offset_at(bands, i, t) + a.bytes)
                     .max()
                     .unwrap_or(0);

@@ -180,7 +180,7 @@ mod tests {
         let event = |time_ns: i64, total: i64| MemEvent {
             time_ns,
             bytes: 512,
-            addr: None,
+            addr: collector::model::Addr::UNKNOWN,
             total_allocated_bytes: total.into(),
             total_reserved_bytes: collector::model::Total::UNKNOWN,
             device: 0,

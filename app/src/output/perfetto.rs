@@ -265,7 +265,7 @@ fn memory_events(
             args.insert("Total Allocated".into(), a.into());
         }
         args.insert("Bytes".into(), e.bytes.into());
-        if let Some(addr) = e.addr {
+        if let Some(addr) = e.addr.get() {
             args.insert("Addr".into(), addr.into());
         }
         if let Some(key) = device {

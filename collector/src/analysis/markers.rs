@@ -71,11 +71,11 @@ pub fn markers(rec: &Recording, timeline: &Timeline, device: DeviceIdx) -> Vec<M
             let kind = match e.kind {
                 MemEventKind::SegmentAlloc => MarkerKind::SegmentAlloc {
                     bytes: e.bytes,
-                    addr: e.addr,
+                    addr: e.addr.get(),
                 },
                 MemEventKind::SegmentFree => MarkerKind::SegmentFree {
                     bytes: -e.bytes,
-                    addr: e.addr,
+                    addr: e.addr.get(),
                 },
                 _ => continue,
             };

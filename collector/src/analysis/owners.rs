@@ -53,7 +53,7 @@ pub fn owners(
             let live: Vec<usize> = (0..d.allocations.len())
                 .filter(|&i| {
                     let a = &d.allocations[i];
-                    a.alloc_ns <= time_ns && a.free_ns.is_none_or(|f| f > time_ns)
+                    a.alloc_ns <= time_ns && a.free_ns.get().is_none_or(|f| f > time_ns)
                 })
                 .collect();
             let of = categories_of(rec, timeline, d, &live);

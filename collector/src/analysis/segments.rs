@@ -196,7 +196,7 @@ mod tests {
         MemEvent {
             time_ns,
             bytes,
-            addr: Some(addr),
+            addr: addr.into(),
             total_allocated_bytes: crate::model::Total::UNKNOWN,
             total_reserved_bytes: crate::model::Total::UNKNOWN,
             device: 0,

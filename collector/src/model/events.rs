@@ -1,6 +1,6 @@
 //! What a source says happened: allocator events, op spans, training steps, threads.
 
-use super::{DeviceIdx, StackId, StrId, ThreadIdx};
+use super::{DeviceIdx, StackId, StrId, ThreadIdx, option_in_place};
 
 /// What a memory event did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,44 +30,29 @@ impl MemEventKind {
     }
 }
 
-/// An allocator total after an event, where the source gives one, in 8 bytes: as an
-/// `Option<i64>` it took 16, and [`MemEvent`] 80 bytes instead of 64 — 16 bytes more for
-/// each of the millions of memory events a multi-gigabyte trace holds (53 MB of `summary`'s
-/// peak on a 2 GB trace of 3.3 M events). `i64::MIN`, which no allocator total reaches,
-/// stands for "not given": a source that writes it is read as giving none.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Total(i64);
-
-impl Total {
+option_in_place!(
+    /// An allocator total after an event, where the source gives one, in 8 bytes: as an
+    /// `Option<i64>` it took 16, and [`MemEvent`] 80 bytes instead of 64 — 16 bytes more for
+    /// each of the millions of memory events a multi-gigabyte trace holds (53 MB of
+    /// `summary`'s peak on a 2 GB trace of 3.3 M events). `i64::MIN`, which no allocator
+    /// total reaches, stands for "not given": a source that writes it is read as giving none.
+    Total(i64),
     /// The source does not say.
-    pub const UNKNOWN: Total = Total(i64::MIN);
+    UNKNOWN = i64::MIN
+);
 
-    /// The total, where the source gave one.
-    pub fn get(self) -> Option<i64> {
-        (self != Total::UNKNOWN).then_some(self.0)
-    }
-}
+option_in_place!(
+    /// A block's address, where the source records one, in 8 bytes: as an `Option<u64>` it
+    /// took 16, and [`MemEvent`] 64 bytes instead of 56. `u64::MAX`, which no block starts
+    /// at (a block of one byte there would end past the address space), stands for "not
+    /// recorded": a source that writes it is read as recording none.
+    Addr(u64),
+    /// The source does not record the address.
+    UNKNOWN = u64::MAX
+);
 
-impl From<Option<i64>> for Total {
-    fn from(total: Option<i64>) -> Total {
-        total.map_or(Total::UNKNOWN, Total)
-    }
-}
-
-impl From<i64> for Total {
-    fn from(total: i64) -> Total {
-        Total(total)
-    }
-}
-
-impl std::fmt::Debug for Total {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.get().fmt(f)
-    }
-}
-
-/// One allocator record: an allocation, a free, or an allocation failure. 64 bytes
-/// (`tests::a_memory_event_is_64_bytes`): a large trace holds millions.
+/// One allocator record: an allocation, a free, or an allocation failure. 56 bytes
+/// (`tests::a_memory_event_is_56_bytes`): a large trace holds millions.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemEvent {
     /// When it happened.
@@ -75,7 +60,7 @@ pub struct MemEvent {
     /// Signed size: positive for an allocation, negative for a free.
     pub bytes: i64,
     /// The block's address, where the source records it (PyTorch ≥ 1.10).
-    pub addr: Option<u64>,
+    pub addr: Addr,
     /// Allocator's allocated bytes on this device *after* the event, if the source says.
     pub total_allocated_bytes: Total,
     /// Allocator's reserved (segment) bytes on this device after the event, if the source says.
@@ -97,7 +82,7 @@ impl MemEvent {
         MemEvent {
             time_ns,
             bytes,
-            addr: None,
+            addr: Addr::UNKNOWN,
             total_allocated_bytes: Total::UNKNOWN,
             total_reserved_bytes: Total::UNKNOWN,
             device: 0,
@@ -263,12 +248,12 @@ pub struct Note {
 
 #[cfg(test)]
 mod tests {
-    use super::{MemEvent, Total};
+    use super::{Addr, MemEvent, Total};
 
     #[test]
-    fn a_memory_event_is_64_bytes() {
-        // 80 with the totals as `Option<i64>`: see `Total`.
-        assert_eq!(std::mem::size_of::<MemEvent>(), 64);
+    fn a_memory_event_is_56_bytes() {
+        // 80 with the totals and the address as options: see `Total` and `Addr`.
+        assert_eq!(std::mem::size_of::<MemEvent>(), 56);
     }
 
     #[test]
@@ -282,5 +267,17 @@ mod tests {
         // The one value that stands for "not given".
         assert_eq!(Total::from(i64::MIN).get(), None);
         assert_eq!(format!("{:?}", Total::from(5)), "Some(5)");
+    }
+
+    #[test]
+    fn an_address_reads_back_what_was_recorded() {
+        for v in [0, 1, 0x7f00_0000_0000, u64::MAX - 1] {
+            assert_eq!(Addr::from(v).get(), Some(v));
+            assert_eq!(Addr::from(Some(v)).get(), Some(v));
+        }
+        assert_eq!(Addr::from(None).get(), None);
+        // The one value that stands for "not recorded".
+        assert_eq!(Addr::from(u64::MAX).get(), None);
+        assert_eq!(format!("{:?}", Addr::UNKNOWN), "None");
     }
 }

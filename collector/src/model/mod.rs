@@ -10,6 +10,7 @@ mod allocator;
 mod compact_spans;
 mod device;
 mod events;
+mod in_place;
 mod op_spans;
 pub mod python;
 mod samples;
@@ -25,8 +26,10 @@ pub use allocator::{
 pub use compact_spans::CompactSpans;
 pub use device::{DeviceClass, DeviceId, DeviceType};
 pub use events::{
-    MemEvent, MemEventKind, Note, OpCategory, OpSpan, STEP_PREFIX, StepMarker, ThreadInfo, Total,
+    Addr, MemEvent, MemEventKind, Note, OpCategory, OpSpan, STEP_PREFIX, StepMarker, ThreadInfo,
+    Total,
 };
+pub(crate) use in_place::option_in_place;
 pub use op_spans::OpSpans;
 pub use samples::{GpuProcessSample, GpuSample, HostSample};
 pub use source::{DeviceInfo, Diagnostics, DistributedInfo, Meta};

@@ -22,7 +22,7 @@ use std::collections::HashMap as StdHashMap;
 /// (Fx), seeded per process, so a hostile file cannot choose addresses that collide.
 type HashMap<K, V> = StdHashMap<K, V, foldhash::fast::RandomState>;
 
-use crate::model::{DeviceIdx, MemEventKind, Recording, ThreadIdx, Total};
+use crate::model::{DeviceIdx, MemEventKind, Recording, ThreadIdx, Total, option_in_place};
 
 /// One point of a device's memory curve: the state right after a memory event.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -37,7 +37,16 @@ pub struct SeriesPoint {
     pub event: u32,
 }
 
-/// An allocation paired with its free by address.
+option_in_place!(
+    /// When an allocation was freed, in 8 bytes ([`Allocation`] is 40 bytes, not 48: a large
+    /// trace holds millions). `i64::MAX`, a time no source gives, stands for "not freed".
+    FreedAt(i64),
+    /// Still live at the end of the recording.
+    LIVE_AT_END = i64::MAX
+);
+
+/// An allocation paired with its free by address. 40 bytes
+/// (`tests::an_allocation_is_40_bytes`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Allocation {
     /// Block address.
@@ -46,8 +55,8 @@ pub struct Allocation {
     pub bytes: i64,
     /// When it was allocated.
     pub alloc_ns: i64,
-    /// When it was freed; `None` if still live at the end of the recording.
-    pub free_ns: Option<i64>,
+    /// When it was freed, unless still live at the end of the recording.
+    pub free_ns: FreedAt,
     /// The allocating event, as an index into [`Recording::mem_events`].
     pub alloc_event: u32,
     /// The thread that allocated it.
@@ -136,7 +145,7 @@ impl DeviceTimeline {
     pub fn live_at(&self, time_ns: i64) -> impl Iterator<Item = &Allocation> {
         self.allocations
             .iter()
-            .filter(move |a| a.alloc_ns <= time_ns && a.free_ns.is_none_or(|f| f > time_ns))
+            .filter(move |a| a.alloc_ns <= time_ns && a.free_ns.get().is_none_or(|f| f > time_ns))
     }
 
     /// Reserved ranges live at `time_ns`.

@@ -1,7 +1,7 @@
 //! Pairing events by address: an allocation with its free, a reserved range with its
 //! release.
 
-use super::{Allocation, HashMap, SegmentSpan};
+use super::{Allocation, FreedAt, HashMap, SegmentSpan};
 use crate::model::{MemEvent, MemEventKind, Recording};
 
 /// The allocations among a device's events (indices into `rec.mem_events`, in time order),
@@ -16,7 +16,7 @@ pub(super) fn allocations(rec: &Recording, order: &[u32]) -> (Vec<Allocation>, u
         if !matches!(e.kind, MemEventKind::Alloc | MemEventKind::Free) {
             continue;
         }
-        let Some(addr) = e.addr else { continue };
+        let Some(addr) = e.addr.get() else { continue };
         if !allocation(&mut allocations, &mut live, e, addr, i) {
             unmatched_frees += 1;
         }
@@ -39,20 +39,20 @@ fn allocation(
             // An address handed out twice without a free in between: close the first.
             if let Some(a) = allocations.get_mut(prev) {
                 let a: &mut Allocation = a;
-                a.free_ns = Some(e.time_ns);
+                a.free_ns = e.time_ns.into();
             }
         }
         allocations.push(Allocation {
             addr,
             bytes: e.bytes,
             alloc_ns: e.time_ns,
-            free_ns: None,
+            free_ns: FreedAt::LIVE_AT_END,
             alloc_event: event,
             thread: e.thread,
         });
     } else {
         match live.remove(&addr).and_then(|idx| allocations.get_mut(idx)) {
-            Some(a) => a.free_ns = Some(e.time_ns),
+            Some(a) => a.free_ns = e.time_ns.into(),
             None => return false,
         }
     }
@@ -71,19 +71,19 @@ pub(super) fn segment(
     if e.kind == MemEventKind::SegmentAlloc {
         let idx = segments.len();
         segments.push(SegmentSpan {
-            addr: e.addr,
+            addr: e.addr.get(),
             bytes: e.bytes,
             start_ns: e.time_ns,
             end_ns: None,
             start_event: event,
             end_event: None,
         });
-        if let Some(addr) = e.addr {
+        if let Some(addr) = e.addr.get() {
             live.insert(addr, idx);
         }
         return;
     }
-    let Some(addr) = e.addr else { return };
+    let Some(addr) = e.addr.get() else { return };
     if let Some(idx) = live.remove(&addr)
         && let Some(s) = segments.get_mut(idx)
     {

@@ -24,7 +24,7 @@ pub(crate) fn recording(
     let mem_events = events
         .iter()
         .map(|&(t, bytes, addr, total, reserved)| MemEvent {
-            addr,
+            addr: addr.into(),
             total_allocated_bytes: total.into(),
             total_reserved_bytes: reserved.into(),
             ..MemEvent::sized(t, bytes)
@@ -183,4 +183,12 @@ fn the_state_at_each_time_is_the_state_at_it_in_any_order() {
 fn a_curve_point_is_32_bytes() {
     // 40 with the reserved bytes as `Option<i64>` (`model::Total`): one point a memory event.
     assert_eq!(std::mem::size_of::<super::SeriesPoint>(), 32);
+}
+
+#[test]
+fn an_allocation_is_40_bytes() {
+    // 48 with the free time as `Option<i64>`: see `FreedAt`.
+    assert_eq!(std::mem::size_of::<Allocation>(), 40);
+    assert_eq!(FreedAt::from(7).get(), Some(7));
+    assert_eq!(FreedAt::LIVE_AT_END.get(), None);
 }

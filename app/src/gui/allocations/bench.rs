@@ -50,7 +50,7 @@ fn synthetic(n: usize) -> Recording {
         rec.mem_events.push(MemEvent {
             time_ns: *t,
             bytes,
-            addr: Some(at),
+            addr: at.into(),
             total_allocated_bytes: (*total).into(),
             total_reserved_bytes: collector::model::Total::UNKNOWN,
             device: 0,
@@ -97,7 +97,7 @@ fn free(rec: &mut Recording, (addr, bytes): (u64, i64), t: &mut i64, total: &mut
     rec.mem_events.push(MemEvent {
         time_ns: *t,
         bytes: -bytes,
-        addr: Some(addr),
+        addr: addr.into(),
         total_allocated_bytes: (*total).into(),
         total_reserved_bytes: collector::model::Total::UNKNOWN,
         device: 0,

@@ -48,7 +48,7 @@ pub fn details_ui(ui: &mut Ui, doc: &Document, palette: &Palette) {
         .get(a.alloc_event as usize)
         .and_then(|e| e.stack);
     stack_ui(ui, "allocation stack", rec, alloc_stack, palette);
-    if a.free_ns.is_some() {
+    if a.free_ns.get().is_some() {
         stack_ui(
             ui,
             "free stack",
@@ -96,7 +96,7 @@ fn facts_ui(
     ui.label(RichText::new(format!("{} at {:#x}", units::bytes(a.bytes), a.addr)).strong());
     let clock = units::Clock::of(&rec.meta);
     let when = |t: i64| clock.at((t - origin) as f64);
-    let lifetime = match a.free_ns {
+    let lifetime = match a.free_ns.get() {
         Some(f) => format!(
             "{} → {} · lived {}",
             when(a.alloc_ns),
@@ -116,7 +116,7 @@ fn facts_ui(
                     (
                         "freed by",
                         freeing_op.unwrap_or_else(|| {
-                            if a.free_ns.is_some() {
+                            if a.free_ns.get().is_some() {
                                 "(outside any op)".into()
                             } else {
                                 "—".into()

@@ -275,7 +275,7 @@ pub(super) fn stretches(
     mut rect: impl FnMut(Rect),
 ) -> usize {
     let (left, right) = (frame.rect.left(), frame.rect.right());
-    let end = a.free_ns.unwrap_or(layout.end_ns);
+    let end = a.free_ns.get().unwrap_or(layout.end_ns);
     // The view's range and a point's width in ns: the band's moves come at most one a
     // point, from its offset where the view (or the band) begins.
     let (t0, t1) = (

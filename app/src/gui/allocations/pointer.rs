@@ -122,7 +122,7 @@ fn readout(
     let origin = data.rec.meta.start_ns;
     let clock = units::Clock::of(&data.rec.meta);
     let from = clock.at((a.alloc_ns - origin) as f64);
-    let life = match a.free_ns {
+    let life = match a.free_ns.get() {
         Some(f) => format!(
             "{from} → {} ({})",
             clock.at((f - origin) as f64),

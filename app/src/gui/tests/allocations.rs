@@ -36,12 +36,14 @@ fn long_lived(h: &Harness<'_, ViewerApp>, freed: bool) -> (usize, Pos2) {
     let doc = h.state().active_doc().expect("doc");
     let d = &doc.data.timeline.devices[doc.device as usize];
     let end = d.points.last().expect("points").time_ns;
-    let life = |a: &collector::timeline::Allocation| a.free_ns.unwrap_or(end) - a.alloc_ns;
+    let life = |a: &collector::timeline::Allocation| a.free_ns.get().unwrap_or(end) - a.alloc_ns;
     let (i, a) = d
         .allocations
         .iter()
         .enumerate()
-        .filter(|(_, a)| life(a) >= doc.data.duration_ns() / 10 && (!freed || a.free_ns.is_some()))
+        .filter(|(_, a)| {
+            life(a) >= doc.data.duration_ns() / 10 && (!freed || a.free_ns.get().is_some())
+        })
         .max_by_key(|(_, a)| a.bytes)
         .expect("a long-lived allocation");
     let bands = doc.data.curves[doc.device as usize]
@@ -81,9 +83,9 @@ fn hovering_a_band_reads_out_its_size_op_and_lifetime() {
     let a = doc.data.timeline.devices[doc.device as usize].allocations[i];
     let text = doc.panels.allocations.readout.clone().expect("a readout");
     assert!(text.starts_with(&units::bytes(a.bytes)), "{text}");
-    let life = units::format_duration_ns(a.free_ns.map_or(0, |f| f - a.alloc_ns) as f64);
+    let life = units::format_duration_ns(a.free_ns.get().map_or(0, |f| f - a.alloc_ns) as f64);
     assert!(
-        a.free_ns.is_none() || text.contains(&life),
+        a.free_ns.get().is_none() || text.contains(&life),
         "{text} has {life}"
     );
 }
@@ -104,11 +106,11 @@ fn a_click_selects_a_band_and_shows_its_stacks_and_esc_clears_it() {
     assert!(h.query_by_label("allocation stack").is_some());
     // and the stack of its free, its lifetime, the ops that allocated and freed it (an
     // allocator snapshot has no ops: outside any)
-    let free = a.free_ns.expect("a freed band");
+    let free = a.free_ns.get().expect("a freed band");
     let free_event = rec
         .mem_events
         .iter()
-        .position(|e| e.bytes < 0 && e.addr == Some(a.addr) && e.time_ns == free)
+        .position(|e| e.bytes < 0 && e.addr.get() == Some(a.addr) && e.time_ns == free)
         .expect("its free event");
     let free_stack = rec.stack(rec.mem_events[free_event].stack);
     let innermost = frame_label(rec, free_stack.last().expect("a free stack"));
@@ -195,7 +197,7 @@ fn a_search_dims_the_rest_and_its_curve_is_the_bytes_of_the_matching_allocations
             .iter()
             .zip(&matching)
             .filter(|(a, m)| {
-                **m && a.alloc_ns <= p.time_ns && a.free_ns.is_none_or(|f| f > p.time_ns)
+                **m && a.alloc_ns <= p.time_ns && a.free_ns.get().is_none_or(|f| f > p.time_ns)
             })
             .map(|(a, _)| a.bytes)
             .sum();

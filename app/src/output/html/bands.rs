@@ -75,7 +75,7 @@ pub fn bands(input: &Input<'_>, d: &DeviceTimeline, s: &mut Strings) -> Option<B
         let Some(a) = d.allocations.get(i as usize) else {
             continue;
         };
-        let end = a.free_ns.unwrap_or(layout.end_ns);
+        let end = a.free_ns.get().unwrap_or(layout.end_ns);
         let (start, moves) = layout.moves_in(d, i as usize, (a.alloc_ns, end), resolution_ns);
         if moves.len() > moves_left {
             continue;
@@ -107,7 +107,7 @@ pub fn bands(input: &Input<'_>, d: &DeviceTimeline, s: &mut Strings) -> Option<B
         let Some(a) = d.allocations.get(k.0 as usize) else {
             continue;
         };
-        let life = a.free_ns.unwrap_or(layout.end_ns) - a.alloc_ns;
+        let life = a.free_ns.get().unwrap_or(layout.end_ns) - a.alloc_ns;
         let key = keys.key.get(k.0 as usize).copied().unwrap_or(0);
         let key = *used.entry(key).or_insert_with(|| {
             let name = keys.names.get(key as usize).map_or("", String::as_str);

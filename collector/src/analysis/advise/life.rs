@@ -85,7 +85,7 @@ pub(super) fn read(
         let next_backward = backward.iter().find(|&&(s, _)| s > a.alloc_ns).map(|b| b.0);
         let saved = category == Category::Activation
             && phase == Phase::Forward
-            && next_backward.is_some_and(|b| a.free_ns.is_none_or(|f| f > b));
+            && next_backward.is_some_and(|b| a.free_ns.get().is_none_or(|f| f > b));
         let block = blocks
             .partition_point(|b| b.start_ns <= a.alloc_ns)
             .checked_sub(1)
@@ -94,7 +94,7 @@ pub(super) fn read(
         lives.push(Life {
             bytes: a.bytes,
             alloc_ns: a.alloc_ns,
-            free_ns: a.free_ns,
+            free_ns: a.free_ns.get(),
             category,
             phase,
             block,

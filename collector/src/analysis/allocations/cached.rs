@@ -218,7 +218,8 @@ impl CacheBands {
     /// Bytes of segment `s` handed out at `time_ns`: its allocations live then. O(its
     /// allocations).
     pub fn in_use_at(&self, d: &DeviceTimeline, s: usize, time_ns: i64) -> i64 {
-        let live = |a: &&Allocation| a.alloc_ns <= time_ns && a.free_ns.is_none_or(|f| f > time_ns);
+        let live =
+            |a: &&Allocation| a.alloc_ns <= time_ns && a.free_ns.get().is_none_or(|f| f > time_ns);
         (self.blocks_of(s).iter())
             .filter_map(|&i| d.allocations.get(i as usize))
             .filter(live)
@@ -236,7 +237,7 @@ impl CacheBands {
         let mut changes: Vec<(i64, i64)> = vec![(band.alloc_ns, 0)];
         for a in (self.blocks_of(s).iter()).filter_map(|&i| d.allocations.get(i as usize)) {
             changes.push((a.alloc_ns, a.bytes));
-            changes.extend(a.free_ns.map(|f| (f, -a.bytes)));
+            changes.extend(a.free_ns.get().map(|f| (f, -a.bytes)));
         }
         changes.sort_by_key(|c| c.0);
         let mut curve: Vec<(i64, i64)> = Vec::with_capacity(changes.len());
@@ -260,7 +261,7 @@ fn cache_timeline(rec: &Recording, d: &DeviceTimeline, lives: &[SegmentLife]) ->
             addr: l.addr.unwrap_or(0),
             bytes: l.bytes,
             alloc_ns: l.span.start_ns,
-            free_ns: l.span.end_ns,
+            free_ns: l.span.end_ns.into(),
             alloc_event: l.span.start_event,
             thread: thread(l.span.start_event),
         })
@@ -318,7 +319,7 @@ fn place(
         {
             live.insert(addr, k);
         }
-        let (MemEventKind::Alloc, Some(addr)) = (e.kind, e.addr) else {
+        let (MemEventKind::Alloc, Some(addr)) = (e.kind, e.addr.get()) else {
             continue;
         };
         // The timeline pairs allocations in this order: the next one is this event's.

@@ -129,7 +129,7 @@ pub fn flame_at(
     };
     let mut paths: rustc_hash::FxHashMap<u32, Vec<String>> = Default::default();
     for (i, a) in d.allocations.iter().enumerate() {
-        if !(a.alloc_ns <= time_ns && a.free_ns.is_none_or(|f| f > time_ns)) {
+        if !(a.alloc_ns <= time_ns && a.free_ns.get().is_none_or(|f| f > time_ns)) {
             continue;
         }
         let stack = rec

@@ -94,7 +94,7 @@ impl BandLayout {
         let mut next = 0u32;
         let steps = d.points.iter().enumerate().filter_map(|(step, p)| {
             let e = rec.mem_events.get(p.event as usize)?;
-            let (removed, added) = match (e.kind, e.addr) {
+            let (removed, added) = match (e.kind, e.addr.get()) {
                 (MemEventKind::Alloc, Some(addr)) => {
                     next += 1;
                     (
@@ -388,7 +388,7 @@ impl BandLayout {
             let Some(a) = d.allocations.get(i) else {
                 return false;
             };
-            let live = a.alloc_ns <= time_ns && a.free_ns.is_none_or(|f| f > time_ns);
+            let live = a.alloc_ns <= time_ns && a.free_ns.get().is_none_or(|f| f > time_ns);
             let low = self.offset_at(d, i, time_ns);
             live && low <= offset_bytes && offset_bytes < low + a.bytes
         })

@@ -58,7 +58,7 @@ impl BandIndex {
         let mut buckets: Vec<Bucket> = Vec::new();
         let mut slot: std::collections::HashMap<(u32, u32), usize> = Default::default();
         for (i, a) in d.allocations.iter().enumerate() {
-            let end = a.free_ns.unwrap_or(end_ns).max(a.alloc_ns);
+            let end = a.free_ns.get().unwrap_or(end_ns).max(a.alloc_ns);
             let key = (class(a.bytes), class(end - a.alloc_ns + 1));
             let b = *slot.entry(key).or_insert_with(|| {
                 buckets.push(Bucket {

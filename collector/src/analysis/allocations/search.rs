@@ -82,7 +82,7 @@ fn curve_of(d: &DeviceTimeline, layout: &BandLayout, matched: &[bool]) -> Vec<(i
         .map(|&i| i as usize)
         .filter(|&i| is(i))
         .filter_map(|i| d.allocations.get(i))
-        .filter_map(|a| Some((a.free_ns?, -a.bytes)));
+        .filter_map(|a| Some((a.free_ns.get()?, -a.bytes)));
     let mut curve: Vec<(i64, i64)> = Vec::new();
     let mut live = 0i64;
     let (mut allocs, mut frees) = (allocs.peekable(), frees.peekable());

@@ -53,7 +53,7 @@ fn bands_stack_in_allocation_order_from_before_the_trace_to_the_allocated_total(
             // top of the bytes allocated before the trace.
             let mut top = layout.before_trace_at(t);
             for (i, a) in d.allocations.iter().enumerate() {
-                if a.alloc_ns <= t && a.free_ns.is_none_or(|f| f > t) {
+                if a.alloc_ns <= t && a.free_ns.get().is_none_or(|f| f > t) {
                     assert_eq!(
                         layout.offset_at(d, i, t),
                         top,
@@ -81,7 +81,7 @@ fn a_band_keeps_its_offset_until_a_band_below_it_is_freed() {
             // (or a change of the bytes allocated before the trace).
             let below_freed = d.allocations[..i]
                 .iter()
-                .any(|b| b.free_ns == Some(m.time_ns));
+                .any(|b| b.free_ns.get() == Some(m.time_ns));
             let rest_changed = layout.before_trace.iter().any(|s| s.0 == m.time_ns);
             assert!(
                 below_freed || rest_changed,
@@ -127,7 +127,7 @@ fn the_index_returns_exactly_the_bands_a_view_asks_for() {
         let want: Vec<u32> = (0..d.allocations.len())
             .filter(|&i| {
                 let a = &d.allocations[i];
-                let e = a.free_ns.unwrap_or(end);
+                let e = a.free_ns.get().unwrap_or(end);
                 a.alloc_ns <= q.t1_ns
                     && e >= q.t0_ns
                     && a.bytes >= min_bytes
@@ -158,7 +158,7 @@ fn a_search_matches_by_op_or_stack_and_its_curve_sums_the_matching_live_bytes() 
                 .iter()
                 .enumerate()
                 .filter(|(i, a)| {
-                    m.matched[*i] && a.alloc_ns <= t && a.free_ns.is_none_or(|f| f > t)
+                    m.matched[*i] && a.alloc_ns <= t && a.free_ns.get().is_none_or(|f| f > t)
                 })
                 .map(|(_, a)| a.bytes)
                 .sum();
@@ -221,7 +221,7 @@ fn walked_moves(rec: &Recording, d: &crate::timeline::DeviceTimeline) -> Vec<Vec
     let (mut next, mut seen, mut rest) = (0u32, 0i64, 0i64);
     for p in &d.points {
         let e = &rec.mem_events[p.event as usize];
-        let (removed, added) = match (e.kind, e.addr) {
+        let (removed, added) = match (e.kind, e.addr.get()) {
             (MemEventKind::Alloc, Some(addr)) => (at.insert(addr, next), Some(next)),
             (MemEventKind::Free, Some(addr)) => (at.remove(&addr), None),
             _ => (None, None),
@@ -310,7 +310,7 @@ fn a_views_moves_are_the_bands_moves_one_a_column() {
                 drawn.len()
             );
             let a = &d.allocations[i];
-            let life_end = a.free_ns.unwrap_or(end).min(t1);
+            let life_end = a.free_ns.get().unwrap_or(end).min(t1);
             let mut t = t0 + res - 1;
             while t < life_end {
                 if t >= a.alloc_ns {

@@ -84,7 +84,7 @@ fn untraced_extent(rec: &Recording, d: &DeviceTimeline) -> Option<(i64, i64)> {
         let Some(e) = rec.mem_events.get(p.event as usize) else {
             continue;
         };
-        if let Some(addr) = e.addr {
+        if let Some(addr) = e.addr.get() {
             match e.kind {
                 MemEventKind::Alloc => {
                     traced += e.bytes;

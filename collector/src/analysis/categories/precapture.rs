@@ -133,7 +133,11 @@ pub(super) fn decide(
     }
     // Weights are never freed: only blocks alive to the end are candidates for them.
     let mut kept: Vec<usize> = (candidates.iter().copied())
-        .filter(|&i| d.allocations.get(i).is_some_and(|a| a.free_ns.is_none()))
+        .filter(|&i| {
+            d.allocations
+                .get(i)
+                .is_some_and(|a| a.free_ns.get().is_none())
+        })
         .collect();
     kept.sort_by_key(|&i| d.allocations.get(i).map(|a| a.addr));
     let has_gradients = !gradients.is_empty();

@@ -10,7 +10,7 @@ use super::phase::{Phases, Site};
 use super::precapture::PreCapture;
 use super::{Category, Classified, Evidence, Phase};
 use crate::model::{MemEventKind, Recording, ThreadIdx};
-use crate::timeline::DeviceTimeline;
+use crate::timeline::{Allocation, DeviceTimeline};
 
 /// The free event of each allocation (parallel to `d.allocations`), pairing by address in
 /// curve order exactly as the timeline does.
@@ -48,7 +48,7 @@ pub(super) fn live_at_position(
         let Some(e) = rec.mem_events.get(p.event as usize) else {
             continue;
         };
-        if let (Some(addr), true) = (e.addr, e.kind.is_allocation())
+        if let (Some(addr), true) = (e.addr.get(), e.kind.is_allocation())
             && let Some(slot) = at.remove(&addr)
             && let Some(w) = watched.get_mut(slot)
         {
@@ -73,7 +73,7 @@ fn walk(
         let Some(e) = rec.mem_events.get(p.event as usize) else {
             continue;
         };
-        let Some(addr) = e.addr else { continue };
+        let Some(addr) = e.addr.get() else { continue };
         match e.kind {
             MemEventKind::Alloc => {
                 if let Some(prev) = live.insert(addr, next) {
@@ -181,9 +181,8 @@ fn magnitude_of_a_temporary(
         return false;
     };
     let next_ns = d.allocations.get(i + 1).map_or(i64::MAX, |n| n.alloc_ns);
-    let consumed = prev
-        .free_ns
-        .is_some_and(|f| a.alloc_ns <= f && f <= next_ns.min(a.free_ns.unwrap_or(i64::MAX)));
+    let until_ns = next_ns.min(a.free_ns.get().unwrap_or(i64::MAX));
+    let consumed = (prev.free_ns.get()).is_some_and(|f| a.alloc_ns <= f && f <= until_ns);
     consumed
         && prev.bytes == a.bytes
         && prev.thread == a.thread
@@ -209,7 +208,7 @@ fn wrapped_as_parameter(phases: &Phases, d: &DeviceTimeline, i: usize) -> bool {
     let Some(wrap_ns) = phases.parameter_wrap_after(a.thread, a.alloc_ns) else {
         return false;
     };
-    let live_at_wrap = |b: &crate::timeline::Allocation| b.free_ns.is_none_or(|f| f > wrap_ns);
+    let live_at_wrap = |b: &Allocation| b.free_ns.get().is_none_or(|f| f > wrap_ns);
     if !live_at_wrap(a) {
         return false;
     }

@@ -49,7 +49,7 @@ pub fn categories_over_time(
     };
     for (pos, p) in d.points.iter().enumerate() {
         if let Some(e) = rec.mem_events.get(p.event as usize)
-            && let Some(addr) = e.addr
+            && let Some(addr) = e.addr.get()
         {
             match e.kind {
                 MemEventKind::Alloc => {

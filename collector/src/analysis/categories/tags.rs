@@ -23,7 +23,7 @@ impl TagIndex {
 
     /// The category of allocation `a` of `device` if a tagged storage lies inside it
     /// (`a.addr ≤ tag.addr` and `tag.addr + tag.bytes ≤ a.addr + a.bytes`) and was seen
-    /// while it was live (`a.alloc_ns ≤ since_ns`, before `a.free_ns`). Where tags of
+    /// while it was live (`a.alloc_ns ≤ since_ns`, before `a.free_ns.get()`). Where tags of
     /// several roles qualify (never, for tensors torch keeps apart) the first of parameter,
     /// optimizer state, gradient wins. O(log tags + tags at the block's addresses).
     pub fn category(&self, device: DeviceIdx, a: &Allocation) -> Option<Category> {
@@ -41,7 +41,7 @@ impl TagIndex {
             .iter()
             .take_while(|t| t.device == device && t.addr < hi)
             .filter(|t| t.addr.checked_add(t.bytes).is_some_and(|end| end <= hi))
-            .filter(|t| t.since_ns >= a.alloc_ns && a.free_ns.is_none_or(|f| t.since_ns < f))
+            .filter(|t| t.since_ns >= a.alloc_ns && a.free_ns.get().is_none_or(|f| t.since_ns < f))
             .map(|t| category_of(t.role))
             .min()
     }
@@ -71,7 +71,7 @@ mod tests {
             addr,
             bytes,
             alloc_ns,
-            free_ns,
+            free_ns: free_ns.into(),
             alloc_event: 0,
             thread: 0,
         }

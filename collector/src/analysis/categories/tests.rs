@@ -27,7 +27,7 @@ fn recording(ops: &[RawOp<'_>], events: &[(i64, i64, u64)], before_bytes: i64) -
     for &(time_ns, bytes, addr) in events {
         total += bytes;
         rec.mem_events.push(MemEvent {
-            addr: Some(addr),
+            addr: addr.into(),
             total_allocated_bytes: total.into(),
             total_reserved_bytes: 0.into(),
             ..MemEvent::sized(time_ns, bytes)

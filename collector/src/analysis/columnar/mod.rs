@@ -80,7 +80,7 @@ pub fn for_each_memory_event(
                 row(MemoryEventRow {
                     device,
                     ts_ns: e.time_ns,
-                    addr: e.addr,
+                    addr: e.addr.get(),
                     bytes: e.bytes,
                     kind: e.kind,
                     allocated_bytes: d.allocated_known.then_some(p.allocated_bytes),
@@ -117,7 +117,7 @@ fn oom_row<'a>(
     MemoryEventRow {
         device,
         ts_ns,
-        addr: e.and_then(|e| e.addr),
+        addr: e.and_then(|e| e.addr.get()),
         bytes: e.map_or(0, |e| e.bytes),
         kind: MemEventKind::OutOfMemory,
         allocated_bytes: d

@@ -175,7 +175,7 @@ pub fn live_groups(
 }
 
 fn is_live(a: &Allocation, time_ns: i64) -> bool {
-    a.alloc_ns <= time_ns && a.free_ns.is_none_or(|f| f > time_ns)
+    a.alloc_ns <= time_ns && a.free_ns.get().is_none_or(|f| f > time_ns)
 }
 
 /// The (empty) group an allocation belongs to, by stack or op. The stack is the one the
@@ -284,9 +284,9 @@ pub(super) fn remainder(
         return None;
     }
     let without_address = || {
-        rec.mem_events
-            .iter()
-            .any(|e| e.device == d.device && e.kind == MemEventKind::Alloc && e.addr.is_none())
+        rec.mem_events.iter().any(|e| {
+            e.device == d.device && e.kind == MemEventKind::Alloc && e.addr.get().is_none()
+        })
     };
     let (kind, site) = match (d.totals, rest > 0) {
         (TotalsSource::Trace, true) => (GroupKind::BeforeTrace, "allocated before the trace began"),

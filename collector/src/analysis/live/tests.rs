@@ -39,7 +39,7 @@ fn recording(events: &[(i64, i64, Option<u64>, Option<u32>)], before: Option<i64
     for &(time_ns, bytes, addr, stack) in events {
         total += bytes;
         rec.mem_events.push(MemEvent {
-            addr,
+            addr: addr.into(),
             total_allocated_bytes: before.map(|_| total).into(),
             stack: stack.map(StackId),
             ..MemEvent::sized(time_ns, bytes)

@@ -102,7 +102,7 @@ fn device_from_events<'r>(
         if let Some(r) = e.total_reserved_bytes.get().filter(|&r| r > 0) {
             peak = Some(peak.unwrap_or(0).max(r as u64));
         }
-        let (action, addr) = match (e.kind, e.addr) {
+        let (action, addr) = match (e.kind, e.addr.get()) {
             (MemEventKind::OutOfMemory, _) => (HistoryAction::Oom, 0),
             (MemEventKind::Alloc, Some(a)) => (HistoryAction::Alloc, a),
             (MemEventKind::Free, Some(a)) => (HistoryAction::FreeCompleted, a),

@@ -295,7 +295,11 @@ fn device_summary(rec: &Recording, timeline: &Timeline, d: &DeviceTimeline) -> D
         final_requested_bytes: requested.map(|r| r.final_bytes),
         totals: d.allocated_known.then_some(d.totals),
         frees_without_alloc: d.unmatched_frees,
-        live_at_end: d.allocations.iter().filter(|a| a.free_ns.is_none()).count() as u64,
+        live_at_end: d
+            .allocations
+            .iter()
+            .filter(|a| a.free_ns.get().is_none())
+            .count() as u64,
         composition_at_peak: composition_at_peak(rec, timeline, d),
     }
 }

@@ -348,7 +348,7 @@ impl Builder {
         self.mem_events.push(MemEvent {
             time_ns,
             bytes,
-            addr,
+            addr: addr.into(),
             total_allocated_bytes: args.total_allocated.map(Int::as_wrapped_i64).into(),
             total_reserved_bytes: args.total_reserved.map(Int::as_wrapped_i64).into(),
             device,

@@ -66,7 +66,7 @@ fn modern_trace_keys_in_any_order() {
     assert_eq!(
         (
             m.bytes,
-            m.addr,
+            m.addr.get(),
             m.total_allocated_bytes.get(),
             m.total_reserved_bytes.get()
         ),
@@ -112,7 +112,7 @@ fn legacy_string_tids_match_int_tids() {
         rec.mem_events[0].thread
     );
     assert_eq!(rec.ops.get(0).expect("an op").category, OpCategory::CpuOp);
-    assert_eq!(rec.mem_events[0].addr, None);
+    assert_eq!(rec.mem_events[0].addr.get(), None);
     assert_eq!(rec.mem_events[1].kind, MemEventKind::Free);
     assert_eq!(
         rec.devices[rec.mem_events[1].device as usize].key,

@@ -114,7 +114,7 @@ impl Tensors {
         let mut by_instant: HashMap<(i64, i64), Option<TensorRole>> = HashMap::new();
         let mut count = 0u64;
         for e in &timeline.mem_events {
-            let role = e.addr.and_then(|a| roles.get(&a)).copied();
+            let role = e.addr.get().and_then(|a| roles.get(&a)).copied();
             // Tensors from before profiling sit at the first time, made before any event.
             if e.kind != MemEventKind::Alloc || role.is_none() || e.time_ns == first_ns {
                 continue;
@@ -138,7 +138,7 @@ impl Tensors {
     fn attach(&self, trace: &mut Recording) -> Option<Attached> {
         let mut tags = Vec::new();
         for e in &trace.mem_events {
-            let (MemEventKind::Alloc, Some(addr)) = (e.kind, e.addr) else {
+            let (MemEventKind::Alloc, Some(addr)) = (e.kind, e.addr.get()) else {
                 continue;
             };
             let key = (e.time_ns / self.resolution_ns, e.bytes);

@@ -74,7 +74,7 @@ impl Blocks {
     fn event(&mut self, time_ns: i64, addr: u64, bytes: i64) {
         self.allocated_bytes += bytes;
         self.rec.mem_events.push(MemEvent {
-            addr: Some(addr),
+            addr: addr.into(),
             total_allocated_bytes: self.allocated_bytes.into(),
             device: self.device,
             ..MemEvent::sized(time_ns, bytes)

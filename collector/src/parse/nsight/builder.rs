@@ -333,7 +333,7 @@ impl Builder {
         self.rec.mem_events.push(MemEvent {
             time_ns,
             bytes,
-            addr: row.address,
+            addr: row.address.into(),
             total_allocated_bytes: Total::UNKNOWN,
             total_reserved_bytes: Total::UNKNOWN,
             device,

@@ -330,7 +330,7 @@ impl Lane {
         rec.mem_events.push(MemEvent {
             time_ns,
             bytes,
-            addr,
+            addr: addr.into(),
             total_allocated_bytes: self.allocated.into(),
             total_reserved_bytes: self.reserved.into(),
             device: self.device,

@@ -132,7 +132,7 @@ fn blocks_live_before_the_history_begins_start_it_in_address_order() {
     let addrs: Vec<u64> = (rec.mem_events.iter())
         .take_while(|e| e.time_ns == start)
         .filter(|e| e.kind == crate::model::MemEventKind::Alloc)
-        .filter_map(|e| e.addr)
+        .filter_map(|e| e.addr.get())
         .collect();
     assert_eq!(addrs.len() as u64, pre_existing);
     assert!(addrs.len() >= 8, "{addrs:?}");

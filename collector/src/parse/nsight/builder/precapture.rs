@@ -13,7 +13,7 @@ pub(super) fn reserve_before_capture(rec: &mut Recording, start_ns: i64) {
     let mut live: FxHashSet<(u16, u64)> = FxHashSet::default();
     let mut before: Vec<MemEvent> = Vec::new();
     for e in &rec.mem_events {
-        let Some(addr) = e.addr else { continue };
+        let Some(addr) = e.addr.get() else { continue };
         match e.kind {
             MemEventKind::SegmentAlloc => {
                 live.insert((e.device, addr));

@@ -176,7 +176,7 @@ fn separate_strings_thread_names_and_cuda_records() {
         ]
     );
     assert_eq!(rec.devices[0].key.to_string(), "cuda:1");
-    assert_eq!(rec.mem_events[0].addr, Some(140_000));
+    assert_eq!(rec.mem_events[0].addr.get(), Some(140_000));
     let not_read = &rec.meta.properties["json_records_not_read"];
     assert_eq!(not_read, "Type 48 ×1, Type 80 ×1");
 }

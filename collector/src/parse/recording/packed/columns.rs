@@ -104,7 +104,7 @@ impl MemEncoder {
             let (pa, pr) = self.totals.predict(e);
             c.t.push(e.time_ns.wrapping_sub(self.previous_ns));
             c.b.push(e.bytes);
-            c.a.push(e.addr);
+            c.a.push(e.addr.get());
             c.ta.push(e.total_allocated_bytes.get().map(|v| v.wrapping_sub(pa)));
             c.tr.push(e.total_reserved_bytes.get().map(|v| v.wrapping_sub(pr)));
             c.d.push(e.device);

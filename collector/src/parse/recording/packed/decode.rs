@@ -55,7 +55,7 @@ impl Decoder {
             let mut e = MemEvent {
                 time_ns: self.mem_ns,
                 bytes: c.b[i],
-                addr: c.a[i],
+                addr: c.a[i].into(),
                 total_allocated_bytes: Total::UNKNOWN,
                 total_reserved_bytes: Total::UNKNOWN,
                 device: c.d[i],

@@ -137,7 +137,7 @@ fn old_schemas_without_columns_still_load() {
         rec.mem_events[1].time_ns, 7,
         "numeric text and reals are read"
     );
-    assert_eq!(rec.mem_events[0].addr, None);
+    assert_eq!(rec.mem_events[0].addr.get(), None);
     let notes: Vec<&str> = rec.diagnostics.counts.keys().map(String::as_str).collect();
     assert!(
         notes.iter().any(|n| n.contains("without memKind")),
