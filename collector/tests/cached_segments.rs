@@ -231,7 +231,7 @@ fn each_segments_blocks_at_the_end_are_the_snapshots_blocks_of_it() {
                 let t = p.time_ns;
                 let at = d.at(t).expect("a point");
                 let in_use: i64 = curves.iter().map(|c| value_at(c, t)).sum();
-                assert_eq!(in_use, at.allocated_bytes, "{} at {t}", path.display());
+                assert_eq!(in_use, { at.allocated_bytes }, "{} at {t}", path.display());
             }
         }
     }

@@ -2,12 +2,34 @@
 //! snapshots record them.
 
 use std::collections::BTreeMap;
+use std::num::NonZeroU32;
 
 use super::{DeviceIdx, StrId};
 
 /// Handle to an interned call stack in [`Recording::stacks`](super::Recording::stacks).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StackId(pub u32);
+/// Held as the index + 1 so that `Option<StackId>` takes 4 bytes, not 8: every memory event
+/// carries one.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StackId(NonZeroU32);
+
+impl StackId {
+    /// The stack at `index` of `Recording::stacks` (`u32::MAX` reads as `u32::MAX - 1`: no
+    /// recording holds four billion stacks).
+    pub fn new(index: u32) -> StackId {
+        StackId(NonZeroU32::new(index.wrapping_add(1)).unwrap_or(NonZeroU32::MAX))
+    }
+
+    /// Its index in `Recording::stacks`.
+    pub fn index(self) -> u32 {
+        self.0.get() - 1
+    }
+}
+
+impl std::fmt::Debug for StackId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StackId({})", self.index())
+    }
+}
 
 /// One frame of a call stack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -97,7 +97,7 @@ impl Recording {
 
     /// The frames of a stack (empty for `None` or an unknown id).
     pub fn stack(&self, id: Option<StackId>) -> &[Frame] {
-        id.and_then(|i| self.stacks.get(i.0 as usize))
+        id.and_then(|i| self.stacks.get(i.index() as usize))
             .map_or(&[], Vec::as_slice)
     }
 
@@ -187,7 +187,10 @@ impl Recording {
     /// steps, the allocator's state, NVML and host samples, storage tags.
     fn for_each_time_mut(&mut self, mut f: impl FnMut(&mut i64)) {
         for e in &mut self.mem_events {
-            f(&mut e.time_ns);
+            // A copy: the event is packed, its fields cannot be borrowed.
+            let mut time_ns = e.time_ns;
+            f(&mut time_ns);
+            e.time_ns = time_ns;
         }
         for s in &mut self.steps {
             f(&mut s.start_ns);

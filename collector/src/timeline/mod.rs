@@ -24,8 +24,12 @@ type HashMap<K, V> = StdHashMap<K, V, foldhash::fast::RandomState>;
 
 use crate::model::{DeviceIdx, MemEventKind, Recording, ThreadIdx, Total, option_in_place};
 
-/// One point of a device's memory curve: the state right after a memory event.
+/// One point of a device's memory curve: the state right after a memory event. 28 bytes
+/// (`tests::a_curve_point_is_28_bytes`): aligned to 4, not 8, so the event's index does not
+/// round it up to 32 — 4 bytes fewer for each of a large trace's millions of points
+/// (unaligned loads of its totals cost nothing measurable on x86-64 or aarch64).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, packed(4))]
 pub struct SeriesPoint {
     /// When.
     pub time_ns: i64,

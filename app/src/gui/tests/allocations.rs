@@ -201,12 +201,9 @@ fn a_search_dims_the_rest_and_its_curve_is_the_bytes_of_the_matching_allocations
             })
             .map(|(a, _)| a.bytes)
             .sum();
-        assert_eq!(
-            curve.value_at(p.time_ns).unwrap_or(0),
-            want,
-            "at {}",
+        assert_eq!(curve.value_at(p.time_ns).unwrap_or(0), want, "at {}", {
             p.time_ns
-        );
+        });
     }
 }
 

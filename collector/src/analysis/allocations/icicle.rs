@@ -138,7 +138,7 @@ pub fn flame_at(
             .and_then(|e| e.stack);
         let path = match stack.filter(|s| !rec.stack(Some(*s)).is_empty()) {
             Some(s) => paths
-                .entry(s.0)
+                .entry(s.index())
                 .or_insert_with(|| outermost_first(rec, s))
                 .clone(),
             None => vec!["(no stack recorded)".to_owned(), op_of(rec, timeline, d, i)],

@@ -135,7 +135,7 @@ pub fn band_keys(
                     .and_then(|e| e.stack);
                 match stack {
                     Some(s) => by_stack
-                        .entry(s.0)
+                        .entry(s.index())
                         .or_insert_with(|| {
                             site_frame(rec, rec.stack(Some(s)))
                                 .unwrap_or_else(|| "(no stack recorded)".to_owned())

@@ -41,7 +41,7 @@ pub fn search(
                 .and_then(|a| rec.mem_events.get(a.alloc_event as usize))
                 .and_then(|e| e.stack);
             let in_stack = stack.is_some_and(|s| {
-                *stacks.entry(s.0).or_insert_with(|| {
+                *stacks.entry(s.index()).or_insert_with(|| {
                     rec.stack(Some(s))
                         .iter()
                         .any(|f| frame_label(rec, f).to_lowercase().contains(&needle))

@@ -229,8 +229,8 @@ fn a_snapshot_block_is_categorised_from_its_frames_with_either_path_separator() 
         "/venv/lib/torch/nn/modules/module.py",
     );
     rec.stacks = vec![vec![adam], vec![fwd, call]];
-    rec.mem_events[0].stack = Some(StackId(0));
-    rec.mem_events[1].stack = Some(StackId(1));
+    rec.mem_events[0].stack = Some(StackId::new(0));
+    rec.mem_events[1].stack = Some(StackId::new(1));
     // THEN: optimizer state, an activation, and unknown.
     assert_eq!(
         categories_of(&rec),

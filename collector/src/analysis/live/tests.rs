@@ -41,7 +41,7 @@ fn recording(events: &[(i64, i64, Option<u64>, Option<u32>)], before: Option<i64
         rec.mem_events.push(MemEvent {
             addr: addr.into(),
             total_allocated_bytes: before.map(|_| total).into(),
-            stack: stack.map(StackId),
+            stack: stack.map(StackId::new),
             ..MemEvent::sized(time_ns, bytes)
         });
     }

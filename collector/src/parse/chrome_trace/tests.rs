@@ -62,7 +62,7 @@ fn modern_trace_keys_in_any_order() {
     );
     assert_eq!(rec.mem_events.len(), 1);
     let m = &rec.mem_events[0];
-    assert_eq!(m.time_ns, 1_700_000_000_000_102_001);
+    assert_eq!({ m.time_ns }, 1_700_000_000_000_102_001);
     assert_eq!(
         (
             m.bytes,

@@ -19,7 +19,7 @@ pub(super) fn absorb(
     let threads = absorb_threads(dst, &src, &device_id);
     let thread = |i: ThreadIdx| threads.get(i as usize).copied().unwrap_or(i);
     let stack_base = dst.stacks.len() as u32;
-    let stack = |s: Option<StackId>| s.map(|s| StackId(s.0 + stack_base));
+    let stack = |s: Option<StackId>| s.map(|s| StackId::new(s.index() + stack_base));
     let event_base = dst.mem_events.len() as u32;
 
     for frames in &src.stacks {

@@ -38,7 +38,7 @@ impl Entry {
     }
 
     pub(super) fn stack(&self) -> Option<StackId> {
-        self.stack.checked_sub(1).map(StackId)
+        self.stack.checked_sub(1).map(StackId::new)
     }
 }
 

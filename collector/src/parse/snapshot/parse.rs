@@ -206,13 +206,13 @@ impl Reader<'_> {
         } else if let Some(&id) = self.stack_by_content.get(list.as_slice()) {
             Some(id)
         } else {
-            let id = StackId(self.rec.stacks.len() as u32);
+            let id = StackId::new(self.rec.stacks.len() as u32);
             self.rec.stacks.push(list.clone());
             self.stack_by_content.insert(list.clone(), id);
             Some(id)
         };
         self.scratch = list;
-        id.map_or(0, |id| id.0 + 1)
+        id.map_or(0, |id| id.index() + 1)
     }
 
     fn frame(&mut self, f: NodeId) -> Frame {

@@ -96,7 +96,7 @@ impl Reader<'_> {
                 _ => BlockState::Inactive,
             };
             let frames = p.get(b, "frames");
-            let stack = self.stack(frames).checked_sub(1).map(StackId);
+            let stack = self.stack(frames).checked_sub(1).map(StackId::new);
             let size = |key| size_in_range("a block", self.u64_of(b, key).unwrap_or(0));
             blocks.push(Block {
                 address: self.u64_of(b, "address").unwrap_or(0),

@@ -65,9 +65,9 @@ fn memory_events_follow_their_api_call_or_the_main_thread() {
     });
     let rec = b.finish(false, 0);
     assert_eq!(rec.mem_events.len(), 2);
-    assert_eq!(rec.mem_events[0].bytes, 4096);
-    assert_eq!(rec.mem_events[1].bytes, -4096);
-    assert_eq!(rec.mem_events[0].time_ns, 1_010);
+    assert_eq!({ rec.mem_events[0].bytes }, 4096);
+    assert_eq!({ rec.mem_events[1].bytes }, -4096);
+    assert_eq!({ rec.mem_events[0].time_ns }, 1_010);
     let tid = |i: usize| rec.threads[rec.mem_events[i].thread as usize].tid.clone();
     assert_eq!((tid(0).as_str(), tid(1).as_str()), ("30", "19"));
     assert_eq!(rec.diagnostics.total(), 2);
@@ -115,7 +115,7 @@ fn a_block_freed_but_reserved_before_the_capture_counts_from_its_start() {
         .filter_map(|p| p.reserved_bytes.get())
         .collect();
     assert_eq!(reserved, [8 << 20, 0, 4 << 20, 0]);
-    assert_eq!(rec.mem_events[0].time_ns, 100);
+    assert_eq!({ rec.mem_events[0].time_ns }, 100);
     // AND a note says how many blocks, and how much, came from before the capture
     let note = "CUDA memory freed in the capture but reserved before it: counted from the capture's start (8388608 bytes)";
     assert_eq!(

@@ -110,7 +110,7 @@ impl MemEncoder {
             c.d.push(e.device);
             c.th.push(e.thread);
             c.k.push(kind_code(e.kind));
-            c.s.push(e.stack.map(|s| s.0));
+            c.s.push(e.stack.map(crate::model::StackId::index));
             self.previous_ns = e.time_ns;
             self.totals.update(e);
         }

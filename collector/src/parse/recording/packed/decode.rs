@@ -61,7 +61,7 @@ impl Decoder {
                 device: c.d[i],
                 thread: c.th[i],
                 kind,
-                stack: c.s[i].map(StackId),
+                stack: c.s[i].map(StackId::new),
             };
             let (pa, pr) = self.totals.predict(&e);
             e.total_allocated_bytes = c.ta[i].map(|v| v.wrapping_add(pa)).into();

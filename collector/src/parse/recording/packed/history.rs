@@ -56,7 +56,7 @@ pub fn history_lines(rec: &Recording, per_line: usize) -> Vec<HistoryLine> {
             let stacks: Vec<u32> = match chunk.iter().any(|e| e.stack.is_some()) {
                 true => chunk
                     .iter()
-                    .map(|e| e.stack.map_or(0, |s| s.0 + 1))
+                    .map(|e| e.stack.map_or(0, |s| s.index() + 1))
                     .collect(),
                 false => Vec::new(),
             };
@@ -137,7 +137,7 @@ pub fn absorb(rec: &mut Recording, line: HistoryLine) -> Result<(), String> {
             stack: stacks
                 .next()
                 .and_then(|s| s.checked_sub(1))
-                .map(crate::model::StackId),
+                .map(crate::model::StackId::new),
         });
     }
     Ok(())

@@ -238,7 +238,7 @@ impl SegmentLine {
                 .blocks
                 .iter()
                 .map(|b| {
-                    let stack = b.stack.map(|s| s.0);
+                    let stack = b.stack.map(StackId::index);
                     (
                         b.address,
                         b.size_bytes,
@@ -272,7 +272,7 @@ impl SegmentLine {
                 size_bytes,
                 requested_size_bytes,
                 state,
-                stack: stack.map(StackId),
+                stack: stack.map(StackId::new),
             });
         }
         Ok(Segment {

@@ -22,8 +22,8 @@ pub fn check_references(rec: &Recording) -> Result<(), String> {
         if e.thread as usize >= threads.max(1) {
             return bad("memory event", i, e.thread as usize, threads);
         }
-        if let Some(s) = e.stack.filter(|s| s.0 as usize >= stacks) {
-            return bad("memory event", i, s.0 as usize, stacks);
+        if let Some(s) = e.stack.filter(|s| s.index() as usize >= stacks) {
+            return bad("memory event", i, s.index() as usize, stacks);
         }
     }
     for (i, o) in rec.ops.iter().enumerate() {
@@ -69,9 +69,14 @@ pub fn check_references(rec: &Recording) -> Result<(), String> {
         if let Some(b) = s
             .blocks
             .iter()
-            .find(|b| b.stack.is_some_and(|s| s.0 as usize >= stacks))
+            .find(|b| b.stack.is_some_and(|s| s.index() as usize >= stacks))
         {
-            return bad("segment", i, b.stack.map_or(0, |s| s.0 as usize), stacks);
+            return bad(
+                "segment",
+                i,
+                b.stack.map_or(0, |s| s.index() as usize),
+                stacks,
+            );
         }
     }
     Ok(())

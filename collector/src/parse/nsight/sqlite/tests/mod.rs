@@ -81,7 +81,7 @@ fn documented_ids_are_used_when_enum_tables_are_empty() {
     );
     let kinds: Vec<MemEventKind> = rec.mem_events.iter().map(|e| e.kind).collect();
     assert_eq!(kinds[2], MemEventKind::SegmentFree);
-    assert_eq!(rec.mem_events[0].time_ns, 1_000_010);
+    assert_eq!({ rec.mem_events[0].time_ns }, 1_000_010);
     assert!(rec.meta.properties["enums_documented_values"].contains("ENUM_CUDA_MEM_KIND"));
 }
 
@@ -134,7 +134,8 @@ fn old_schemas_without_columns_still_load() {
     let rec = read_db(&mut conn);
     assert_eq!(device_totals(&rec), vec![("cuda:0".to_owned(), 60)]);
     assert_eq!(
-        rec.mem_events[1].time_ns, 7,
+        { rec.mem_events[1].time_ns },
+        7,
         "numeric text and reals are read"
     );
     assert_eq!(rec.mem_events[0].addr.get(), None);
