@@ -14,12 +14,12 @@
 # Environment: SHAPES (the corpus, default /tmp/vramscope-shapes), RUNS (vramscope runs per
 # command, default 5), PY_RUNS (Python runs, default 2), RANK_RUNS / SINGLE_RUNS (fleet runs,
 # single-file runs a round: 3 / 5), REPORT_SHAPES (default "current gpu"), BIG_SHAPES
-# (default "current mem"), BIG_RUNS (default 2), KEEP_BIG=1, MAX_LOAD (wait for a 1-minute
+# (default "current mem stack"), BIG_RUNS (default 2), KEEP_BIG=1, MAX_LOAD (wait for a 1-minute
 # load below it; default 1.0), SKIP_BUILD=1, DOC.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SHAPES=${SHAPES:-/tmp/vramscope-shapes}
-export BIG_SHAPES=${BIG_SHAPES:-current mem}
+export BIG_SHAPES=${BIG_SHAPES:-current mem stack}
 DOC=${DOC:-docs/PERFORMANCE.md}
 VS=${CARGO_TARGET_DIR:-target}/release/vramscope
 OUT=bench/out/shapes
