@@ -8,9 +8,10 @@
 XVFB=
 APP=
 cleanup_xvfb() {
-    [[ -n $APP ]] && kill "$APP" 2>/dev/null
-    [[ -n $XVFB ]] && kill "$XVFB" 2>/dev/null
-    true
+    # `|| true`: under `set -e` a failed kill (the process already gone) would make the
+    # script's exit status 1 after it passed.
+    [[ -n $APP ]] && kill "$APP" 2>/dev/null || true
+    [[ -n $XVFB ]] && kill "$XVFB" 2>/dev/null || true
 }
 trap cleanup_xvfb EXIT
 
@@ -18,19 +19,32 @@ start_xvfb() {
     Xvfb "$1" -screen 0 "${2:-1600x1000}x24" >/dev/null 2>&1 &
     XVFB=$!
     export DISPLAY=$1
-    sleep 1
+    # Until the server answers (up to 15 s): on two loaded cores it can take longer than a
+    # fixed second, and a viewer started before it exits at once.
+    for _ in $(seq 1 60); do
+        xdotool getdisplaygeometry >/dev/null 2>&1 && return 0
+        sleep 0.25
+    done
+    echo "Xvfb on $1 did not answer within 15 s" >&2
+    return 1
 }
 
 start_viewer() {
     local bin=$1
     shift
-    HOME=$(mktemp -d) "$bin" view "$@" >/dev/null 2>&1 &
+    local log
+    log=$(mktemp)
+    HOME=$(mktemp -d) "$bin" view "$@" >/dev/null 2>"$log" &
     APP=$!
     WIN=
     for _ in $(seq 1 60); do
         WIN=$(xdotool search --onlyvisible --pid "$APP" 2>/dev/null | head -1 || true)
         [[ -n $WIN ]] && return 0
-        kill -0 "$APP" 2>/dev/null || { echo "the viewer exited before opening a window" >&2; return 1; }
+        if ! kill -0 "$APP" 2>/dev/null; then
+            echo "the viewer exited before opening a window; its last words:" >&2
+            tail -n 20 "$log" >&2
+            return 1
+        fi
         sleep 0.5
     done
     echo "no viewer window after 30 s" >&2
