@@ -9,10 +9,16 @@ pub(super) enum LeafKind {
     Magnitude,
     /// `aten::div`.
     Div,
+    /// `aten::add`, out of place: in a single-tensor optimizer step, the weight decay of a
+    /// gradient (`grad.add(param, alpha=weight_decay)`), a new tensor of the weight's size.
+    Add,
     /// An op that makes a batch from nothing (random numbers, ranges, copies in).
     Factory,
     /// An op over a list of tensors (`aten::_foreach_sqrt`): a foreach optimizer's.
     Foreach,
+    /// Not the op's kind but where it ran: an optimizer step's result torch leaves unnamed
+    /// because a decayed gradient lived when it was made ([`super::step_results`]).
+    AfterDecay,
     /// Any other op.
     Other,
 }
@@ -54,6 +60,7 @@ pub(super) fn leaf_kind(name: &str) -> LeafKind {
     match name {
         "aten::sqrt" | "aten::abs" => LeafKind::Magnitude,
         "aten::div" => LeafKind::Div,
+        "aten::add" => LeafKind::Add,
         n if FACTORY_OPS.contains(&n) => LeafKind::Factory,
         n if n.starts_with("aten::_foreach_") => LeafKind::Foreach,
         _ => LeafKind::Other,

@@ -23,6 +23,7 @@ mod python_frames;
 mod roles;
 mod rules;
 mod series;
+mod step_results;
 mod tags;
 mod unseen;
 

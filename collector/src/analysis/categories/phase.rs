@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use super::forwards::is_loss;
 use super::leaf::{LeafKind, SHAPE_ONLY_OPS, leaf_kind};
 use super::python_frames::{FrameSays, frame_says};
+use super::step_results::{DecayNaming, decay_naming};
 use crate::model::python::module_scope;
 use crate::model::{MemEvent, OpCategory, Recording, StrId, ThreadIdx};
 use crate::timeline::{OpIndex, Timeline};
@@ -155,6 +156,8 @@ pub(super) struct Phases<'a> {
     ops: &'a OpIndex,
     /// `Optimizer.step#…` spans as (start, end), sorted by start.
     pub optimizer_steps: Vec<(i64, i64)>,
+    /// How torch names each step's decayed gradients (parallel to `optimizer_steps`).
+    step_decay: Vec<DecayNaming>,
     /// Ends of the optimizer steps, sorted.
     step_ends: Vec<i64>,
     /// Where `nn.Parameter` wrapped a tensor: (thread, start) of its constructor, sorted.
@@ -194,7 +197,7 @@ impl<'a> Phases<'a> {
                 parameter_wraps.push((op.thread, op.start_ns));
             }
             if role.phase == Some(Phase::Optimizer) {
-                optimizer_steps.push((op.start_ns, op.end_ns));
+                optimizer_steps.push((op.start_ns, op.end_ns, decay_naming(rec.op_name(op))));
             }
             if role.module {
                 module_starts.push(op.start_ns);
@@ -202,7 +205,9 @@ impl<'a> Phases<'a> {
             }
         }
         let training_forwards = super::forwards::TrainingForwards::build(modules, backward_starts);
-        optimizer_steps.sort_unstable();
+        optimizer_steps.sort_unstable_by_key(|&(start, end, _)| (start, end));
+        let step_decay = optimizer_steps.iter().map(|s| s.2).collect();
+        let optimizer_steps: Vec<(i64, i64)> = optimizer_steps.iter().map(|s| (s.0, s.1)).collect();
         module_starts.sort_unstable();
         parameter_wraps.sort_unstable();
         let mut step_ends: Vec<i64> = optimizer_steps.iter().map(|s| s.1).collect();
@@ -212,6 +217,7 @@ impl<'a> Phases<'a> {
             rec,
             ops: &timeline.ops,
             optimizer_steps,
+            step_decay,
             module_starts,
             parameter_wraps,
             training_forwards,
@@ -282,6 +288,13 @@ impl<'a> Phases<'a> {
             .get(n)
             .filter(|w| w.0 == thread)
             .map(|w| w.1)
+    }
+
+    /// How torch names the decayed gradients of optimizer step `step`.
+    pub fn decay_naming(&self, step: Option<usize>) -> DecayNaming {
+        step.and_then(|s| self.step_decay.get(s))
+            .copied()
+            .unwrap_or_default()
     }
 
     /// The optimizer step whose span holds `time_ns`, if one does.

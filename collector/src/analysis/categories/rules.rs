@@ -8,6 +8,9 @@ type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState
 use super::leaf::LeafKind;
 use super::phase::{Phases, Site};
 use super::precapture::PreCapture;
+use super::step_results::{
+    DecayNaming, made_while_a_decayed_gradient_lives, magnitude_of_a_temporary,
+};
 use super::{Category, Classified, Evidence, Phase};
 use crate::model::{MemEventKind, Recording, ThreadIdx};
 use crate::timeline::{Allocation, DeviceTimeline};
@@ -131,6 +134,13 @@ pub(super) fn classify_one(
     {
         site.leaf_kind = LeafKind::Other;
     }
+    if site.phase == Phase::Optimizer
+        && site.leaf_kind != LeafKind::Add
+        && phases.decay_naming(site.step) == DecayNaming::ParameterThenUnnamed
+        && made_while_a_decayed_gradient_lives(phases, rec, d, i)
+    {
+        site.leaf_kind = LeafKind::AfterDecay;
+    }
     let decided = |category, evidence| Classified {
         category,
         phase: site.phase,
@@ -160,37 +170,6 @@ pub(super) fn classify_one(
         Evidence::Scopes
     };
     decided(classify(phases, &alloc, free, last_step), evidence)
-}
-
-/// Whether optimizer-step allocation `i`, a magnitude ([`LeafKind::Magnitude`]), was taken
-/// of the temporary made just before it rather than of a state tensor or gradient: the
-/// device's previous allocation, of the same size (an elementwise op's input), made on the
-/// same thread in the optimizer by another kind of op, was freed after it was made and
-/// before anything else was allocated (NAdam's `v.div(c).sqrt()`; Adam's `v.sqrt()`
-/// follows no such temporary).
-fn magnitude_of_a_temporary(
-    phases: &Phases,
-    rec: &Recording,
-    d: &DeviceTimeline,
-    i: usize,
-) -> bool {
-    let (Some(prev), Some(a)) = (
-        i.checked_sub(1).and_then(|p| d.allocations.get(p)),
-        d.allocations.get(i),
-    ) else {
-        return false;
-    };
-    let next_ns = d.allocations.get(i + 1).map_or(i64::MAX, |n| n.alloc_ns);
-    let until_ns = next_ns.min(a.free_ns.get().unwrap_or(i64::MAX));
-    let consumed = (prev.free_ns.get()).is_some_and(|f| a.alloc_ns <= f && f <= until_ns);
-    consumed
-        && prev.bytes == a.bytes
-        && prev.thread == a.thread
-        && rec
-            .mem_events
-            .get(prev.alloc_event as usize)
-            .map(|e| phases.site(e))
-            .is_some_and(|s| s.phase == Phase::Optimizer && s.leaf_kind != LeafKind::Magnitude)
 }
 
 /// How many later allocations [`wrapped_as_parameter`] looks through for one still live
@@ -344,7 +323,9 @@ fn kept_from_before_training(phases: &Phases, made: &Made, free: Option<(Site, i
 /// step-local results activations (Adam's `sqrt(v) / c`, RAdam's and NAdam's products and
 /// quotients, NAdam's `sqrt(v / c)`: a magnitude of a temporary,
 /// [`magnitude_of_a_temporary`]); a foreach optimizer's list results, and anything in the
-/// last step, have no name.
+/// last step, have no name. A gradient decayed out of place (`grad.add(param, alpha=wd)`,
+/// L2 weight decay) and what is made while it lives are named by the optimizer's class
+/// ([`super::step_results`]).
 fn optimizer(
     phases: &Phases,
     alloc: &Site,
@@ -375,8 +356,9 @@ fn optimizer(
         return Category::Unknown;
     }
     match alloc.leaf_kind {
-        LeafKind::Magnitude => Category::Parameter,
-        LeafKind::Foreach => Category::Unknown,
+        LeafKind::Add if phases.decay_naming(step) == DecayNaming::Unnamed => Category::Unknown,
+        LeafKind::Magnitude | LeafKind::Add => Category::Parameter,
+        LeafKind::Foreach | LeafKind::AfterDecay => Category::Unknown,
         _ => Category::Activation,
     }
 }

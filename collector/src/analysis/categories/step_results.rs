@@ -1,0 +1,153 @@
+//! An optimizer step's results that torch names by what flows into them rather than what
+//! they hold: a magnitude taken of the temporary made just before it, and a gradient
+//! decayed out of place.
+//!
+//! The decayed gradient is the L2 weight decay of every single-tensor optimizer but
+//! AdamW's (`grad = grad.add(param, alpha=weight_decay)`), a new tensor of the weight's size
+//! opening each weight's update. torch names it, and in Adam and RMSprop what the update
+//! makes while it lives, by its data-flow fallback: the 8-byte tensors Python numbers are
+//! wrapped in are inputs to torch, so its "forward" flood enters the step
+//! (`exp_avg_sq.mul_(beta2)`), and a tensor that meets a flooded one in an op while being no
+//! gradient — the decayed gradient in `addcmul_(g, g)` — becomes a parameter. Which tensors
+//! the flood meets differs by optimizer; measured with
+//! `tests/fixtures/categories/probe_torch_labels.py` on runs of each (docs/CATEGORIES.md).
+
+use super::leaf::LeafKind;
+use super::phase::{Phase, Phases};
+use crate::model::Recording;
+use crate::timeline::DeviceTimeline;
+
+/// Whether optimizer-step allocation `i`, a magnitude ([`LeafKind::Magnitude`]), was taken
+/// of the temporary made just before it rather than of a state tensor or gradient: the
+/// device's previous allocation, of the same size (an elementwise op's input), made on the
+/// same thread in the optimizer by another kind of op, was freed after it was made and
+/// before anything else was allocated (NAdam's `v.div(c).sqrt()`; Adam's `v.sqrt()`
+/// follows no such temporary).
+pub(super) fn magnitude_of_a_temporary(
+    phases: &Phases,
+    rec: &Recording,
+    d: &DeviceTimeline,
+    i: usize,
+) -> bool {
+    let (Some(prev), Some(a)) = (
+        i.checked_sub(1).and_then(|p| d.allocations.get(p)),
+        d.allocations.get(i),
+    ) else {
+        return false;
+    };
+    let next_ns = d.allocations.get(i + 1).map_or(i64::MAX, |n| n.alloc_ns);
+    let until_ns = next_ns.min(a.free_ns.get().unwrap_or(i64::MAX));
+    let consumed = (prev.free_ns.get()).is_some_and(|f| a.alloc_ns <= f && f <= until_ns);
+    consumed
+        && prev.bytes == a.bytes
+        && prev.thread == a.thread
+        && rec
+            .mem_events
+            .get(prev.alloc_event as usize)
+            .map(|e| phases.site(e))
+            .is_some_and(|s| s.phase == Phase::Optimizer && s.leaf_kind != LeafKind::Magnitude)
+}
+
+/// What torch names a step's decayed gradients and the results made while one lives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum DecayNaming {
+    /// The decayed gradient a parameter, the rest as without decay (SGD, NAdam, Adagrad,
+    /// and optimizers not measured: the flood meets it in their moments' update).
+    #[default]
+    Parameter,
+    /// The decayed gradient a parameter, and the update's other results made while it lives
+    /// unnamed (Adam: its `sqrt(v)` and the quotient; RMSprop: its `sqrt(v)`). Both then
+    /// take the root of the moment the decayed gradient was just added to, an op whose one
+    /// input is optimizer state: nothing torch names flows into it.
+    ParameterThenUnnamed,
+    /// Unnamed (RAdam, Adamax: the flood does not meet it).
+    Unnamed,
+}
+
+/// How torch names the decayed gradients of the step a span named `name` marks
+/// (`Optimizer.step#Adam.step`): by the optimizer's class.
+pub(super) fn decay_naming(name: &str) -> DecayNaming {
+    let class = name
+        .strip_prefix("Optimizer.step#")
+        .and_then(|rest| rest.strip_suffix(".step"))
+        .unwrap_or_default();
+    match class {
+        "Adam" | "RMSprop" => DecayNaming::ParameterThenUnnamed,
+        "RAdam" | "Adamax" => DecayNaming::Unnamed,
+        _ => DecayNaming::Parameter,
+    }
+}
+
+/// How many of the device's earlier allocations [`made_while_a_decayed_gradient_lives`]
+/// looks back through: an Adam update makes its decayed gradient, the wrapped scalars of
+/// its moments' update (8 bytes each) and then the magnitude and quotient.
+const MAX_DECAY_LOOKBACK: usize = 8;
+
+/// Whether optimizer-step allocation `i` was made, on the same thread, while a gradient of
+/// its size decayed out of place in the same step still lived.
+pub(super) fn made_while_a_decayed_gradient_lives(
+    phases: &Phases,
+    rec: &Recording,
+    d: &DeviceTimeline,
+    i: usize,
+) -> bool {
+    let Some(a) = d.allocations.get(i) else {
+        return false;
+    };
+    let step = |alloc_event: u32| {
+        rec.mem_events
+            .get(alloc_event as usize)
+            .map(|e| phases.site(e))
+            .filter(|s| s.phase == Phase::Optimizer)
+            .map(|s| (s.step, s.leaf_kind))
+    };
+    let Some((own_step, _)) = step(a.alloc_event) else {
+        return false;
+    };
+    (d.allocations[i.saturating_sub(MAX_DECAY_LOOKBACK)..i])
+        .iter()
+        .rev()
+        .filter(|b| b.bytes == a.bytes && b.thread == a.thread)
+        .filter(|b| b.free_ns.get().is_none_or(|f| f > a.alloc_ns))
+        .any(|b| step(b.alloc_event) == Some((own_step, LeafKind::Add)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DecayNaming, decay_naming};
+
+    #[test]
+    fn the_optimizer_class_is_read_from_the_step_span() {
+        assert_eq!(
+            decay_naming("Optimizer.step#Adam.step"),
+            DecayNaming::ParameterThenUnnamed
+        );
+        assert_eq!(
+            decay_naming("Optimizer.step#RMSprop.step"),
+            DecayNaming::ParameterThenUnnamed
+        );
+        assert_eq!(
+            decay_naming("Optimizer.step#RAdam.step"),
+            DecayNaming::Unnamed
+        );
+        assert_eq!(
+            decay_naming("Optimizer.step#Adamax.step"),
+            DecayNaming::Unnamed
+        );
+        assert_eq!(
+            decay_naming("Optimizer.step#SGD.step"),
+            DecayNaming::Parameter
+        );
+        // AdamW decays the weight in place (no decayed gradient); a look-alike class is not
+        // Adam.
+        assert_eq!(
+            decay_naming("Optimizer.step#AdamW.step"),
+            DecayNaming::Parameter
+        );
+        assert_eq!(
+            decay_naming("Optimizer.step#MyAdam.step"),
+            DecayNaming::Parameter
+        );
+        assert_eq!(decay_naming("aten::add"), DecayNaming::Parameter);
+    }
+}
