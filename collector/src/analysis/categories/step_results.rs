@@ -83,6 +83,11 @@ pub(super) fn decay_naming(name: &str) -> DecayNaming {
 /// its moments' update (8 bytes each) and then the magnitude and quotient.
 const MAX_DECAY_LOOKBACK: usize = 8;
 
+/// How many allocations before one the rules read the sites of (this file's look-backs:
+/// [`magnitude_of_a_temporary`] reads one): `summary` of a compact recording fetches the
+/// spans enclosing them too, 8 more times asked for each allocation live at the peak.
+pub(super) const SITES_READ_BEFORE: usize = MAX_DECAY_LOOKBACK;
+
 /// Whether optimizer-step allocation `i` was made, on the same thread, while a gradient of
 /// its size decayed out of place in the same step still lived.
 pub(super) fn made_while_a_decayed_gradient_lives(
