@@ -317,10 +317,8 @@ fn settle_evidence(evidence: &mut EvidenceBytes, before: &CategoryBytes, after: 
 }
 
 /// The times [`composition_at_peak`] asks which spans enclose (the events that begin and
-/// end the allocations live at the peak, and begin the few allocations before each whose
-/// sites the optimizer-step rules read: [`step_results::SITES_READ_BEFORE`]), for a caller
-/// that holds spans compressed and fetches only those (`summary` of a multi-gigabyte
-/// trace).
+/// end the allocations live at the peak, and begin the few before each whose sites the
+/// step rules read), for a caller that holds spans compressed and fetches only those.
 pub fn times_asked_at_peak(rec: &Recording, d: &DeviceTimeline) -> Vec<i64> {
     let Some(peak_pos) = d.peak_allocated else {
         return Vec::new();
@@ -328,8 +326,7 @@ pub fn times_asked_at_peak(rec: &Recording, d: &DeviceTimeline) -> Vec<i64> {
     let time = |e: u32| rec.mem_events.get(e as usize).map(|e| e.time_ns);
     let mut times = Vec::new();
     for (i, free) in rules::live_at_position(rec, d, peak_pos) {
-        let before = d.allocations.get(i.saturating_sub(step_results::SITES_READ_BEFORE)..=i);
-        times.extend(before.into_iter().flatten().filter_map(|a| time(a.alloc_event)));
+        times.extend(step_results::sites_read(d, i).filter_map(time));
         times.extend(free.and_then(time));
     }
     times

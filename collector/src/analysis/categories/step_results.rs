@@ -15,7 +15,7 @@
 use super::leaf::LeafKind;
 use super::phase::{Phase, Phases};
 use crate::model::Recording;
-use crate::timeline::DeviceTimeline;
+use crate::timeline::{Allocation, DeviceTimeline};
 
 /// Whether optimizer-step allocation `i`, a magnitude ([`LeafKind::Magnitude`]), was taken
 /// of the temporary made just before it rather than of a state tensor or gradient: the
@@ -86,7 +86,15 @@ const MAX_DECAY_LOOKBACK: usize = 8;
 /// How many allocations before one the rules read the sites of (this file's look-backs:
 /// [`magnitude_of_a_temporary`] reads one): `summary` of a compact recording fetches the
 /// spans enclosing them too, 8 more times asked for each allocation live at the peak.
-pub(super) const SITES_READ_BEFORE: usize = MAX_DECAY_LOOKBACK;
+const SITES_READ_BEFORE: usize = MAX_DECAY_LOOKBACK;
+
+/// The allocating events of allocation `i` of the device and of the ones before it whose
+/// sites the rules read for it.
+pub(super) fn sites_read(d: &DeviceTimeline, i: usize) -> impl Iterator<Item = u32> + '_ {
+    let first = i.saturating_sub(SITES_READ_BEFORE);
+    let read: &[Allocation] = d.allocations.get(first..=i).unwrap_or_default();
+    read.iter().map(|a| a.alloc_event)
+}
 
 /// Whether optimizer-step allocation `i` was made, on the same thread, while a gradient of
 /// its size decayed out of place in the same step still lived.
