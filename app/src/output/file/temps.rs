@@ -191,15 +191,22 @@ fn remove_all() -> MutexGuard<'static, Vec<PathBuf>> {
 /// then dies of the signal as it would have (a shell sees 130, 143, 129). Call it first
 /// thing, before any thread starts: the signals are blocked in this thread, every thread
 /// started later inherits the mask, and one named thread waits for them. (No signal
-/// handler: that would be unsafe code.) Calling it again does nothing.
+/// handler: that would be unsafe code.) Calling it again does nothing. A signal vramscope
+/// was started ignoring (a script's background job ignores SIGINT, `nohup` SIGHUP) stays
+/// ignored: waiting for it would end a run its caller meant to survive it.
 #[cfg(target_os = "linux")]
 pub fn guard_signals() {
     use nix::sys::signal::{SigSet, Signal, raise};
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
+        let ignored = std::fs::read_to_string("/proc/self/status")
+            .map(|status| ignored_signals(&status))
+            .unwrap_or(0);
         let mut set = SigSet::empty();
         for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
-            set.add(s);
+            if ignored >> (s as i32 - 1) & 1 == 0 {
+                set.add(s);
+            }
         }
         if set.thread_block().is_err() {
             return;
@@ -231,3 +238,31 @@ pub fn guard_signals() {
 /// Signals need Linux here; elsewhere they act as they always did.
 #[cfg(not(target_os = "linux"))]
 pub fn guard_signals() {}
+
+#[cfg(target_os = "linux")]
+/// The signals a process ignores, from its `/proc/PID/status` (`SigIgn:`, a hexadecimal
+/// mask whose bit N − 1 is signal N); none where the line is missing or unreadable.
+fn ignored_signals(status: &str) -> u64 {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .unwrap_or(0)
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::ignored_signals;
+
+    #[test]
+    fn the_ignored_signals_are_read_from_the_status_mask() {
+        let status = "Name:\tvramscope\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000000006\n";
+        let ignored = ignored_signals(status);
+        // SIGINT (2) and SIGQUIT (3): what a script's background job is started with.
+        assert_eq!(ignored, 0b110);
+        assert_eq!(ignored >> (2 - 1) & 1, 1);
+        assert_eq!(ignored >> (15 - 1) & 1, 0);
+        assert_eq!(ignored_signals("Name:\tx\n"), 0);
+        assert_eq!(ignored_signals("SigIgn:\tzz\n"), 0);
+    }
+}
