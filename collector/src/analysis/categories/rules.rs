@@ -134,9 +134,10 @@ pub(super) fn classify_one(
     {
         site.leaf_kind = LeafKind::Other;
     }
+    // A second add while a decayed gradient lives is not a decay (SGD's Nesterov step).
     if site.phase == Phase::Optimizer
-        && site.leaf_kind != LeafKind::Add
-        && phases.decay_naming(site.step) == DecayNaming::ParameterThenUnnamed
+        && (site.leaf_kind == LeafKind::Add
+            || phases.decay_naming(site.step) == DecayNaming::ParameterThenUnnamed)
         && made_while_a_decayed_gradient_lives(phases, rec, d, i)
     {
         site.leaf_kind = LeafKind::AfterDecay;
