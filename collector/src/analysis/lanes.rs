@@ -3,9 +3,9 @@
 //! one row deeper than the range they sit in — as Nsight Systems draws its NVTX rows and
 //! Perfetto its slices.
 
-use crate::model::python::module_scope;
 use std::cmp::Reverse;
 
+use crate::model::python::module_scope;
 use crate::model::{OpCategory, OpSpan, Recording, ThreadIdx};
 use crate::timeline::sort_runs_by_key;
 

@@ -134,11 +134,12 @@ pub(super) fn classify_one(
     {
         site.leaf_kind = LeafKind::Other;
     }
-    // A second add while a decayed gradient lives is not a decay (SGD's Nesterov step).
+    // Made while a decayed gradient lives: what Adam's and RMSprop's update then makes, and
+    // a second add, which is no decay (SGD's Nesterov step), are left unnamed.
     if site.phase == Phase::Optimizer
         && (site.leaf_kind == LeafKind::Add
             || phases.decay_naming(site.step) == DecayNaming::ParameterThenUnnamed)
-        && made_while_a_decayed_gradient_lives(phases, rec, d, i)
+        && made_while_a_decayed_gradient_lives(phases, rec, d, i, site.step)
     {
         site.leaf_kind = LeafKind::AfterDecay;
     }

@@ -96,13 +96,15 @@ pub(super) fn sites_read(d: &DeviceTimeline, i: usize) -> impl Iterator<Item = u
     read.iter().map(|a| a.alloc_event)
 }
 
-/// Whether optimizer-step allocation `i` was made, on the same thread, while a gradient of
-/// its size decayed out of place in the same step still lived.
+/// Whether allocation `i`, made in optimizer step `own_step` (its site's, which the caller
+/// has read), was made on the same thread while a gradient of its size decayed out of place
+/// in the same step still lived.
 pub(super) fn made_while_a_decayed_gradient_lives(
     phases: &Phases,
     rec: &Recording,
     d: &DeviceTimeline,
     i: usize,
+    own_step: Option<usize>,
 ) -> bool {
     let Some(a) = d.allocations.get(i) else {
         return false;
@@ -113,9 +115,6 @@ pub(super) fn made_while_a_decayed_gradient_lives(
             .map(|e| phases.site(e))
             .filter(|s| s.phase == Phase::Optimizer)
             .map(|s| (s.step, s.leaf_kind))
-    };
-    let Some((own_step, _)) = step(a.alloc_event) else {
-        return false;
     };
     (d.allocations[i.saturating_sub(MAX_DECAY_LOOKBACK)..i])
         .iter()
