@@ -63,6 +63,15 @@ impl ThreadOps {
             .is_some_and(|w| w & (1 << (pos % 64)) != 0)
     }
 
+    /// The position of the nearest span enclosing `pos` that is not a Python frame.
+    fn op_parent(&self, pos: usize) -> Option<usize> {
+        let mut p = *self.parent.get(pos)?;
+        while p != NO_PARENT && self.is_python(p as usize) {
+            p = *self.parent.get(p as usize)?;
+        }
+        (p != NO_PARENT).then_some(p as usize)
+    }
+
     fn max_end(&self, pos: usize) -> Option<i64> {
         self.end(*self.max_end_at.get(pos)? as usize)
     }
@@ -94,6 +103,11 @@ impl ThreadOps {
 }
 
 const NO_PARENT: u32 = u32::MAX;
+
+/// How many spans [`OpIndex::ops_before_at_level`] walks back through: an optimizer's
+/// per-weight update is a handful of ops, each with a few children and Python frames; the
+/// walk costs at most this many steps an asking allocation.
+const MAX_LEVEL_WALK: usize = 256;
 
 impl OpIndex {
     /// Build the index: O(n log n).
@@ -208,6 +222,36 @@ impl OpIndex {
         });
         t.into_iter()
             .flat_map(move |t| t.op.get(from..to.max(from)).unwrap_or(&[]).iter().copied())
+    }
+
+    /// Up to `n` ops (not Python frames) that ran on `thread` before op `op`, which started
+    /// at `start_ns`, at its level — inside the same nearest enclosing op, Python frames
+    /// looked through — latest first. Walks back at most [`MAX_LEVEL_WALK`] spans.
+    pub fn ops_before_at_level(
+        &self,
+        thread: ThreadIdx,
+        op: u32,
+        start_ns: i64,
+        n: usize,
+    ) -> Vec<u32> {
+        let Some(t) = self.threads.iter().find(|t| t.thread == thread) else {
+            return Vec::new();
+        };
+        let from = t.start.partition_point(|&s| s < start_ns);
+        let to = t.start.partition_point(|&s| s <= start_ns);
+        let Some(pos) = (from..to).find(|&p| t.op.get(p) == Some(&op)) else {
+            return Vec::new();
+        };
+        let level = t.op_parent(pos);
+        let stop = level
+            .map_or(0, |p| p + 1)
+            .max(pos.saturating_sub(MAX_LEVEL_WALK));
+        (stop..pos)
+            .rev()
+            .filter(|&q| !t.is_python(q) && t.op_parent(q) == level)
+            .filter_map(|q| t.op.get(q).copied())
+            .take(n)
+            .collect()
     }
 
     /// The op running at `time_ns`: on `thread` if one is, otherwise on any thread.
@@ -350,5 +394,49 @@ mod tests {
         }
         assert_eq!(index.innermost_enclosing(0, 7_250_000_000), Some(4));
         assert_eq!(index.enclosing_on_thread(0, 250), vec![2, 1, 0]);
+    }
+
+    #[test]
+    fn the_ops_before_one_at_its_level_look_through_frames_and_skip_children() {
+        let mut rec = Recording::empty(crate::parse::SourceFormat::TorchChromeTrace, "");
+        for tid in ["1", "2"] {
+            rec.threads.push(ThreadInfo {
+                pid: "1".into(),
+                tid: tid.into(),
+                name: None,
+            });
+        }
+        let span = |category, thread, start_ns, end_ns| OpSpan {
+            name: StrId(0),
+            category,
+            thread,
+            start_ns,
+            end_ns,
+        };
+        let (cpu, python) = (OpCategory::CpuOp, OpCategory::PythonFunction);
+        // A step (0) whose code calls, each under a Python frame, clone (2; its children 3
+        // and 4), detach (6), then add (8); another thread's op (9) between them in time.
+        for s in [
+            span(cpu, 0, 0, 1000),
+            span(python, 0, 10, 200),
+            span(cpu, 0, 20, 190),
+            span(cpu, 0, 30, 60),
+            span(cpu, 0, 70, 180),
+            span(python, 0, 210, 300),
+            span(cpu, 0, 220, 290),
+            span(python, 0, 310, 400),
+            span(cpu, 0, 320, 390),
+            span(cpu, 1, 250, 260),
+        ] {
+            rec.ops.push(s);
+        }
+        let index = OpIndex::build(&rec);
+        assert_eq!(index.ops_before_at_level(0, 8, 320, 2), vec![6, 2]);
+        assert_eq!(index.ops_before_at_level(0, 8, 320, 5), vec![6, 2]);
+        assert_eq!(index.ops_before_at_level(0, 4, 70, 2), vec![3]);
+        assert_eq!(index.ops_before_at_level(0, 2, 20, 2), Vec::<u32>::new());
+        // Not the op that starts there, or not on that thread: nothing.
+        assert_eq!(index.ops_before_at_level(0, 7, 320, 2), Vec::<u32>::new());
+        assert_eq!(index.ops_before_at_level(1, 8, 320, 2), Vec::<u32>::new());
     }
 }

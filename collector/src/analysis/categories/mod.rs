@@ -29,8 +29,9 @@ mod unseen;
 
 pub use before::{BeforeTrace, LikelyBefore};
 pub use evidence::{Classified, Evidence, EvidenceBytes};
-pub use phase::{Phase, names_a_phase};
+pub use phase::Phase;
 pub(crate) use roles::Roles;
+pub use roles::names_a_phase;
 pub use series::{CategorySeries, MAX_SERIES_POINTS, categories_over_time};
 pub use unseen::UnseenWeights;
 

@@ -5,12 +5,12 @@
 
 use std::cell::RefCell;
 
-use super::forwards::is_loss;
 use super::leaf::{LeafKind, SHAPE_ONLY_OPS, leaf_kind};
-use super::python_frames::{FrameSays, frame_says};
-use super::step_results::{DecayNaming, decay_naming};
-use crate::model::python::module_scope;
-use crate::model::{MemEvent, OpCategory, Recording, StrId, ThreadIdx};
+use super::step_results::{
+    DecayNaming, MOST_STATE_TENSORS_PER_WEIGHT, decay_naming, may_run_amsgrad,
+    state_tensors_per_weight,
+};
+use crate::model::{MemEvent, OpCategory, Recording, ThreadIdx};
 use crate::timeline::{OpIndex, Timeline};
 
 /// The part of a training iteration an event belongs to.
@@ -70,86 +70,6 @@ pub(super) struct Site {
     pub from_frames: bool,
 }
 
-/// What one op span says about the events it encloses.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Role {
-    phase: Option<Phase>,
-    leaf: bool,
-    module: bool,
-    /// A module frame of a loss (`nn.Module: CrossEntropyLoss_0`, [`is_loss`]).
-    loss: bool,
-    /// What a Python frame's function and file say (`with_stack=True`).
-    frame: FrameSays,
-}
-
-pub(super) fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
-    let name = rec.strings.get(name);
-    let cpu_op = category == OpCategory::CpuOp;
-    let backward_node =
-        cpu_op && (name.contains("Backward") || name.starts_with("torch::autograd::"));
-    let by_name = phase_of_name(name);
-    let phase = match by_name {
-        Some(Phase::Backward) | None if backward_node => Some(Phase::Backward),
-        _ => by_name,
-    };
-    let python = category == OpCategory::PythonFunction;
-    let module = module_scope(name).filter(|_| python);
-    // The engine's `evaluate_function` span wraps a node and the engine's own work on its
-    // outputs (reducing a broadcast gradient to its input's shape): torch's leaves are the
-    // node and those ops, so what the node returns is its output, not an intermediate.
-    let engine = by_name == Some(Phase::Backward);
-    Role {
-        phase,
-        leaf: (cpu_op && (name.starts_with("aten::") || (backward_node && !engine)))
-            || runs_a_compiled_graph(category, name),
-        module: module.is_some(),
-        loss: module.is_some_and(is_loss),
-        frame: if python {
-            frame_says(name)
-        } else {
-            FrameSays::default()
-        },
-    }
-}
-
-/// Whether a span is a call of a compiled graph (`torch.compile`: TorchInductor's
-/// `## Call CompiledFxGraph … ##` range): from outside, one operator, whose code makes its
-/// outputs and scratch with no ATen op, so it is the leaf of what it allocates.
-fn runs_a_compiled_graph(category: OpCategory, name: &str) -> bool {
-    category == OpCategory::UserAnnotation && name.starts_with("## Call CompiledFxGraph")
-}
-
-/// The phase a span's name marks whatever its category (`Optimizer.step#…`,
-/// `Optimizer.zero_grad#…`, `autograd::engine::evaluate_function…`).
-fn phase_of_name(name: &str) -> Option<Phase> {
-    if name.starts_with("Optimizer.step#") {
-        Some(Phase::Optimizer)
-    } else if name.starts_with("Optimizer.zero_grad#") {
-        Some(Phase::ZeroGrad)
-    } else if name.starts_with("autograd::engine::evaluate_function") {
-        Some(Phase::Backward)
-    } else {
-        None
-    }
-}
-
-/// Whether a span's name marks a phase whatever its category: such spans are read by the
-/// categories of every command, `summary` included ([`crate::parse::SpanFilter::Summary`]).
-pub fn names_a_phase(name: &str) -> bool {
-    phase_of_name(name).is_some()
-}
-
-impl Role {
-    /// Whether [`Phases::build`] reads a span of this role: an optimizer step's, a module's
-    /// frame or autograd's entry frame.
-    pub(super) fn marks_phases(&self) -> bool {
-        self.phase == Some(Phase::Optimizer)
-            || self.module
-            || self.frame.runs_backward
-            || self.frame.wraps_parameter
-    }
-}
-
 /// The recording's phase structure, built once.
 pub(super) struct Phases<'a> {
     rec: &'a Recording,
@@ -158,6 +78,9 @@ pub(super) struct Phases<'a> {
     pub optimizer_steps: Vec<(i64, i64)>,
     /// How torch names each step's decayed gradients (parallel to `optimizer_steps`).
     step_decay: Vec<DecayNaming>,
+    /// The most state tensors of a weight's size the run's optimizers keep per weight, by
+    /// their classes and ops (2, Adam's, where no step says).
+    pub state_tensors_per_weight: i64,
     /// Ends of the optimizer steps, sorted.
     step_ends: Vec<i64>,
     /// Where `nn.Parameter` wrapped a tensor: (thread, start) of its constructor, sorted.
@@ -186,6 +109,8 @@ impl<'a> Phases<'a> {
         let mut backward_starts = Vec::new();
         let mut backward_seen = false;
         let mut parameter_wraps = Vec::new();
+        let (mut state_per_weight, mut third_state_ops, mut amsgrad_steps) =
+            (None, Vec::new(), Vec::new());
         let roles = super::roles::Roles::default();
         for op in &rec.ops {
             let role = roles.of(rec, op.category, op.name);
@@ -197,7 +122,15 @@ impl<'a> Phases<'a> {
                 parameter_wraps.push((op.thread, op.start_ns));
             }
             if role.phase == Some(Phase::Optimizer) {
-                optimizer_steps.push((op.start_ns, op.end_ns, decay_naming(rec.op_name(op))));
+                let name = rec.op_name(op);
+                optimizer_steps.push((op.start_ns, op.end_ns, decay_naming(name)));
+                state_per_weight = state_per_weight.max(Some(state_tensors_per_weight(name)));
+                if may_run_amsgrad(name) {
+                    amsgrad_steps.push((op.start_ns, op.end_ns));
+                }
+            }
+            if role.third_state {
+                third_state_ops.push(op.start_ns);
             }
             if role.module {
                 module_starts.push(op.start_ns);
@@ -212,7 +145,12 @@ impl<'a> Phases<'a> {
         parameter_wraps.sort_unstable();
         let mut step_ends: Vec<i64> = optimizer_steps.iter().map(|s| s.1).collect();
         step_ends.sort_unstable();
+        let in_a_step = |t: &i64| amsgrad_steps.iter().any(|s| s.0 <= *t && *t <= s.1);
+        if third_state_ops.iter().any(in_a_step) {
+            state_per_weight = Some(MOST_STATE_TENSORS_PER_WEIGHT);
+        }
         Phases {
+            state_tensors_per_weight: state_per_weight.unwrap_or(2),
             step_ends,
             rec,
             ops: &timeline.ops,
@@ -246,15 +184,44 @@ impl<'a> Phases<'a> {
     /// (Looked up in the op index when asked rather than kept per op: an allocation's life
     /// inside one leaf op spans a handful of ops, and `summary`'s memory is mostly the index.)
     pub fn consumer_between(&self, thread: ThreadIdx, after_ns: i64, before_ns: i64) -> bool {
-        if let Some(asked) = &self.asked {
-            asked.borrow_mut().push((thread, after_ns, before_ns));
-        }
+        self.note(thread, after_ns, before_ns);
         self.ops
             .starting_between(thread, after_ns, before_ns)
             .filter_map(|i| self.rec.ops.get(i as usize))
             .any(|op| {
                 op.category == OpCategory::CpuOp && !SHAPE_ONLY_OPS.contains(&self.rec.op_name(op))
             })
+    }
+
+    /// Where noting, note that an answer reads the spans starting on `thread` in the window.
+    fn note(&self, thread: ThreadIdx, after_ns: i64, before_ns: i64) {
+        if let Some(asked) = &self.asked {
+            asked.borrow_mut().push((thread, after_ns, before_ns));
+        }
+    }
+
+    /// The names of up to `n` ops that ran on `thread` before leaf op `leaf` at its level in
+    /// optimizer step `step` (the ops the step's code called before it), latest first.
+    pub fn ops_before_in_step(
+        &self,
+        thread: ThreadIdx,
+        leaf: u32,
+        step: usize,
+        n: usize,
+    ) -> Vec<&str> {
+        let (Some(op), Some(&(step_ns, _))) = (
+            self.rec.ops.get(leaf as usize),
+            self.optimizer_steps.get(step),
+        ) else {
+            return Vec::new();
+        };
+        self.note(thread, step_ns, op.start_ns);
+        let before = self.ops.ops_before_at_level(thread, leaf, op.start_ns, n);
+        before
+            .into_iter()
+            .filter_map(|i| self.rec.ops.get(i as usize))
+            .map(|o| self.rec.op_name(o))
+            .collect()
     }
 
     /// Whether a span marks a backward pass.

@@ -10,7 +10,10 @@
 
 use std::cell::RefCell;
 
-use super::phase::{Role, role_of};
+use super::forwards::is_loss;
+use super::phase::Phase;
+use super::python_frames::{FrameSays, frame_says};
+use crate::model::python::module_scope;
 use crate::model::{OpCategory, Recording, StrId};
 
 /// The roles of the recording's span names, as they are asked.
@@ -44,5 +47,94 @@ impl Roles {
     /// recording takes those spans whatever their time).
     pub(crate) fn marks_phases(&self, rec: &Recording, category: OpCategory, name: StrId) -> bool {
         self.of(rec, category, name).marks_phases()
+    }
+}
+
+/// What one op span says about the events it encloses.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Role {
+    /// The phase its name marks.
+    pub phase: Option<Phase>,
+    /// Whether it is torch's data-flow leaf (an ATen op, an autograd node, a compiled graph).
+    pub leaf: bool,
+    /// Whether it is a module's frame.
+    pub module: bool,
+    /// A module frame of a loss (`nn.Module: CrossEntropyLoss_0`, [`is_loss`]).
+    pub loss: bool,
+    /// What a Python frame's function and file say (`with_stack=True`).
+    pub frame: FrameSays,
+    /// An op that, in an optimizer step, says the optimizer may keep a third state tensor
+    /// per weight ([`super::step_results::may_keep_a_third_state`]).
+    pub third_state: bool,
+}
+
+pub(super) fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Role {
+    let name = rec.strings.get(name);
+    let cpu_op = category == OpCategory::CpuOp;
+    let backward_node =
+        cpu_op && (name.contains("Backward") || name.starts_with("torch::autograd::"));
+    let by_name = phase_of_name(name);
+    let phase = match by_name {
+        Some(Phase::Backward) | None if backward_node => Some(Phase::Backward),
+        _ => by_name,
+    };
+    let python = category == OpCategory::PythonFunction;
+    let module = module_scope(name).filter(|_| python);
+    // The engine's `evaluate_function` span wraps a node and the engine's own work on its
+    // outputs (reducing a broadcast gradient to its input's shape): torch's leaves are the
+    // node and those ops, so what the node returns is its output, not an intermediate.
+    let engine = by_name == Some(Phase::Backward);
+    Role {
+        phase,
+        leaf: (cpu_op && (name.starts_with("aten::") || (backward_node && !engine)))
+            || runs_a_compiled_graph(category, name),
+        module: module.is_some(),
+        loss: module.is_some_and(is_loss),
+        frame: if python {
+            frame_says(name)
+        } else {
+            FrameSays::default()
+        },
+        third_state: cpu_op && super::step_results::may_keep_a_third_state(name),
+    }
+}
+
+/// Whether a span is a call of a compiled graph (`torch.compile`: TorchInductor's
+/// `## Call CompiledFxGraph … ##` range): from outside, one operator, whose code makes its
+/// outputs and scratch with no ATen op, so it is the leaf of what it allocates.
+fn runs_a_compiled_graph(category: OpCategory, name: &str) -> bool {
+    category == OpCategory::UserAnnotation && name.starts_with("## Call CompiledFxGraph")
+}
+
+/// The phase a span's name marks whatever its category (`Optimizer.step#…`,
+/// `Optimizer.zero_grad#…`, `autograd::engine::evaluate_function…`).
+fn phase_of_name(name: &str) -> Option<Phase> {
+    if name.starts_with("Optimizer.step#") {
+        Some(Phase::Optimizer)
+    } else if name.starts_with("Optimizer.zero_grad#") {
+        Some(Phase::ZeroGrad)
+    } else if name.starts_with("autograd::engine::evaluate_function") {
+        Some(Phase::Backward)
+    } else {
+        None
+    }
+}
+
+/// Whether a span's name marks a phase whatever its category: such spans are read by the
+/// categories of every command, `summary` included ([`crate::parse::SpanFilter::Summary`]).
+pub fn names_a_phase(name: &str) -> bool {
+    phase_of_name(name).is_some()
+}
+
+impl Role {
+    /// Whether [`super::phase::Phases::build`] reads a span of this role: an optimizer
+    /// step's, a module's frame, autograd's entry frame, or an op that may keep a third
+    /// state tensor.
+    pub(super) fn marks_phases(&self) -> bool {
+        self.phase == Some(Phase::Optimizer)
+            || self.third_state
+            || self.module
+            || self.frame.runs_backward
+            || self.frame.wraps_parameter
     }
 }

@@ -9,7 +9,8 @@ use super::leaf::LeafKind;
 use super::phase::{Phases, Site};
 use super::precapture::PreCapture;
 use super::step_results::{
-    DecayNaming, made_while_a_decayed_gradient_lives, magnitude_of_a_temporary,
+    DecayNaming, follows_a_momentum_update, made_while_a_decayed_gradient_lives,
+    magnitude_of_a_temporary,
 };
 use super::{Category, Classified, Evidence, Phase};
 use crate::model::{MemEventKind, Recording, ThreadIdx};
@@ -135,11 +136,13 @@ pub(super) fn classify_one(
         site.leaf_kind = LeafKind::Other;
     }
     // Made while a decayed gradient lives: what Adam's and RMSprop's update then makes, and
-    // a second add, which is no decay (SGD's Nesterov step), are left unnamed.
+    // a second add, which is no decay (SGD's Nesterov step), are left unnamed; so is an add
+    // after the momentum buffer's update, the Nesterov step without a decay before it.
     if site.phase == Phase::Optimizer
         && (site.leaf_kind == LeafKind::Add
             || phases.decay_naming(site.step) == DecayNaming::ParameterThenUnnamed)
-        && made_while_a_decayed_gradient_lives(phases, rec, d, i, site.step)
+        && (made_while_a_decayed_gradient_lives(phases, rec, d, i, site.step)
+            || (site.leaf_kind == LeafKind::Add && follows_a_momentum_update(phases, e, &site)))
     {
         site.leaf_kind = LeafKind::AfterDecay;
     }

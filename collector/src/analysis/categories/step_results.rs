@@ -13,8 +13,8 @@
 //! `tests/fixtures/categories/probe_torch_labels.py` on runs of each (docs/CATEGORIES.md).
 
 use super::leaf::LeafKind;
-use super::phase::{Phase, Phases};
-use crate::model::Recording;
+use super::phase::{Phase, Phases, Site};
+use crate::model::{MemEvent, Recording};
 use crate::timeline::{Allocation, DeviceTimeline};
 
 /// Whether optimizer-step allocation `i`, a magnitude ([`LeafKind::Magnitude`]), was taken
@@ -67,15 +67,56 @@ pub(super) enum DecayNaming {
 /// How torch names the decayed gradients of the step a span named `name` marks
 /// (`Optimizer.step#Adam.step`): by the optimizer's class.
 pub(super) fn decay_naming(name: &str) -> DecayNaming {
-    let class = name
-        .strip_prefix("Optimizer.step#")
-        .and_then(|rest| rest.strip_suffix(".step"))
-        .unwrap_or_default();
-    match class {
+    match optimizer_class(name) {
         "Adam" | "RMSprop" => DecayNaming::ParameterThenUnnamed,
         "RAdam" | "Adamax" => DecayNaming::Unnamed,
         _ => DecayNaming::Parameter,
     }
+}
+
+/// The most state tensors of a weight's size any of torch's optimizers keeps per weight:
+/// Adam's and AdamW's with `amsgrad` (two moments and their running maximum), RMSprop's
+/// centered with momentum (its square average, gradient average and momentum buffer).
+pub(super) const MOST_STATE_TENSORS_PER_WEIGHT: i64 = 3;
+
+/// How many state tensors of a weight's size the optimizer whose step a span named `name`
+/// marks keeps per weight at most, by its class: Adam's family two (and a third, AMSGrad's
+/// maximum, where [`may_keep_a_third_state`] says), SGD with momentum and Adagrad one;
+/// RMSprop, and a class not measured, the most torch's optimizers keep.
+pub(super) fn state_tensors_per_weight(name: &str) -> i64 {
+    match optimizer_class(name) {
+        "Adam" | "AdamW" | "NAdam" | "RAdam" | "Adamax" | "Adadelta" | "Rprop" => 2,
+        "SGD" | "Adagrad" | "ASGD" => 1,
+        _ => MOST_STATE_TENSORS_PER_WEIGHT,
+    }
+}
+
+/// Whether an op named `name`, run in the step of an optimizer that [`may_run_amsgrad`],
+/// says it keeps a third state tensor per weight: AMSGrad's running maximum
+/// (`aten::maximum`, the foreach `aten::_foreach_maximum_`), or a fused Adam kernel, whose
+/// one op hides whether it keeps one. (Adamax's running maximum is one of its two.)
+pub(super) fn may_keep_a_third_state(name: &str) -> bool {
+    matches!(
+        name,
+        "aten::maximum"
+            | "aten::_foreach_maximum_"
+            | "aten::_foreach_maximum"
+            | "aten::_fused_adam_"
+            | "aten::_fused_adamw_"
+    )
+}
+
+/// Whether the optimizer whose step a span named `name` marks may keep AMSGrad's maximum
+/// (`amsgrad=True`): Adam and AdamW.
+pub(super) fn may_run_amsgrad(name: &str) -> bool {
+    matches!(optimizer_class(name), "Adam" | "AdamW")
+}
+
+/// The optimizer's class in its step span's name (`Optimizer.step#Adam.step`: `Adam`).
+fn optimizer_class(name: &str) -> &str {
+    name.strip_prefix("Optimizer.step#")
+        .and_then(|rest| rest.strip_suffix(".step"))
+        .unwrap_or_default()
 }
 
 /// How many of the device's earlier allocations [`made_while_a_decayed_gradient_lives`]
@@ -122,6 +163,23 @@ pub(super) fn made_while_a_decayed_gradient_lives(
         .filter(|b| b.bytes == a.bytes && b.thread == a.thread)
         .filter(|b| b.free_ns.get().is_none_or(|f| f > a.alloc_ns))
         .any(|b| step(b.alloc_event) == Some((own_step, LeafKind::Add)))
+}
+
+/// Whether optimizer-step allocation `e`, an out-of-place add ([`LeafKind::Add`]), follows
+/// its weight's momentum buffer update at the same level of the step's code: after
+/// `buf.mul_(momentum).add_(grad)`, or the buffer's first `torch.clone(grad).detach()`. So
+/// SGD's Nesterov step `grad.add(buf, alpha=momentum)` does, which torch leaves unnamed; a
+/// decay `grad.add(param, alpha=weight_decay)` opens the weight's update instead, after
+/// the previous weight's `param.add_`.
+pub(super) fn follows_a_momentum_update(phases: &Phases, e: &MemEvent, site: &Site) -> bool {
+    let (Some((leaf, _)), Some(step), false) = (site.leaf, site.step, site.from_frames) else {
+        return false;
+    };
+    let before = phases.ops_before_in_step(e.thread, leaf, step, 2);
+    matches!(
+        before.as_slice(),
+        ["aten::add_", "aten::mul_"] | ["aten::detach", "aten::clone"]
+    )
 }
 
 #[cfg(test)]

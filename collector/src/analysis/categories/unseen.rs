@@ -12,8 +12,8 @@ use crate::timeline::{DeviceTimeline, TotalsSource};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct UnseenWeights {
     /// At least this many bytes of them: what the gradients and optimizer state at the
-    /// peak imply (a trainable weight's gradient has its size, Adam's state twice it;
-    /// frozen weights add more). `None` where nothing tells their size (inference).
+    /// peak imply (a trainable weight's gradient has its size, Adam's state twice it,
+    /// AMSGrad's three times; frozen weights add more). `None` where nothing tells their size (inference).
     pub at_least_bytes: Option<i64>,
 }
 
@@ -42,7 +42,7 @@ pub(super) fn unseen_weights(
         return None;
     }
     let weights = bytes[Category::Parameter.index()] - step_results_bytes;
-    let implied = implied_weights_bytes(bytes);
+    let implied = implied_weights_bytes(bytes, phases.state_tensors_per_weight);
     // Counted weights would be at least what the gradients and state imply, less
     // [`IMPLIED_SLACK`].
     if weights < implied - implied / IMPLIED_SLACK {
@@ -61,10 +61,11 @@ pub(super) fn unseen_weights(
 const IMPLIED_SLACK: i64 = 64;
 
 /// The least weights the peak's gradients and optimizer state imply: a trainable weight
-/// has a gradient of its size, and optimizers keep at most two tensors of its size per
-/// weight (Adam's moments; SGD's momentum and Adagrad's sums keep one).
-fn implied_weights_bytes(bytes: &CategoryBytes) -> i64 {
+/// has a gradient of its size, and the run's optimizers keep at most `state_per_weight`
+/// tensors of its size per weight ([`Phases::state_tensors_per_weight`]: Adam's moments
+/// two, AMSGrad's three; SGD's momentum and Adagrad's sums one).
+fn implied_weights_bytes(bytes: &CategoryBytes, state_per_weight: i64) -> i64 {
     let gradients = bytes[Category::Gradient.index()];
     let state = bytes[Category::OptimizerState.index()];
-    gradients.max(state / 2)
+    gradients.max(state / state_per_weight.max(1))
 }
