@@ -5,7 +5,7 @@
 use super::Phase;
 use super::leaf::LeafKind;
 use super::phase::Site;
-use super::python_frames::{CHECKPOINTS, makes_weights};
+use super::python_frames::{AVERAGING, CHECKPOINTS, copies_for_averaging, makes_weights};
 use crate::model::{Frame, Recording, StrId};
 
 /// A snapshot block's site from its stack (innermost frame first).
@@ -15,7 +15,7 @@ pub(super) fn site_from_frames(rec: &Recording, frames: &[Frame]) -> Site {
         |f: &dyn Fn(&str, &str) -> bool| frames.iter().any(|fr| f(text(fr.name), text(fr.file)));
     let phase = if any(&|n, _| n.contains("zero_grad")) {
         Phase::ZeroGrad
-    } else if any(&|_, file| in_path(file, "torch/optim/")) {
+    } else if any(&|_, file| in_path(file, "torch/optim/") && !in_path(file, AVERAGING)) {
         Phase::Optimizer
     } else if any(&|n, file| {
         n.contains("evaluate_function")
@@ -50,6 +50,7 @@ pub(super) fn site_from_frames(rec: &Recording, frames: &[Frame]) -> Site {
         step: None,
         makes_weights: any(&makes_weights),
         loads_checkpoint: any(&|_, file| in_path(file, CHECKPOINTS)),
+        copies_for_averaging: any(&|n, file| copies_for_averaging(n, file)),
         in_op,
         from_frames: true,
     }

@@ -26,12 +26,12 @@ mod series;
 mod step_results;
 mod tags;
 mod unseen;
+mod weights;
 
 pub use before::{BeforeTrace, LikelyBefore};
 pub use evidence::{Classified, Evidence, EvidenceBytes};
 pub use phase::Phase;
-pub(crate) use roles::Roles;
-pub use roles::names_a_phase;
+pub(crate) use roles::{Roles, names_a_phase};
 pub use series::{CategorySeries, MAX_SERIES_POINTS, categories_over_time};
 pub use unseen::UnseenWeights;
 

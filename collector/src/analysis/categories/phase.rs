@@ -64,6 +64,8 @@ pub(super) struct Site {
     pub makes_weights: bool,
     /// Whether `torch.load` (`torch/serialization.py`) encloses it: a checkpoint being read.
     pub loads_checkpoint: bool,
+    /// Whether `AveragedModel`'s `__init__` encloses it: a weight copied to be averaged.
+    pub copies_for_averaging: bool,
     /// (Frames only) whether it happened inside an ATen op below the leaf's Python frame.
     pub in_op: bool,
     /// Whether the site was read from the event's call stack rather than op scopes.
@@ -91,6 +93,9 @@ pub(super) struct Phases<'a> {
     training_forwards: super::forwards::TrainingForwards,
     /// Whether a span marks a backward pass (`autograd::engine::evaluate_function…`).
     backward_seen: bool,
+    /// Whether an `AveragedModel` ran a forward (`nn.Module: AveragedModel_0`): its
+    /// weights are then a model's to torch, which names a module's weights once it runs.
+    pub averaged_model_ran: bool,
     /// The storages the program tagged (`record --torch-memory`), which the rules defer to.
     pub tags: super::tags::TagIndex,
     /// Where set, every [`Phases::consumer_between`] question asked, as (thread, after,
@@ -107,7 +112,7 @@ impl<'a> Phases<'a> {
         let mut modules = Vec::new();
         let mut module_starts = Vec::new();
         let mut backward_starts = Vec::new();
-        let mut backward_seen = false;
+        let (mut backward_seen, mut averaged_model_ran) = (false, false);
         let mut parameter_wraps = Vec::new();
         let (mut state_per_weight, mut third_state_ops, mut amsgrad_steps) =
             (None, Vec::new(), Vec::new());
@@ -115,6 +120,7 @@ impl<'a> Phases<'a> {
         for op in &rec.ops {
             let role = roles.of(rec, op.category, op.name);
             backward_seen |= role.phase == Some(Phase::Backward);
+            averaged_model_ran |= role.averaged_model;
             if role.frame.runs_backward {
                 backward_starts.push(op.start_ns);
             }
@@ -160,6 +166,7 @@ impl<'a> Phases<'a> {
             parameter_wraps,
             training_forwards,
             backward_seen,
+            averaged_model_ran,
             tags: super::tags::TagIndex::build(rec),
             asked: None,
             roles,
@@ -312,6 +319,7 @@ impl<'a> Phases<'a> {
             step: None,
             makes_weights: false,
             loads_checkpoint: false,
+            copies_for_averaging: false,
             in_op: false,
             from_frames: false,
         };
@@ -334,6 +342,7 @@ impl<'a> Phases<'a> {
             site.in_module |= role.module;
             site.makes_weights |= role.frame.makes_weights;
             site.loads_checkpoint |= role.frame.loads_checkpoint;
+            site.copies_for_averaging |= role.frame.copies_for_averaging;
             // An optimizer's constructor is its phase but not a step.
             let phase = role
                 .phase

@@ -47,6 +47,20 @@ pub(super) struct FrameSays {
     pub wraps_parameter: bool,
     /// `torch.load` ([`CHECKPOINTS`]): a checkpoint being read.
     pub loads_checkpoint: bool,
+    /// `AveragedModel`'s `__init__` ([`AVERAGING`]): a copy of a model's weights being made
+    /// for an average of them (EMA, SWA), which no optimizer keeps.
+    pub copies_for_averaging: bool,
+}
+
+/// The file of `torch.optim.swa_utils`: `AveragedModel` (a deep copy of a model whose
+/// weights are averaged after each step: EMA, SWA) and `SWALR` (a learning-rate
+/// schedule). Neither is an optimizer, though it sits among them.
+pub(super) const AVERAGING: &str = "torch/optim/swa_utils.py";
+
+/// Whether a frame of `function` in `file` makes an averaged copy of a model's weights
+/// (`AveragedModel.__init__`).
+pub(super) fn copies_for_averaging(function: &str, file: &str) -> bool {
+    function == "__init__" && in_path(file, AVERAGING)
 }
 
 /// [`FrameSays`] of the span named `name`; nothing for a name that is no Python call.
@@ -60,8 +74,10 @@ pub(super) fn frame_says(name: &str) -> FrameSays {
             && in_path(c.file, "torch/autograd/__init__.py"),
         builds_optimizer: matches!(c.function, "__init__" | "load_state_dict")
             && in_path(c.file, "torch/optim/")
-            && !c.file.ends_with("lr_scheduler.py"),
+            && !c.file.ends_with("lr_scheduler.py")
+            && !in_path(c.file, AVERAGING),
         wraps_parameter: c.function == "__new__" && in_path(c.file, "torch/nn/parameter.py"),
         loads_checkpoint: in_path(c.file, CHECKPOINTS),
+        copies_for_averaging: copies_for_averaging(c.function, c.file),
     }
 }

@@ -61,6 +61,8 @@ pub(super) struct Role {
     pub module: bool,
     /// A module frame of a loss (`nn.Module: CrossEntropyLoss_0`, [`is_loss`]).
     pub loss: bool,
+    /// A module frame of `torch.optim.swa_utils.AveragedModel` (`nn.Module: AveragedModel_0`).
+    pub averaged_model: bool,
     /// What a Python frame's function and file say (`with_stack=True`).
     pub frame: FrameSays,
     /// An op that, in an optimizer step, says the optimizer may keep a third state tensor
@@ -90,6 +92,7 @@ pub(super) fn role_of(rec: &Recording, category: OpCategory, name: StrId) -> Rol
             || runs_a_compiled_graph(category, name),
         module: module.is_some(),
         loss: module.is_some_and(is_loss),
+        averaged_model: module.is_some_and(|m| m.starts_with("AveragedModel_")),
         frame: if python {
             frame_says(name)
         } else {

@@ -12,9 +12,10 @@ use super::step_results::{
     DecayNaming, follows_a_momentum_update, made_while_a_decayed_gradient_lives,
     magnitude_of_a_temporary,
 };
+use super::weights::{averaged_copy, wrapped_as_parameter};
 use super::{Category, Classified, Evidence, Phase};
 use crate::model::{MemEventKind, Recording, ThreadIdx};
-use crate::timeline::{Allocation, DeviceTimeline};
+use crate::timeline::DeviceTimeline;
 
 /// The free event of each allocation (parallel to `d.allocations`), pairing by address in
 /// curve order exactly as the timeline does.
@@ -177,38 +178,6 @@ pub(super) fn classify_one(
     decided(classify(phases, &alloc, free, last_step), evidence)
 }
 
-/// How many later allocations [`wrapped_as_parameter`] looks through for one still live
-/// when `nn.Parameter` wraps: each a comparison, asked once per allocation.
-const MAX_WRAP_LOOKAHEAD: usize = 16;
-
-/// Whether `nn.Parameter` wrapped allocation `i` of the device: its constructor began on
-/// the allocating thread while the block was live, and no block made after it on that
-/// thread was live then (the wrapped tensor is the latest result: `Parameter(randn(…) *
-/// s)` wraps the product, the `randn` already freed).
-fn wrapped_as_parameter(phases: &Phases, d: &DeviceTimeline, i: usize) -> bool {
-    let Some(a) = d.allocations.get(i) else {
-        return false;
-    };
-    let Some(wrap_ns) = phases.parameter_wrap_after(a.thread, a.alloc_ns) else {
-        return false;
-    };
-    let live_at_wrap = |b: &Allocation| b.free_ns.get().is_none_or(|f| f > wrap_ns);
-    if !live_at_wrap(a) {
-        return false;
-    }
-    // The blocks made after it and before the wrap: none may be live on its thread then.
-    for b in d.allocations.iter().skip(i + 1).take(MAX_WRAP_LOOKAHEAD) {
-        if b.alloc_ns >= wrap_ns {
-            return true;
-        }
-        if b.thread == a.thread && live_at_wrap(b) {
-            return false;
-        }
-    }
-    // Looked through them all (none left), or gave up at the cap.
-    d.allocations.len() <= i + 1 + MAX_WRAP_LOOKAHEAD
-}
-
 /// Where, when and on which thread an allocation was made.
 pub(super) struct Made {
     /// Its site.
@@ -255,6 +224,9 @@ pub(super) fn classify(
         } else {
             Category::Unknown
         };
+    }
+    if let Some(category) = averaged_copy(phases, made) {
+        return category;
     }
     // Made while a module made its weights and kept past its first forward: a weight (a
     // model built inside the capture). A buffer or scratch freed sooner is not.
