@@ -151,8 +151,14 @@ impl<'a> Phases<'a> {
         parameter_wraps.sort_unstable();
         let mut step_ends: Vec<i64> = optimizer_steps.iter().map(|s| s.1).collect();
         step_ends.sort_unstable();
-        let in_a_step = |t: &i64| amsgrad_steps.iter().any(|s| s.0 <= *t && *t <= s.1);
-        if third_state_ops.iter().any(in_a_step) {
+        // Each step asks whether one of the ops starts inside it: O(log ops) a step,
+        // however many `maximum`s the forward passes run.
+        third_state_ops.sort_unstable();
+        let holds_one = |s: &(i64, i64)| {
+            let first = third_state_ops.partition_point(|&t| t < s.0);
+            third_state_ops.get(first).is_some_and(|&t| t <= s.1)
+        };
+        if amsgrad_steps.iter().any(holds_one) {
             state_per_weight = Some(MOST_STATE_TENSORS_PER_WEIGHT);
         }
         Phases {
