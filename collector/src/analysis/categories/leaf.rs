@@ -19,6 +19,10 @@ pub(super) enum LeafKind {
     /// Not the op's kind but where it ran: an optimizer step's result torch leaves unnamed
     /// because a decayed gradient lived when it was made ([`super::step_results`]).
     AfterDecay,
+    /// An optimizer step's result that torch's input flood reaches whatever the step
+    /// (Adadelta's `add(eps)`, whose Python number torch wraps as an input): an activation in
+    /// every step, the trace's last included ([`super::step_results::adadelta_result`]).
+    Flooded,
     /// Any other op.
     Other,
 }

@@ -10,7 +10,7 @@ use super::step_results::{
     DecayNaming, MOST_STATE_TENSORS_PER_WEIGHT, decay_naming, may_run_amsgrad,
     state_tensors_per_weight,
 };
-use crate::model::{MemEvent, OpCategory, Recording, ThreadIdx};
+use crate::model::{MemEvent, OpCategory, Recording, StrId, ThreadIdx};
 use crate::timeline::{OpIndex, Timeline};
 
 /// The part of a training iteration an event belongs to.
@@ -78,8 +78,9 @@ pub(super) struct Phases<'a> {
     ops: &'a OpIndex,
     /// `Optimizer.step#…` spans as (start, end), sorted by start.
     pub optimizer_steps: Vec<(i64, i64)>,
-    /// How torch names each step's decayed gradients (parallel to `optimizer_steps`).
-    step_decay: Vec<DecayNaming>,
+    /// Each step's span name, which names the optimizer's class (parallel to
+    /// `optimizer_steps`).
+    step_names: Vec<StrId>,
     /// The most state tensors of a weight's size the run's optimizers keep per weight, by
     /// their classes and ops (2, Adam's, where no step says).
     pub state_tensors_per_weight: i64,
@@ -129,7 +130,7 @@ impl<'a> Phases<'a> {
             }
             if role.phase == Some(Phase::Optimizer) {
                 let name = rec.op_name(op);
-                optimizer_steps.push((op.start_ns, op.end_ns, decay_naming(name)));
+                optimizer_steps.push((op.start_ns, op.end_ns, op.name));
                 state_per_weight = state_per_weight.max(Some(state_tensors_per_weight(name)));
                 if may_run_amsgrad(name) {
                     amsgrad_steps.push((op.start_ns, op.end_ns));
@@ -145,7 +146,7 @@ impl<'a> Phases<'a> {
         }
         let training_forwards = super::forwards::TrainingForwards::build(modules, backward_starts);
         optimizer_steps.sort_unstable_by_key(|&(start, end, _)| (start, end));
-        let step_decay = optimizer_steps.iter().map(|s| s.2).collect();
+        let step_names = optimizer_steps.iter().map(|s| s.2).collect();
         let optimizer_steps: Vec<(i64, i64)> = optimizer_steps.iter().map(|s| (s.0, s.1)).collect();
         module_starts.sort_unstable();
         parameter_wraps.sort_unstable();
@@ -167,7 +168,7 @@ impl<'a> Phases<'a> {
             rec,
             ops: &timeline.ops,
             optimizer_steps,
-            step_decay,
+            step_names,
             module_starts,
             parameter_wraps,
             training_forwards,
@@ -272,9 +273,13 @@ impl<'a> Phases<'a> {
 
     /// How torch names the decayed gradients of optimizer step `step`.
     pub fn decay_naming(&self, step: Option<usize>) -> DecayNaming {
-        step.and_then(|s| self.step_decay.get(s))
-            .copied()
-            .unwrap_or_default()
+        decay_naming(self.step_name(step))
+    }
+
+    /// The span name of optimizer step `step` (`Optimizer.step#Adam.step`), or "".
+    pub fn step_name(&self, step: Option<usize>) -> &str {
+        step.and_then(|s| self.step_names.get(s))
+            .map_or("", |&name| self.rec.strings.get(name))
     }
 
     /// The optimizer step whose span holds `time_ns`, if one does.

@@ -9,7 +9,7 @@ use super::leaf::LeafKind;
 use super::phase::{Phases, Site};
 use super::precapture::PreCapture;
 use super::step_results::{
-    DecayNaming, follows_a_momentum_update, made_while_a_decayed_gradient_lives,
+    DecayNaming, adadelta_result, follows_a_momentum_update, made_while_a_decayed_gradient_lives,
     magnitude_of_a_temporary,
 };
 use super::weights::{averaged_copy, wrapped_as_parameter};
@@ -136,10 +136,16 @@ pub(super) fn classify_one(
     {
         site.leaf_kind = LeafKind::Other;
     }
-    // Made while a decayed gradient lives: what Adam's and RMSprop's update then makes, and
-    // a second add, which is no decay (SGD's Nesterov step), are left unnamed; so is an add
-    // after the momentum buffer's update, the Nesterov step without a decay before it.
-    if site.phase == Phase::Optimizer
+    // Adadelta's two results are named by the ops before them. Else, made while a decayed
+    // gradient lives: what Adam's and RMSprop's update then makes, and a second add, which
+    // is no decay (SGD's Nesterov step), are left unnamed; so is an add after the momentum
+    // buffer's update, the Nesterov step without a decay before it.
+    let adadelta = (site.phase == Phase::Optimizer)
+        .then(|| adadelta_result(phases, (rec, d, i), e, &site))
+        .flatten();
+    if let Some(kind) = adadelta {
+        site.leaf_kind = kind;
+    } else if site.phase == Phase::Optimizer
         && (site.leaf_kind == LeafKind::Add
             || phases.decay_naming(site.step) == DecayNaming::ParameterThenUnnamed)
         && (made_while_a_decayed_gradient_lives(phases, rec, d, i, site.step)
@@ -328,6 +334,9 @@ fn optimizer(
     };
     if outlives {
         return Category::OptimizerState;
+    }
+    if alloc.leaf_kind == LeafKind::Flooded {
+        return Category::Activation;
     }
     if alloc.step.is_none() || alloc.step == last_step {
         return Category::Unknown;

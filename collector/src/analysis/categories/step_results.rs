@@ -1,6 +1,8 @@
 //! An optimizer step's results that torch names by what flows into them rather than what
-//! they hold: a magnitude taken of the temporary made just before it, and a gradient
-//! decayed out of place.
+//! they hold: a magnitude taken of the temporary made just before it, a gradient decayed
+//! out of place, SGD's Nesterov step and Adadelta's two results (told from a decay by the
+//! ops the step's code called before them); and how many state tensors a weight the step's
+//! optimizer keeps.
 //!
 //! The decayed gradient is the L2 weight decay of every single-tensor optimizer but
 //! AdamW's (`grad = grad.add(param, alpha=weight_decay)`), a new tensor of the weight's size
@@ -147,8 +149,21 @@ pub(super) fn made_while_a_decayed_gradient_lives(
     i: usize,
     own_step: Option<usize>,
 ) -> bool {
+    adds_of_its_size_live(phases, rec, d, i, own_step) > 0
+}
+
+/// How many out-of-place adds of allocation `i`'s size, made before it on its thread in
+/// optimizer step `own_step`, still lived when it was made (looking back through
+/// [`MAX_DECAY_LOOKBACK`] allocations).
+fn adds_of_its_size_live(
+    phases: &Phases,
+    rec: &Recording,
+    d: &DeviceTimeline,
+    i: usize,
+    own_step: Option<usize>,
+) -> usize {
     let Some(a) = d.allocations.get(i) else {
-        return false;
+        return 0;
     };
     let step = |alloc_event: u32| {
         rec.mem_events
@@ -162,7 +177,8 @@ pub(super) fn made_while_a_decayed_gradient_lives(
         .rev()
         .filter(|b| b.bytes == a.bytes && b.thread == a.thread)
         .filter(|b| b.free_ns.get().is_none_or(|f| f > a.alloc_ns))
-        .any(|b| step(b.alloc_event) == Some((own_step, LeafKind::Add)))
+        .filter(|b| step(b.alloc_event) == Some((own_step, LeafKind::Add)))
+        .count()
 }
 
 /// Whether optimizer-step allocation `e`, an out-of-place add ([`LeafKind::Add`]), follows
@@ -180,6 +196,43 @@ pub(super) fn follows_a_momentum_update(phases: &Phases, e: &MemEvent, site: &Si
         before.as_slice(),
         ["aten::add_", "aten::mul_"] | ["aten::detach", "aten::clone"]
     )
+}
+
+/// What torch names Adadelta's two results of a weight's size, told apart by the two ops
+/// before each at its level: `std = square_avg.add(eps).sqrt_()`, after the square
+/// average's `mul_` and `addcmul_`, an activation in every step ([`LeafKind::Flooded`]);
+/// `delta = acc_delta.add(eps).sqrt_()`, after std's `add` and `sqrt_`, a parameter
+/// ([`LeafKind::Add`]: a candidate to torch's data-flow fallback as
+/// `acc_delta.addcmul_(delta, delta)`'s input, which its identity merges carry) — but an
+/// activation in the trace's last step, and where a decayed gradient lives beside std
+/// (weight decay: two adds of its size live when it is made). None for any other
+/// allocation `i` (its event `e`, its site `site`).
+pub(super) fn adadelta_result(
+    phases: &Phases,
+    (rec, d, i): (&Recording, &DeviceTimeline, usize),
+    e: &MemEvent,
+    site: &Site,
+) -> Option<LeafKind> {
+    let adadelta = optimizer_class(phases.step_name(site.step)) == "Adadelta";
+    let (true, LeafKind::Add, Some((leaf, _)), Some(step)) =
+        (adadelta, site.leaf_kind, site.leaf, site.step)
+    else {
+        return None;
+    };
+    match phases
+        .ops_before_in_step(e.thread, leaf, step, 2)
+        .as_slice()
+    {
+        ["aten::addcmul_", "aten::mul_"] => Some(LeafKind::Flooded),
+        ["aten::sqrt_", "aten::add"]
+            if step + 1 == phases.optimizer_steps.len()
+                || adds_of_its_size_live(phases, rec, d, i, Some(step)) > 1 =>
+        {
+            Some(LeafKind::Flooded)
+        }
+        ["aten::sqrt_", "aten::add"] => Some(LeafKind::Add),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
