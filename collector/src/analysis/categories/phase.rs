@@ -94,6 +94,9 @@ pub(super) struct Phases<'a> {
     training_forwards: super::forwards::TrainingForwards,
     /// Whether a span marks a backward pass (`autograd::engine::evaluate_function…`).
     backward_seen: bool,
+    /// Whether an optimizer's `load_state_dict` ran (a resumed optimizer adopting loaded
+    /// state).
+    pub optimizer_state_loaded: bool,
     /// Whether an `AveragedModel` ran a forward (`nn.Module: AveragedModel_0`): its
     /// weights are then a model's to torch, which names a module's weights once it runs.
     pub averaged_model_ran: bool,
@@ -114,6 +117,7 @@ impl<'a> Phases<'a> {
         let mut module_starts = Vec::new();
         let mut backward_starts = Vec::new();
         let (mut backward_seen, mut averaged_model_ran) = (false, false);
+        let mut optimizer_state_loaded = false;
         let mut parameter_wraps = Vec::new();
         let (mut state_per_weight, mut third_state_ops, mut amsgrad_steps) =
             (None, Vec::new(), Vec::new());
@@ -122,6 +126,7 @@ impl<'a> Phases<'a> {
             let role = roles.of(rec, op.category, op.name);
             backward_seen |= role.phase == Some(Phase::Backward);
             averaged_model_ran |= role.averaged_model;
+            optimizer_state_loaded |= role.frame.loads_optimizer_state;
             if role.frame.runs_backward {
                 backward_starts.push(op.start_ns);
             }
@@ -174,6 +179,7 @@ impl<'a> Phases<'a> {
             training_forwards,
             backward_seen,
             averaged_model_ran,
+            optimizer_state_loaded,
             tags: super::tags::TagIndex::build(rec),
             asked: None,
             roles,

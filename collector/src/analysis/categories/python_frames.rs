@@ -50,6 +50,9 @@ pub(super) struct FrameSays {
     /// `AveragedModel`'s `__init__` ([`AVERAGING`]): a copy of a model's weights being made
     /// for an average of them (EMA, SWA), which no optimizer keeps.
     pub copies_for_averaging: bool,
+    /// An optimizer's `load_state_dict` (`torch/optim/…`): a resumed optimizer adopting the
+    /// state a checkpoint holds.
+    pub loads_optimizer_state: bool,
 }
 
 /// The file of `torch.optim.swa_utils`: `AveragedModel` (a deep copy of a model whose
@@ -79,5 +82,6 @@ pub(super) fn frame_says(name: &str) -> FrameSays {
         wraps_parameter: c.function == "__new__" && in_path(c.file, "torch/nn/parameter.py"),
         loads_checkpoint: in_path(c.file, CHECKPOINTS),
         copies_for_averaging: copies_for_averaging(c.function, c.file),
+        loads_optimizer_state: c.function == "load_state_dict" && in_path(c.file, "torch/optim/"),
     }
 }

@@ -131,13 +131,14 @@ pub fn names_a_phase(name: &str) -> bool {
 
 impl Role {
     /// Whether [`super::phase::Phases::build`] reads a span of this role: an optimizer
-    /// step's, a module's frame, autograd's entry frame, or an op that may keep a third
-    /// state tensor.
+    /// step's, a module's frame, autograd's entry frame, an optimizer's `load_state_dict`,
+    /// or an op that may keep a third state tensor.
     pub(super) fn marks_phases(&self) -> bool {
         self.phase == Some(Phase::Optimizer)
             || self.third_state
             || self.module
             || self.frame.runs_backward
             || self.frame.wraps_parameter
+            || self.frame.loads_optimizer_state
     }
 }

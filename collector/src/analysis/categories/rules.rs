@@ -12,7 +12,7 @@ use super::step_results::{
     DecayNaming, adadelta_result, follows_a_momentum_update, made_while_a_decayed_gradient_lives,
     magnitude_of_a_temporary,
 };
-use super::weights::{averaged_copy, wrapped_as_parameter};
+use super::weights::{adopted_from_a_checkpoint, averaged_copy, wrapped_as_parameter};
 use super::{Category, Classified, Evidence, Phase};
 use crate::model::{MemEventKind, Recording, ThreadIdx};
 use crate::timeline::DeviceTimeline;
@@ -242,14 +242,8 @@ pub(super) fn classify(
     {
         return Category::Parameter;
     }
-    // Read from a checkpoint and kept across an optimizer step: the optimizer's state it
-    // adopted as loaded (a model copies its checkpoint into its own weights; the loaded
-    // copies go when the checkpoint does).
-    if alloc.loads_checkpoint
-        && alloc.phase == Phase::Forward
-        && phases.step_began_between(made.time_ns, free.map_or(i64::MAX, |f| f.1))
-    {
-        return Category::OptimizerState;
+    if let Some(category) = adopted_from_a_checkpoint(phases, made, free) {
+        return category;
     }
     match alloc.phase {
         Phase::Optimizer => optimizer(phases, alloc, made.time_ns, free, last_step),

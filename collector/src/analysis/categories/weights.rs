@@ -1,9 +1,11 @@
 //! Weights made inside the capture that no module's `__init__` frame names: a tensor
-//! `nn.Parameter` wraps (custom layers' own weights), and a model's weights copied to be
-//! averaged (`AveragedModel`: EMA, SWA).
+//! `nn.Parameter` wraps (custom layers' own weights), a model's weights copied to be
+//! averaged (`AveragedModel`: EMA, SWA), and a checkpoint's tensors a model adopts
+//! (`load_state_dict(assign=True)`) — told from the optimizer state a resumed optimizer
+//! adopts.
 
 use super::Category;
-use super::phase::{Phase, Phases};
+use super::phase::{Phase, Phases, Site};
 use super::rules::Made;
 use crate::timeline::{Allocation, DeviceTimeline};
 
@@ -51,4 +53,31 @@ pub(super) fn averaged_copy(phases: &Phases, made: &Made) -> Option<Category> {
     } else {
         Category::Unknown
     })
+}
+
+/// The category of a tensor read from a checkpoint (`torch.load`) and kept — across an
+/// optimizer step, or past a module's forward — or None for another allocation (`free`:
+/// its free's site and time). Kept so, it was adopted as read: by `optimizer.load_state_dict`
+/// (a resumed optimizer keeps its loaded state) where the trace loads an optimizer's state
+/// and a step follows, else by `model.load_state_dict(assign=True)`, which makes the loaded
+/// tensors the model's weights (pretrained weights loaded for fine-tuning or inference:
+/// torch names them once the model runs). A model loaded without `assign` copies its
+/// checkpoint into its own weights, and the loaded copies go with the checkpoint, before
+/// any forward. (A trace that loads an optimizer's state and assigns a model's weights
+/// from one checkpoint reads both as state.)
+pub(super) fn adopted_from_a_checkpoint(
+    phases: &Phases,
+    made: &Made,
+    free: Option<(Site, i64)>,
+) -> Option<Category> {
+    let site = &made.site;
+    if !site.loads_checkpoint || site.phase != Phase::Forward {
+        return None;
+    }
+    let freed_ns = free.map_or(i64::MAX, |f| f.1);
+    let across_a_step = phases.step_began_between(made.time_ns, freed_ns);
+    if phases.optimizer_state_loaded || site.from_frames {
+        return across_a_step.then_some(Category::OptimizerState);
+    }
+    (across_a_step || phases.module_began(made.time_ns, freed_ns)).then_some(Category::Parameter)
 }

@@ -21,7 +21,7 @@ use crate::parse::SpanFilter;
 /// The revision of the selection a pack stores. Bump it whenever which spans
 /// [`summarize_compact`] takes, or how it counts memory events in ops, changes: packs of
 /// another revision are then read span by span, never trusted.
-pub const SELECTION_REVISION: u32 = 3;
+pub const SELECTION_REVISION: u32 = 4;
 
 /// Most bytes of the record (a quarter of [`super::super::MAX_LINE_BYTES`], ~800,000
 /// spans): what a reader holds for it. A trace whose answer reads more spans is packed
