@@ -66,6 +66,8 @@ pub(super) struct Site {
     pub loads_checkpoint: bool,
     /// Whether `AveragedModel`'s `__init__` encloses it: a weight copied to be averaged.
     pub copies_for_averaging: bool,
+    /// Whether `clip_grad_norm_` (`torch/nn/utils/clip_grad.py`) encloses it.
+    pub clips_gradients: bool,
     /// (Frames only) whether it happened inside an ATen op below the leaf's Python frame.
     pub in_op: bool,
     /// Whether the site was read from the event's call stack rather than op scopes.
@@ -337,6 +339,7 @@ impl<'a> Phases<'a> {
             makes_weights: false,
             loads_checkpoint: false,
             copies_for_averaging: false,
+            clips_gradients: false,
             in_op: false,
             from_frames: false,
         };
@@ -360,6 +363,7 @@ impl<'a> Phases<'a> {
             site.makes_weights |= role.frame.makes_weights;
             site.loads_checkpoint |= role.frame.loads_checkpoint;
             site.copies_for_averaging |= role.frame.copies_for_averaging;
+            site.clips_gradients |= role.frame.clips_gradients;
             // An optimizer's constructor is its phase but not a step.
             let phase = role
                 .phase

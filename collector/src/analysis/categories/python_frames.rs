@@ -1,6 +1,7 @@
 //! What a Python frame says of the memory made under it, by its function and file: a
 //! module making its weights, autograd's entry (a backward begins), an optimizer being
-//! built or loaded, a checkpoint being read. Asked of a trace's Python function spans
+//! built or loaded, a checkpoint being read, a model copied to be averaged, gradients being
+//! clipped. Asked of a trace's Python function spans
 //! (`file(line): function`) and of a snapshot's frames alike.
 
 use super::frames::in_path;
@@ -53,7 +54,14 @@ pub(super) struct FrameSays {
     /// An optimizer's `load_state_dict` (`torch/optim/…`): a resumed optimizer adopting the
     /// state a checkpoint holds.
     pub loads_optimizer_state: bool,
+    /// `clip_grad_norm_` and its kin ([`CLIPPING`]): norms computed from gradients alone.
+    pub clips_gradients: bool,
 }
+
+/// The file of `torch.nn.utils.clip_grad_norm_` (and `clip_grad_value_`,
+/// `get_total_norm`): what it makes — each gradient's norm, their stack, the total — is
+/// computed from gradients alone, which torch's data flow names nothing.
+pub(super) const CLIPPING: &str = "torch/nn/utils/clip_grad.py";
 
 /// The file of `torch.optim.swa_utils`: `AveragedModel` (a deep copy of a model whose
 /// weights are averaged after each step: EMA, SWA) and `SWALR` (a learning-rate
@@ -83,5 +91,6 @@ pub(super) fn frame_says(name: &str) -> FrameSays {
         loads_checkpoint: in_path(c.file, CHECKPOINTS),
         copies_for_averaging: copies_for_averaging(c.function, c.file),
         loads_optimizer_state: c.function == "load_state_dict" && in_path(c.file, "torch/optim/"),
+        clips_gradients: in_path(c.file, CLIPPING),
     }
 }

@@ -251,6 +251,8 @@ pub(super) fn classify(
             Some(f) if f.phase == Phase::Backward => Category::AutogradDetail,
             _ => Category::Gradient,
         },
+        // Gradient clipping's norms, computed from gradients alone: torch names none.
+        Phase::Forward if alloc.clips_gradients => Category::Unknown,
         Phase::Forward if is_input(phases, alloc, made.time_ns) => Category::Input,
         // Made before the first optimizer step and never freed: no forward result lives
         // that long; a weight made inside the capture (with no stack to say so).
