@@ -5,7 +5,9 @@
 use super::Phase;
 use super::leaf::LeafKind;
 use super::phase::Site;
-use super::python_frames::{AVERAGING, CHECKPOINTS, CLIPPING, copies_for_averaging, makes_weights};
+use super::python_frames::{
+    AVERAGING, CHECKPOINTS, CLIPPING, copies_for_averaging, makes_ddp_buckets, makes_weights,
+};
 use crate::model::{Frame, Recording, StrId};
 
 /// A snapshot block's site from its stack (innermost frame first).
@@ -52,6 +54,7 @@ pub(super) fn site_from_frames(rec: &Recording, frames: &[Frame]) -> Site {
         loads_checkpoint: any(&|_, file| in_path(file, CHECKPOINTS)),
         copies_for_averaging: any(&|n, file| copies_for_averaging(n, file)),
         clips_gradients: any(&|_, file| in_path(file, CLIPPING)),
+        makes_ddp_buckets: any(&|n, file| makes_ddp_buckets(n, file)),
         in_op,
         from_frames: true,
     }

@@ -68,6 +68,8 @@ pub(super) struct Site {
     pub copies_for_averaging: bool,
     /// Whether `clip_grad_norm_` (`torch/nn/utils/clip_grad.py`) encloses it.
     pub clips_gradients: bool,
+    /// Whether DDP's making of its gradient buckets encloses it.
+    pub makes_ddp_buckets: bool,
     /// (Frames only) whether it happened inside an ATen op below the leaf's Python frame.
     pub in_op: bool,
     /// Whether the site was read from the event's call stack rather than op scopes.
@@ -340,6 +342,7 @@ impl<'a> Phases<'a> {
             loads_checkpoint: false,
             copies_for_averaging: false,
             clips_gradients: false,
+            makes_ddp_buckets: false,
             in_op: false,
             from_frames: false,
         };
@@ -364,6 +367,7 @@ impl<'a> Phases<'a> {
             site.loads_checkpoint |= role.frame.loads_checkpoint;
             site.copies_for_averaging |= role.frame.copies_for_averaging;
             site.clips_gradients |= role.frame.clips_gradients;
+            site.makes_ddp_buckets |= role.frame.makes_ddp_buckets;
             // An optimizer's constructor is its phase but not a step.
             let phase = role
                 .phase

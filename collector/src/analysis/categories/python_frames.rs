@@ -56,6 +56,18 @@ pub(super) struct FrameSays {
     pub loads_optimizer_state: bool,
     /// `clip_grad_norm_` and its kin ([`CLIPPING`]): norms computed from gradients alone.
     pub clips_gradients: bool,
+    /// `DistributedDataParallel` making its reducer's gradient buckets ([`DDP`]: in
+    /// `_ddp_init_helper`, and again in `_pre_forward` when it rebuilds them).
+    pub makes_ddp_buckets: bool,
+}
+
+/// The file of `torch.nn.parallel.DistributedDataParallel`.
+pub(super) const DDP: &str = "torch/nn/parallel/distributed.py";
+
+/// Whether a frame of `function` in `file` makes DDP's gradient buckets: flat buffers the
+/// reducer hands to the collectives on their own threads, never to an op torch follows.
+pub(super) fn makes_ddp_buckets(function: &str, file: &str) -> bool {
+    matches!(function, "_ddp_init_helper" | "_pre_forward") && in_path(file, DDP)
 }
 
 /// The file of `torch.nn.utils.clip_grad_norm_` (and `clip_grad_value_`,
@@ -92,5 +104,6 @@ pub(super) fn frame_says(name: &str) -> FrameSays {
         copies_for_averaging: copies_for_averaging(c.function, c.file),
         loads_optimizer_state: c.function == "load_state_dict" && in_path(c.file, "torch/optim/"),
         clips_gradients: in_path(c.file, CLIPPING),
+        makes_ddp_buckets: makes_ddp_buckets(c.function, c.file),
     }
 }

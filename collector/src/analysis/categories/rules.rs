@@ -251,8 +251,9 @@ pub(super) fn classify(
             Some(f) if f.phase == Phase::Backward => Category::AutogradDetail,
             _ => Category::Gradient,
         },
-        // Gradient clipping's norms, computed from gradients alone: torch names none.
-        Phase::Forward if alloc.clips_gradients => Category::Unknown,
+        // Gradient clipping's norms, computed from gradients alone, and DDP's gradient
+        // buckets, handed to collectives on their own threads: torch names none.
+        Phase::Forward if alloc.clips_gradients || alloc.makes_ddp_buckets => Category::Unknown,
         Phase::Forward if is_input(phases, alloc, made.time_ns) => Category::Input,
         // Made before the first optimizer step and never freed: no forward result lives
         // that long; a weight made inside the capture (with no stack to say so).

@@ -44,7 +44,7 @@ const PACK_START: &[u8] = b"{\"vramscope_recording\":";
 /// recording changes (an analysis added or made to count differently): packs of another
 /// revision are then summarised from their events, never trusted. `tests_revisions` pins it
 /// beside a hash of the summaries stored for real inputs, so a change without a bump fails.
-pub const SUMMARY_REVISION: u32 = 6;
+pub const SUMMARY_REVISION: u32 = 7;
 
 /// The `summary` record: `summary` of the pack, as computed from its events when it was
 /// written (`packed` is filled in by the reader, which knows where the pack came from).

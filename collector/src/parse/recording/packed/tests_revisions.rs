@@ -13,7 +13,7 @@ use crate::parse::{LoadOptions, load};
 const PINNED: [(&str, u32, u32, u64); 3] = [
     ("summary_spans", SELECTION_REVISION, 4, 0x0db80c483dee305b),
     ("table", TABLE_REVISION, 1, 0xc7d6ae15d6304c5f),
-    ("summary", SUMMARY_REVISION, 6, 0x105b300e8d619956),
+    ("summary", SUMMARY_REVISION, 7, 0x105b300e8d619956),
 ];
 
 /// FNV-1a, 64 bits: stable across builds and machines.
