@@ -1,7 +1,7 @@
 //! What a Python frame says of the memory made under it, by its function and file: a
 //! module making its weights, autograd's entry (a backward begins), an optimizer being
 //! built or loaded, a checkpoint being read, a model copied to be averaged, gradients being
-//! clipped. Asked of a trace's Python function spans
+//! clipped, DDP's gradient buckets being made. Asked of a trace's Python function spans
 //! (`file(line): function`) and of a snapshot's frames alike.
 
 use super::frames::in_path;

@@ -13,7 +13,8 @@ use crate::timeline::{DeviceTimeline, TotalsSource};
 pub struct UnseenWeights {
     /// At least this many bytes of them: what the gradients and optimizer state at the
     /// peak imply (a trainable weight's gradient has its size, Adam's state twice it,
-    /// AMSGrad's three times; frozen weights add more). `None` where nothing tells their size (inference).
+    /// AMSGrad's three times; frozen weights add more). `None` where nothing tells their
+    /// size (inference).
     pub at_least_bytes: Option<i64>,
 }
 
