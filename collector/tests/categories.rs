@@ -13,7 +13,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use collector::analysis::categories::{Category, allocation_categories, composition_at_peak};
+use collector::analysis::categories::{
+    Category, Composition, allocation_categories, composition_at_peak,
+};
 use collector::model::MemEventKind;
 use collector::timeline::DeviceTimeline;
 use collector::{LoadOptions, Recording, Timeline, load};
@@ -314,6 +316,16 @@ fn weights_made_before_profiling_are_said_to_be_uncounted() {
     }
 }
 
+/// Run `base` of `known_disagreements/`: its truth, its trace's path and vramscope's
+/// composition at its peak.
+fn known_disagreement(base: &str) -> (serde_json::Value, String, Composition) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/categories/known_disagreements");
+    let (truth, trace, rec, timeline) = open(&dir.join(format!("{base}.truth.json")));
+    let c = composition_at_peak(&rec, &timeline, device(&timeline)).expect("composition");
+    (truth, trace, c)
+}
+
 /// A `torch.compile`d model (TorchInductor, CPU): its compiled forward makes its outputs
 /// and the tensors it saves for backward with no ATen op, inside one
 /// `## Call CompiledFxGraph ##` range, which is then their leaf op: forward results,
@@ -322,10 +334,7 @@ fn weights_made_before_profiling_are_said_to_be_uncounted() {
 /// inside the graph: `known_disagreements/`, docs/CATEGORIES.md.)
 #[test]
 fn a_compiled_graphs_outputs_are_activations() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/categories/known_disagreements");
-    let (_, trace, rec, timeline) = open(&dir.join("m01_mlp_adamw_compile.truth.json"));
-    let c = composition_at_peak(&rec, &timeline, device(&timeline)).expect("composition");
+    let (_, trace, c) = known_disagreement("m01_mlp_adamw_compile");
     let bytes = |k: Category| c.bytes[k.index()];
     assert_eq!(bytes(Category::Unknown), 0, "{trace}");
     // The peak is in the backward: the forward's saved outputs, the logits and the loss's
@@ -361,10 +370,7 @@ fn lm_weight_bytes(args: &serde_json::Value) -> i64 {
 /// vramscope's `parameter` is every weight the model has, to the byte.
 #[test]
 fn a_fast_path_models_weights_are_parameters() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/categories/known_disagreements");
-    let (truth, trace, rec, timeline) = open(&dir.join("v12_lm_inference_inside.truth.json"));
-    let c = composition_at_peak(&rec, &timeline, device(&timeline)).expect("composition");
+    let (truth, trace, c) = known_disagreement("v12_lm_inference_inside");
     let weights = lm_weight_bytes(&truth["args"]);
     assert_eq!(c.bytes[Category::Parameter.index()], weights, "{trace}");
     // torch: the embedding and output layer only (called as modules), the rest `input`.

@@ -5,9 +5,7 @@
 use super::Phase;
 use super::leaf::LeafKind;
 use super::phase::Site;
-use super::python_frames::{
-    AVERAGING, CHECKPOINTS, CLIPPING, copies_for_averaging, makes_ddp_buckets, makes_weights,
-};
+use super::python_frames::{AVERAGING, FrameSays, says};
 use crate::model::{Frame, Recording, StrId};
 
 /// A snapshot block's site from its stack (innermost frame first).
@@ -15,6 +13,8 @@ pub(super) fn site_from_frames(rec: &Recording, frames: &[Frame]) -> Site {
     let text = |id: StrId| rec.strings.get(id);
     let any =
         |f: &dyn Fn(&str, &str) -> bool| frames.iter().any(|fr| f(text(fr.name), text(fr.file)));
+    // What any frame says, as a trace's Python spans say it (`python_frames::says`).
+    let any_says = |pick: fn(&FrameSays) -> bool| any(&|n, file| pick(&says(n, file)));
     let phase = if any(&|n, _| n.contains("zero_grad")) {
         Phase::ZeroGrad
     } else if any(&|_, file| in_path(file, "torch/optim/") && !in_path(file, AVERAGING)) {
@@ -50,11 +50,11 @@ pub(super) fn site_from_frames(rec: &Recording, frames: &[Frame]) -> Site {
         innermost_op: None,
         in_module: any(&|_, file| in_path(file, MODULES)),
         step: None,
-        makes_weights: any(&makes_weights),
-        loads_checkpoint: any(&|_, file| in_path(file, CHECKPOINTS)),
-        copies_for_averaging: any(&|n, file| copies_for_averaging(n, file)),
-        clips_gradients: any(&|_, file| in_path(file, CLIPPING)),
-        makes_ddp_buckets: any(&|n, file| makes_ddp_buckets(n, file)),
+        makes_weights: any_says(|s| s.makes_weights),
+        loads_checkpoint: any_says(|s| s.loads_checkpoint),
+        copies_for_averaging: any_says(|s| s.copies_for_averaging),
+        clips_gradients: any_says(|s| s.clips_gradients),
+        makes_ddp_buckets: any_says(|s| s.makes_ddp_buckets),
         in_op,
         from_frames: true,
     }

@@ -20,21 +20,16 @@ const WEIGHT_MAKERS: [&str; 5] = [
     "_apply",
 ];
 
-/// Whether a function of a `torch.nn` module's source file makes weights
-/// ([`WEIGHT_MAKERS`]): asked of a snapshot's frames and a trace's Python spans alike.
-pub(super) fn makes_weights(function: &str, file: &str) -> bool {
-    WEIGHT_MAKERS.contains(&function) && in_path(file, super::frames::MODULES)
-}
-
 /// The file whose frames read a checkpoint (`torch.load`).
-pub(super) const CHECKPOINTS: &str = "torch/serialization.py";
+const CHECKPOINTS: &str = "torch/serialization.py";
 
 /// What a trace's Python function span, named `file(line): function`
 /// (`torch/nn/modules/linear.py(96): __init__`), says of the memory made under it: its
 /// name parsed once, every question answered.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct FrameSays {
-    /// A module making its weights ([`makes_weights`]).
+    /// A module making its weights: a function of [`WEIGHT_MAKERS`] in a `torch.nn`
+    /// module's source file.
     pub makes_weights: bool,
     /// autograd's entry, `torch.autograd.backward` (what `loss.backward()` calls) or
     /// `torch.autograd.grad`: a backward begins.
@@ -61,49 +56,43 @@ pub(super) struct FrameSays {
     pub makes_ddp_buckets: bool,
 }
 
-/// The file of `torch.nn.parallel.DistributedDataParallel`.
-pub(super) const DDP: &str = "torch/nn/parallel/distributed.py";
-
-/// Whether a frame of `function` in `file` makes DDP's gradient buckets: flat buffers the
-/// reducer hands to the collectives on their own threads, never to an op torch follows.
-pub(super) fn makes_ddp_buckets(function: &str, file: &str) -> bool {
-    matches!(function, "_ddp_init_helper" | "_pre_forward") && in_path(file, DDP)
-}
+/// The file of `torch.nn.parallel.DistributedDataParallel`, whose `_ddp_init_helper` and
+/// `_pre_forward` make its gradient buckets: flat buffers the reducer hands to the
+/// collectives on their own threads, never to an op torch follows.
+const DDP: &str = "torch/nn/parallel/distributed.py";
 
 /// The file of `torch.nn.utils.clip_grad_norm_` (and `clip_grad_value_`,
 /// `get_total_norm`): what it makes — each gradient's norm, their stack, the total — is
 /// computed from gradients alone, which torch's data flow names nothing.
-pub(super) const CLIPPING: &str = "torch/nn/utils/clip_grad.py";
+const CLIPPING: &str = "torch/nn/utils/clip_grad.py";
 
 /// The file of `torch.optim.swa_utils`: `AveragedModel` (a deep copy of a model whose
 /// weights are averaged after each step: EMA, SWA) and `SWALR` (a learning-rate
 /// schedule). Neither is an optimizer, though it sits among them.
 pub(super) const AVERAGING: &str = "torch/optim/swa_utils.py";
 
-/// Whether a frame of `function` in `file` makes an averaged copy of a model's weights
-/// (`AveragedModel.__init__`).
-pub(super) fn copies_for_averaging(function: &str, file: &str) -> bool {
-    function == "__init__" && in_path(file, AVERAGING)
-}
-
 /// [`FrameSays`] of the span named `name`; nothing for a name that is no Python call.
 pub(super) fn frame_says(name: &str) -> FrameSays {
-    let Some(c) = python_call(name) else {
-        return FrameSays::default();
-    };
+    python_call(name).map_or_else(FrameSays::default, |c| says(c.function, c.file))
+}
+
+/// [`FrameSays`] of a frame of `function` in `file`: a trace's Python span and a
+/// snapshot's frame alike.
+pub(super) fn says(function: &str, file: &str) -> FrameSays {
     FrameSays {
-        makes_weights: makes_weights(c.function, c.file),
-        runs_backward: matches!(c.function, "backward" | "grad")
-            && in_path(c.file, "torch/autograd/__init__.py"),
-        builds_optimizer: matches!(c.function, "__init__" | "load_state_dict")
-            && in_path(c.file, "torch/optim/")
-            && !c.file.ends_with("lr_scheduler.py")
-            && !in_path(c.file, AVERAGING),
-        wraps_parameter: c.function == "__new__" && in_path(c.file, "torch/nn/parameter.py"),
-        loads_checkpoint: in_path(c.file, CHECKPOINTS),
-        copies_for_averaging: copies_for_averaging(c.function, c.file),
-        loads_optimizer_state: c.function == "load_state_dict" && in_path(c.file, "torch/optim/"),
-        clips_gradients: in_path(c.file, CLIPPING),
-        makes_ddp_buckets: makes_ddp_buckets(c.function, c.file),
+        makes_weights: WEIGHT_MAKERS.contains(&function) && in_path(file, super::frames::MODULES),
+        runs_backward: matches!(function, "backward" | "grad")
+            && in_path(file, "torch/autograd/__init__.py"),
+        builds_optimizer: matches!(function, "__init__" | "load_state_dict")
+            && in_path(file, "torch/optim/")
+            && !file.ends_with("lr_scheduler.py")
+            && !in_path(file, AVERAGING),
+        wraps_parameter: function == "__new__" && in_path(file, "torch/nn/parameter.py"),
+        loads_checkpoint: in_path(file, CHECKPOINTS),
+        copies_for_averaging: function == "__init__" && in_path(file, AVERAGING),
+        loads_optimizer_state: function == "load_state_dict" && in_path(file, "torch/optim/"),
+        clips_gradients: in_path(file, CLIPPING),
+        makes_ddp_buckets: matches!(function, "_ddp_init_helper" | "_pre_forward")
+            && in_path(file, DDP),
     }
 }
